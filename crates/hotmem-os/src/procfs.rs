@@ -1,0 +1,131 @@
+//! What the kernel says about this process's memory: `/proc/self/smaps` (every
+//! mapping with its resident size) and `/proc/self/pagemap` (which pages of a
+//! range are resident). Used by tests to check real effects and by trackers
+//! to annotate the OS memory map.
+
+use crate::{Address, MemRange, page_size};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
+
+/// One mapping of `/proc/self/smaps`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mapping {
+    /// The mapped range.
+    pub range: MemRange,
+    /// Permissions as the kernel prints them, e.g. `rw-p`.
+    pub perms: String,
+    /// Offset into the mapped file.
+    pub offset: u64,
+    /// The file or pseudo-file (`[heap]`, `/memfd:hotmem (deleted)`), empty
+    /// for anonymous memory.
+    pub path: String,
+    /// Resident bytes.
+    pub rss: usize,
+    /// Anonymous resident bytes.
+    pub anonymous: usize,
+    /// Swapped-out bytes.
+    pub swap: usize,
+}
+
+impl Mapping {
+    /// Whether any access is permitted (a `---p` mapping is a bare reservation).
+    pub fn is_accessible(&self) -> bool {
+        self.perms.bytes().take(3).any(|b| b != b'-')
+    }
+}
+
+fn parse_header(line: &str) -> Option<Mapping> {
+    let mut parts = line.split_ascii_whitespace();
+    let span = parts.next()?;
+    let perms = parts.next()?;
+    let offset = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let _dev = parts.next()?;
+    let _inode = parts.next()?;
+    let path = parts.collect::<Vec<_>>().join(" ");
+    let (s, e) = span.split_once('-')?;
+    let start = usize::from_str_radix(s, 16).ok()?;
+    let end = usize::from_str_radix(e, 16).ok()?;
+    Some(Mapping {
+        range: MemRange::from_bounds(Address::new(start), Address::new(end))?,
+        perms: perms.to_string(),
+        offset,
+        path,
+        rss: 0,
+        anonymous: 0,
+        swap: 0,
+    })
+}
+
+fn parse_kb(rest: &str) -> usize {
+    rest.split_ascii_whitespace()
+        .next()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+/// Every mapping of this process, from `/proc/self/smaps`, in address order.
+///
+/// # Errors
+/// If the file cannot be read.
+pub fn smaps() -> io::Result<Vec<Mapping>> {
+    let file = std::fs::File::open("/proc/self/smaps")?;
+    let mut out: Vec<Mapping> = Vec::new();
+    for line in io::BufReader::new(file).lines() {
+        let line = line?;
+        if let Some((key, rest)) = line.split_once(':') {
+            if !key.contains(' ') && !key.contains('-') {
+                if let Some(m) = out.last_mut() {
+                    match key {
+                        "Rss" => m.rss = parse_kb(rest),
+                        "Anonymous" => m.anonymous = parse_kb(rest),
+                        "Swap" => m.swap = parse_kb(rest),
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+        }
+        if let Some(m) = parse_header(&line) {
+            out.push(m);
+        }
+    }
+    Ok(out)
+}
+
+/// The mappings that share at least one byte with `range`.
+///
+/// # Errors
+/// If `/proc/self/smaps` cannot be read.
+pub fn mappings_overlapping(range: MemRange) -> io::Result<Vec<Mapping>> {
+    Ok(smaps()?
+        .into_iter()
+        .filter(|m| m.range.overlaps(range))
+        .collect())
+}
+
+/// Bytes of `range` that are resident in memory right now, page by page from
+/// `/proc/self/pagemap` (the "present" bit, which unprivileged processes may
+/// read). Exact, unlike smaps, which counts whole mappings.
+///
+/// # Errors
+/// If `/proc/self/pagemap` cannot be read.
+pub fn resident_bytes(range: MemRange) -> io::Result<usize> {
+    let page = page_size();
+    let first = range.start().get() / page;
+    let last = range.end().get().div_ceil(page);
+    if last <= first {
+        return Ok(0);
+    }
+    let mut file = std::fs::File::open("/proc/self/pagemap")?;
+    file.seek(SeekFrom::Start(first as u64 * 8))?;
+    let mut buf = vec![0u8; (last - first) * 8];
+    file.read_exact(&mut buf)?;
+    let present = buf
+        .chunks_exact(8)
+        .filter(|e| {
+            let v = u64::from_ne_bytes((*e).try_into().expect("8 bytes"));
+            v >> 63 & 1 == 1
+        })
+        .count();
+    Ok(present * page)
+}

@@ -1,0 +1,56 @@
+//! The project's commands. Run `cargo xtask help`.
+//!
+//! Every command first makes sure the system has what the build needs (hwloc,
+//! udev, pkg-config), then runs its steps one by one, printing each command
+//! and how long it took. A failing step stops the run with its own error.
+
+mod steps;
+mod system;
+
+use std::process::ExitCode;
+use steps::Runner;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  demo [ARGS...]            build and run the demo (examples/demo) in release
+  test                      unit, integration and doc tests, loom models, fuzz smoke
+  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, then test
+  bench [NAME]              run the criterion benches (all, or one bench file)
+  fuzz TARGET [--secs N]    run one fuzz target for N seconds (default 60)
+  loom [--preemptions N]    run the loom models (default LOOM_MAX_PREEMPTIONS=2)
+  deps                      only check/install the system packages
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        eprint!("{USAGE}");
+        return ExitCode::FAILURE;
+    };
+    let rest = &args[1..];
+    if matches!(cmd.as_str(), "help" | "-h" | "--help") {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let mut runner = Runner::new();
+    let result = system::ensure_system_packages().and_then(|()| match cmd.as_str() {
+        "deps" => Ok(()),
+        "demo" => steps::demo(&mut runner, rest),
+        "test" => steps::test(&mut runner),
+        "ci" => steps::ci(&mut runner),
+        "bench" => steps::bench(&mut runner, rest.first().map(String::as_str)),
+        "fuzz" => steps::fuzz_cmd(&mut runner, rest),
+        "loom" => steps::loom_cmd(&mut runner, rest),
+        other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    });
+    runner.summary();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("\nxtask {cmd}: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

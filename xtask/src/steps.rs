@@ -1,0 +1,250 @@
+//! The steps each command runs, and the runner that times them.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Seconds each fuzz target runs in the smoke step of `test`.
+const FUZZ_SMOKE_SECS: u32 = 5;
+/// The cargo-fuzz version that `test` installs when it is missing.
+const CARGO_FUZZ_VERSION: &str = "0.13.1";
+/// Packages that are not libraries (no lib target, no unit tests of their own).
+const NON_LIB_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples"];
+
+/// Runs steps, prints each command and its duration, remembers the timings.
+pub(crate) struct Runner {
+    done: Vec<(String, Duration)>,
+    started: Instant,
+}
+
+impl Runner {
+    pub(crate) fn new() -> Self {
+        Self {
+            done: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Runs one step; a failure stops the run with the step's name.
+    fn step(&mut self, name: &str, cmd: &mut Command) -> Result<(), String> {
+        let shown = show(cmd);
+        eprintln!("\n==> [{name}] {shown}");
+        let t = Instant::now();
+        let status = cmd
+            .status()
+            .map_err(|e| format!("[{name}] cannot start `{shown}`: {e}"))?;
+        let took = t.elapsed();
+        eprintln!(
+            "<== [{name}] {} in {:.1}s",
+            if status.success() { "ok" } else { "FAILED" },
+            took.as_secs_f64()
+        );
+        self.done.push((name.to_string(), took));
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("step [{name}] failed ({status}): {shown}"))
+        }
+    }
+
+    /// Prints the time each step took.
+    pub(crate) fn summary(&self) {
+        if self.done.is_empty() {
+            return;
+        }
+        eprintln!("\nxtask steps:");
+        for (name, took) in &self.done {
+            eprintln!("  {:>8.1}s  {name}", took.as_secs_f64());
+        }
+        eprintln!("  {:>8.1}s  total", self.started.elapsed().as_secs_f64());
+    }
+}
+
+fn show(cmd: &Command) -> String {
+    let mut s = String::new();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            s.push_str(&format!("{}={} ", k.to_string_lossy(), v.to_string_lossy()));
+        }
+    }
+    s.push_str(&cmd.get_program().to_string_lossy());
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+fn root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn cargo(args: &[&str]) -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root()).args(args);
+    c
+}
+
+/// `cargo xtask demo`: the main job.
+pub(crate) fn demo(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    let mut c = cargo(&[
+        "run",
+        "--release",
+        "-p",
+        "hotmem-examples",
+        "--example",
+        "demo",
+        "--",
+    ]);
+    c.args(args);
+    r.step("demo", &mut c)
+}
+
+/// `cargo xtask test`: everything a user needs to trust the code.
+pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
+    r.step(
+        "unit, integration and doc tests",
+        &mut cargo(&["test", "--workspace"]),
+    )?;
+    loom(r, 2)?;
+    fuzz_smoke(r)
+}
+
+/// `cargo xtask ci`: the gates in order, then `test`.
+pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
+    r.step("fmt", &mut cargo(&["fmt", "--all", "--check"]))?;
+    r.step(
+        "clippy",
+        &mut cargo(&[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
+    let mut doc = cargo(&["doc", "--workspace", "--no-deps"]);
+    doc.env("RUSTDOCFLAGS", "-D warnings");
+    r.step("docs", &mut doc)?;
+    r.step(
+        "benches compile",
+        &mut cargo(&["bench", "--workspace", "--no-run"]),
+    )?;
+    test(r)
+}
+
+/// `cargo xtask bench [NAME]`.
+pub(crate) fn bench(r: &mut Runner, name: Option<&str>) -> Result<(), String> {
+    let mut c = cargo(&["bench", "-p", "hotmem-benches"]);
+    if let Some(n) = name {
+        c.args(["--bench", n]);
+    }
+    r.step("bench", &mut c)
+}
+
+fn loom(r: &mut Runner, preemptions: u32) -> Result<(), String> {
+    let mut c = cargo(&["test", "--release", "--workspace", "--lib"]);
+    for p in NON_LIB_PACKAGES {
+        c.args(["--exclude", p]);
+    }
+    c.args(["--", "loom"]);
+    c.env("RUSTFLAGS", "--cfg hotmem_loom")
+        .env("CARGO_TARGET_DIR", root().join("target/loom"))
+        .env("LOOM_MAX_PREEMPTIONS", preemptions.to_string())
+        .env("CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS", "true");
+    r.step("loom models", &mut c)
+}
+
+/// `cargo xtask loom [--preemptions N]`.
+pub(crate) fn loom_cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    let n = flag_value(args, "--preemptions")?.unwrap_or(2);
+    loom(r, n)
+}
+
+fn flag_value(args: &[String], flag: &str) -> Result<Option<u32>, String> {
+    match args.iter().position(|a| a == flag) {
+        None => Ok(None),
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or_else(|| format!("{flag} needs a number")),
+    }
+}
+
+fn ensure_cargo_fuzz(r: &mut Runner) -> Result<(), String> {
+    let present = cargo(&["fuzz", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if present {
+        return Ok(());
+    }
+    let version = format!("cargo-fuzz@{CARGO_FUZZ_VERSION}");
+    r.step(
+        "install cargo-fuzz",
+        &mut cargo(&["install", "--locked", &version]),
+    )
+}
+
+fn fuzz_targets() -> Result<Vec<String>, String> {
+    let dir = root().join("fuzz/fuzz_targets");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            if p.extension()? != "rs" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+fn fuzz_run(r: &mut Runner, target: &str, secs: u32) -> Result<(), String> {
+    let mut c = cargo(&[
+        "fuzz",
+        "run",
+        "--sanitizer",
+        "none",
+        "--release",
+        target,
+        "--",
+    ]);
+    c.arg(format!("-max_total_time={secs}"))
+        .arg("-print_final_stats=1")
+        .env("CARGO_TARGET_DIR", root().join("target/fuzz"));
+    r.step(&format!("fuzz {target} ({secs}s)"), &mut c)
+}
+
+fn fuzz_smoke(r: &mut Runner) -> Result<(), String> {
+    ensure_cargo_fuzz(r)?;
+    let targets = fuzz_targets()?;
+    let mut build = cargo(&["fuzz", "build", "--sanitizer", "none", "--release"]);
+    build.env("CARGO_TARGET_DIR", root().join("target/fuzz"));
+    r.step("fuzz build", &mut build)?;
+    for t in &targets {
+        fuzz_run(r, t, FUZZ_SMOKE_SECS)?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask fuzz TARGET [--secs N]`.
+pub(crate) fn fuzz_cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    let Some(target) = args.first().filter(|a| !a.starts_with("--")) else {
+        return Err(format!(
+            "fuzz needs a target: one of {}",
+            fuzz_targets()?.join(", ")
+        ));
+    };
+    let secs = flag_value(args, "--secs")?.unwrap_or(60);
+    ensure_cargo_fuzz(r)?;
+    fuzz_run(r, target, secs)
+}
