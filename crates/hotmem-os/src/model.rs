@@ -81,12 +81,13 @@ pub fn check_ops(ops: &[Op]) {
                 }
             }
             Op::Write { first, len, value } => {
-                for p in first..(first + len).min(PAGES) {
-                    if model[p].is_some() {
+                let end = first.saturating_add(len).min(PAGES);
+                for (p, state) in model.iter_mut().enumerate().take(end).skip(first) {
+                    if state.is_some() {
                         let at = r.start() + p * page;
                         // SAFETY: the model says page `p` is committed.
                         unsafe { at.as_ptr::<u8>().write_bytes(value, page) };
-                        model[p] = Some(value);
+                        *state = Some(value);
                     }
                 }
             }

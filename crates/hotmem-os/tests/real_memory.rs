@@ -76,28 +76,6 @@ fn aligned_reservation_is_aligned() {
 }
 
 #[test]
-fn drop_and_release_leave_no_mapping() {
-    let r = Memory::new()
-        .reserve(32 * page_size(), MemTag::TEST)
-        .unwrap();
-    let range = r.range();
-    r.commit(r.subrange(0, page_size()).unwrap()).unwrap();
-    assert!(!procfs::mappings_overlapping(range).unwrap().is_empty());
-    drop(r);
-    assert!(
-        procfs::mappings_overlapping(range).unwrap().is_empty(),
-        "drop released everything"
-    );
-
-    let r = Memory::new()
-        .reserve(32 * page_size(), MemTag::TEST)
-        .unwrap();
-    let range = r.range();
-    r.release().unwrap();
-    assert!(procfs::mappings_overlapping(range).unwrap().is_empty());
-}
-
-#[test]
 fn bad_input_is_a_typed_error_and_changes_nothing() {
     let page = page_size();
     let m = Memory::new();
