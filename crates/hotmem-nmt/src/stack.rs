@@ -1,0 +1,294 @@
+//! Call stacks: captured as bare instruction pointers (cheap), stored once per
+//! distinct stack, resolved to symbols only when a detail report is printed.
+
+use crate::state::MAX_STACK_ID;
+use std::collections::HashMap;
+use std::fmt;
+
+/// How many frames a [`CallStack`] keeps (HotSpot's NMT keeps 4; we keep
+/// more because the frames of `hotmem-os` itself take some of them).
+pub const MAX_FRAMES: usize = 12;
+
+/// The identity of a distinct call stack in a tracker's stack store.
+/// [`StackId::NONE`] stands for "no stack recorded".
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
+#[serde(transparent)]
+pub struct StackId(u32);
+
+impl StackId {
+    /// No stack: summary level, an empty [`CallStack`], or a full store.
+    pub const NONE: StackId = StackId(0);
+
+    #[inline]
+    pub(crate) const fn new(raw: u32) -> StackId {
+        StackId(raw)
+    }
+
+    /// The number (0 for [`StackId::NONE`]).
+    #[inline]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl fmt::Debug for StackId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "stack#{}", self.0)
+    }
+}
+
+/// A call stack as up to [`MAX_FRAMES`] instruction pointers, innermost first.
+/// Plain data: capturing it resolves nothing and allocates nothing.
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct CallStack {
+    frames: [usize; MAX_FRAMES],
+    len: u8,
+}
+
+impl CallStack {
+    /// No frames. Operations given it record [`StackId::NONE`].
+    pub const EMPTY: CallStack = CallStack {
+        frames: [0; MAX_FRAMES],
+        len: 0,
+    };
+
+    /// The caller's stack, starting at the function that called `capture`.
+    /// Costs one unwind of the first frames; symbols are not looked up.
+    #[inline(never)]
+    pub fn capture() -> CallStack {
+        // Unwind a few frames more than we keep, then drop everything up to
+        // and including this function's own frame (found by its start
+        // address, which inlining cannot move because of `inline(never)`).
+        const SPARE: usize = 8;
+        let me = CallStack::capture as *const () as usize;
+        let mut raw = [0usize; MAX_FRAMES + SPARE];
+        let mut n = 0;
+        let mut after_me = None;
+        backtrace::trace(|frame| {
+            if after_me.is_none() && frame.symbol_address() as usize == me {
+                after_me = Some(n);
+                return true;
+            }
+            raw[n] = frame.ip() as usize;
+            n += 1;
+            n < raw.len() && after_me.map_or(true, |start| n - start < MAX_FRAMES)
+        });
+        let start = match after_me {
+            Some(start) => start,
+            None => 0,
+        };
+        CallStack::from_frames(&raw[start..n])
+    }
+
+    /// A stack made of the given instruction pointers (at most
+    /// [`MAX_FRAMES`] are kept). For tests, replays and other trackers.
+    pub fn from_frames(frames: &[usize]) -> CallStack {
+        let mut s = CallStack::EMPTY;
+        let n = frames.len().min(MAX_FRAMES);
+        s.frames[..n].copy_from_slice(&frames[..n]);
+        s.len = n as u8;
+        s
+    }
+
+    /// The instruction pointers, innermost first.
+    #[inline]
+    pub fn frames(&self) -> &[usize] {
+        &self.frames[..usize::from(self.len)]
+    }
+
+    /// Whether no frame was recorded.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Looks up the symbol of every frame (slow: reads debug info; done only
+    /// for detail reports).
+    pub fn resolve(&self) -> Vec<ResolvedFrame> {
+        self.frames()
+            .iter()
+            .map(|&ip| {
+                let mut out = ResolvedFrame {
+                    ip,
+                    symbol: None,
+                    offset: 0,
+                    file: None,
+                    line: None,
+                };
+                backtrace::resolve(ip as *mut std::ffi::c_void, |sym| {
+                    if out.symbol.is_some() {
+                        return; // keep the outermost inlined symbol's info
+                    }
+                    out.symbol = sym.name().map(|n| format!("{n:#}"));
+                    out.offset = sym.addr().map_or(0, |a| ip.wrapping_sub(a as usize));
+                    out.file = sym.filename().map(|p| p.display().to_string());
+                    out.line = sym.lineno();
+                });
+                out
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for CallStack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.frames().iter().map(|ip| format!("{ip:#x}")))
+            .finish()
+    }
+}
+
+/// One frame of a resolved stack.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ResolvedFrame {
+    /// The instruction pointer.
+    pub ip: usize,
+    /// The demangled function name, if debug info has it.
+    pub symbol: Option<String>,
+    /// `ip` minus the function's start.
+    pub offset: usize,
+    /// Source file, if known.
+    pub file: Option<String>,
+    /// Source line, if known.
+    pub line: Option<u32>,
+}
+
+impl fmt::Display for ResolvedFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{:#018x}]", self.ip)?;
+        match &self.symbol {
+            Some(s) => write!(f, " {s}+{:#x}", self.offset)?,
+            None => f.write_str(" <unknown>")?,
+        }
+        if let (Some(file), Some(line)) = (&self.file, self.line) {
+            write!(f, " ({file}:{line})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every distinct stack a tracker has seen, each stored once.
+#[derive(Default)]
+pub(crate) struct StackStore {
+    ids: HashMap<CallStack, StackId>,
+    stacks: Vec<CallStack>,
+    dropped: u64,
+}
+
+/// The id a stack will have once an operation that uses it succeeds.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Pending {
+    id: StackId,
+    is_new: bool,
+}
+
+impl Pending {
+    pub(crate) fn id(self) -> StackId {
+        self.id
+    }
+}
+
+impl StackStore {
+    /// The id `stack` has, or will have if [`StackStore::keep`] is called
+    /// after the operation succeeds. Changes nothing, so that a rejected
+    /// operation leaves the store as it was.
+    pub(crate) fn prepare(&self, stack: &CallStack) -> Pending {
+        if stack.is_empty() {
+            return Pending {
+                id: StackId::NONE,
+                is_new: false,
+            };
+        }
+        if let Some(&id) = self.ids.get(stack) {
+            return Pending { id, is_new: false };
+        }
+        let next = self.stacks.len() + 1;
+        if next > MAX_STACK_ID as usize {
+            // Full: the region is tracked without a stack.
+            return Pending {
+                id: StackId::NONE,
+                is_new: true,
+            };
+        }
+        Pending {
+            id: StackId::new(next as u32),
+            is_new: true,
+        }
+    }
+
+    /// Stores the stack of a [`Pending`] id after its operation succeeded.
+    /// Call at most once per `prepare`, before the next `prepare`.
+    pub(crate) fn keep(&mut self, stack: &CallStack, pending: Pending) {
+        if !pending.is_new {
+            return;
+        }
+        if pending.id == StackId::NONE {
+            self.dropped += 1;
+            return;
+        }
+        debug_assert_eq!(pending.id.get() as usize, self.stacks.len() + 1);
+        self.stacks.push(*stack);
+        self.ids.insert(*stack, pending.id);
+    }
+
+    /// The stack with id `id`.
+    pub(crate) fn get(&self, id: StackId) -> Option<&CallStack> {
+        (id.get() as usize)
+            .checked_sub(1)
+            .and_then(|i| self.stacks.get(i))
+    }
+
+    /// Distinct stacks stored.
+    pub(crate) fn len(&self) -> usize {
+        self.stacks.len()
+    }
+
+    /// Stacks not stored because the store was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn a_caller() -> CallStack {
+        CallStack::capture()
+    }
+
+    #[test]
+    fn capture_starts_at_the_caller_and_resolves() {
+        let s = a_caller();
+        assert!(!s.is_empty());
+        let frames = s.resolve();
+        let first = frames[0].symbol.as_deref().unwrap_or("");
+        assert!(first.contains("a_caller"), "innermost frame is {first}");
+        assert!(frames.iter().all(|f| {
+            let name = f.symbol.as_deref().unwrap_or("");
+            !name.contains("CallStack::capture") && !name.starts_with("backtrace::")
+        }));
+    }
+
+    #[test]
+    fn store_deduplicates_and_only_keeps_on_success() {
+        let mut store = StackStore::default();
+        let a = CallStack::from_frames(&[1, 2, 3]);
+        let b = CallStack::from_frames(&[4]);
+        let p = store.prepare(&a);
+        assert_eq!(p.id(), StackId::new(1));
+        // Not kept: the operation was rejected.
+        assert_eq!(store.len(), 0);
+        let p = store.prepare(&a);
+        store.keep(&a, p);
+        assert_eq!(store.prepare(&a).id(), StackId::new(1));
+        let p = store.prepare(&b);
+        store.keep(&b, p);
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.get(StackId::new(2)), Some(&b));
+        assert_eq!(store.get(StackId::NONE), None);
+        assert_eq!(store.prepare(&CallStack::EMPTY).id(), StackId::NONE);
+        assert_eq!(CallStack::from_frames(&[7; 40]).frames().len(), MAX_FRAMES);
+    }
+}

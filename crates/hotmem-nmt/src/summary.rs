@@ -1,0 +1,318 @@
+//! Summary numbers and the summary report: copied out under the lock in
+//! O(tags), printed afterwards without allocating.
+
+use crate::delta::Totals;
+use crate::scale::Scale;
+use crate::store::RegionStore;
+use crate::tags::{MAX_TAGS, TagRegistry};
+use crate::tracker::Tracker;
+use hotmem_os::MemTag;
+use serde::ser::{SerializeSeq, SerializeStruct};
+use std::fmt;
+
+/// Every tag's reserved and committed bytes at one moment. Plain data (a
+/// fixed array, `Copy`): taking it copies the totals under the lock and
+/// allocates nothing.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub struct Summary {
+    totals: [Totals; MAX_TAGS],
+}
+
+impl Summary {
+    pub(crate) fn from_totals(totals: [Totals; MAX_TAGS]) -> Summary {
+        Summary { totals }
+    }
+
+    /// The totals of `tag` (zero for a number at or above [`MAX_TAGS`]).
+    pub fn of(&self, tag: MemTag) -> Totals {
+        self.totals
+            .get(usize::from(tag.raw()))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// All tags together.
+    pub fn total(&self) -> Totals {
+        self.totals.iter().fold(Totals::ZERO, |a, t| Totals {
+            reserved: a.reserved.wrapping_add(t.reserved),
+            committed: a.committed.wrapping_add(t.committed),
+        })
+    }
+
+    /// The tags that have memory, in tag order.
+    pub fn iter(&self) -> impl Iterator<Item = (MemTag, Totals)> + '_ {
+        self.totals
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_zero())
+            .map(|(i, t)| (MemTag::from_raw(i as u16), *t))
+    }
+}
+
+impl fmt::Debug for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// The summary report: `Display` writes text shaped like
+/// `jcmd VM.native_memory summary` without allocating; `Serialize` gives
+/// the same numbers (in bytes) as data for tools.
+pub struct SummaryReport<'a> {
+    pub(crate) summary: Summary,
+    pub(crate) tags: &'a TagRegistry,
+    pub(crate) scale: Scale,
+}
+
+impl SummaryReport<'_> {
+    /// The numbers the report prints.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+}
+
+/// A tag's name, right-aligned in the report's column, without allocating.
+pub(crate) struct Label<'a>(pub(crate) &'a TagRegistry, pub(crate) MemTag);
+
+impl fmt::Display for Label<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.name(self.1) {
+            Some(n) => f.pad(n),
+            None => write!(f, "{:>22} #{:<3}", "Tag", self.1.raw()),
+        }
+    }
+}
+
+impl fmt::Display for SummaryReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.scale;
+        let total = self.summary.total();
+        writeln!(f, "Native Memory Tracking (virtual memory):")?;
+        writeln!(f)?;
+        writeln!(
+            f,
+            "Total: reserved={}, committed={}",
+            s.amount(total.reserved),
+            s.amount(total.committed)
+        )?;
+        writeln!(f)?;
+        for (tag, t) in self.summary.iter() {
+            writeln!(
+                f,
+                "-{:>27} (reserved={}, committed={})",
+                Label(self.tags, tag),
+                s.amount(t.reserved),
+                s.amount(t.committed)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One tag in the JSON form.
+#[derive(serde::Serialize)]
+struct TagEntry<'a> {
+    tag: u16,
+    name: NameOf<'a>,
+    reserved: usize,
+    committed: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reserved_change: Option<isize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    committed_change: Option<isize>,
+}
+
+/// A tag's name as a JSON string, written without allocating.
+pub(crate) struct NameOf<'a>(pub(crate) &'a TagRegistry, pub(crate) MemTag);
+
+impl serde::Serialize for NameOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0.name(self.1) {
+            Some(n) => s.serialize_str(n),
+            None => s.collect_str(&self.1),
+        }
+    }
+}
+
+/// Serializes a tag as its number.
+pub(crate) fn serialize_tag<S: serde::Serializer>(tag: &MemTag, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u16(tag.raw())
+}
+
+/// The tags of a summary (or a diff) as a JSON array.
+struct TagList<'a> {
+    now: &'a Summary,
+    before: Option<&'a Summary>,
+    tags: &'a TagRegistry,
+}
+
+impl serde::Serialize for TagList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(None)?;
+        for i in 0..MAX_TAGS {
+            let tag = MemTag::from_raw(i as u16);
+            let now = self.now.of(tag);
+            let before = self.before.map(|b| b.of(tag));
+            if now.is_zero() && before.is_none_or(Totals::is_zero) {
+                continue;
+            }
+            seq.serialize_element(&TagEntry {
+                tag: tag.raw(),
+                name: NameOf(self.tags, tag),
+                reserved: now.reserved,
+                committed: now.committed,
+                reserved_change: before.map(|b| diff(now.reserved, b.reserved)),
+                committed_change: before.map(|b| diff(now.committed, b.committed)),
+            })?;
+        }
+        seq.end()
+    }
+}
+
+#[inline]
+pub(crate) fn diff(now: usize, before: usize) -> isize {
+    now.wrapping_sub(before) as isize
+}
+
+impl serde::Serialize for SummaryReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("SummaryReport", 2)?;
+        st.serialize_field("total", &self.summary.total())?;
+        st.serialize_field(
+            "tags",
+            &TagList {
+                now: &self.summary,
+                before: None,
+                tags: self.tags,
+            },
+        )?;
+        st.end()
+    }
+}
+
+/// The summary diff report: now against a [`Baseline`](crate::Baseline).
+/// Allocation-free like [`SummaryReport`].
+pub struct SummaryDiffReport<'a> {
+    pub(crate) now: Summary,
+    pub(crate) before: &'a Summary,
+    pub(crate) tags: &'a TagRegistry,
+    pub(crate) scale: Scale,
+}
+
+/// ` +64KB` after an amount, or nothing if it did not change.
+struct ChangeSuffix(isize, Scale);
+
+impl fmt::Display for ChangeSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            Ok(())
+        } else {
+            write!(f, " {}", self.1.change(self.0))
+        }
+    }
+}
+
+impl fmt::Display for SummaryDiffReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.scale;
+        let line = |f: &mut fmt::Formatter<'_>, now: Totals, before: Totals| {
+            write!(
+                f,
+                "reserved={}{}, committed={}{}",
+                s.amount(now.reserved),
+                ChangeSuffix(diff(now.reserved, before.reserved), s),
+                s.amount(now.committed),
+                ChangeSuffix(diff(now.committed, before.committed), s),
+            )
+        };
+        writeln!(
+            f,
+            "Native Memory Tracking (virtual memory, diff against baseline):"
+        )?;
+        writeln!(f)?;
+        f.write_str("Total: ")?;
+        line(f, self.now.total(), self.before.total())?;
+        writeln!(f)?;
+        writeln!(f)?;
+        for i in 0..MAX_TAGS {
+            let tag = MemTag::from_raw(i as u16);
+            let (now, before) = (self.now.of(tag), self.before.of(tag));
+            if now.is_zero() && before.is_zero() {
+                continue;
+            }
+            write!(f, "-{:>27} (", Label(self.tags, tag))?;
+            line(f, now, before)?;
+            writeln!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde::Serialize for SummaryDiffReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (now, before) = (self.now.total(), self.before.total());
+        let mut st = s.serialize_struct("SummaryDiffReport", 4)?;
+        st.serialize_field("total", &now)?;
+        st.serialize_field("reserved_change", &diff(now.reserved, before.reserved))?;
+        st.serialize_field("committed_change", &diff(now.committed, before.committed))?;
+        st.serialize_field(
+            "tags",
+            &TagList {
+                now: &self.now,
+                before: Some(self.before),
+                tags: self.tags,
+            },
+        )?;
+        st.end()
+    }
+}
+
+impl<S: RegionStore> Tracker<S> {
+    /// The summary report in `scale`: print it with `{}` or serialize it.
+    /// Takes the lock only to copy the totals.
+    pub fn summary_report(&self, scale: Scale) -> SummaryReport<'_> {
+        SummaryReport {
+            summary: self.summary(),
+            tags: &self.tags,
+            scale,
+        }
+    }
+
+    /// Writes the summary report into `w`. Allocates nothing, so it may run
+    /// where the heap cannot be trusted (out-of-memory reporting, samplers).
+    ///
+    /// # Errors
+    /// Whatever `w` returns.
+    pub fn write_summary(&self, w: &mut dyn fmt::Write, scale: Scale) -> fmt::Result {
+        write!(w, "{}", self.summary_report(scale))
+    }
+
+    /// The summary diff report against `baseline` (taken by
+    /// [`Tracker::baseline`]).
+    pub fn summary_diff_report<'a>(
+        &'a self,
+        baseline: &'a crate::Baseline,
+        scale: Scale,
+    ) -> SummaryDiffReport<'a> {
+        SummaryDiffReport {
+            now: self.summary(),
+            before: baseline.summary(),
+            tags: &self.tags,
+            scale,
+        }
+    }
+
+    /// Writes the summary diff against `baseline` into `w`, allocating
+    /// nothing.
+    ///
+    /// # Errors
+    /// Whatever `w` returns.
+    pub fn write_summary_diff(
+        &self,
+        baseline: &crate::Baseline,
+        w: &mut dyn fmt::Write,
+        scale: Scale,
+    ) -> fmt::Result {
+        write!(w, "{}", self.summary_diff_report(baseline, scale))
+    }
+}
