@@ -1,0 +1,453 @@
+//! [`WorkerPool`]: named GC worker threads that run phases of node-grouped
+//! work, bound to each item's node for the length of the phase.
+
+mod phase;
+mod work;
+mod worker;
+
+pub use phase::WorkerContext;
+pub use work::PhaseWork;
+
+use crate::binder::{BindingEvent, Record, ThreadBinder};
+use crate::error::BindError;
+use crate::heuristics::{WorkerKind, workers_for};
+use crate::latch::Latch;
+use crate::stats::{NodePhaseStats, PhaseStats};
+use crate::sync::{Arc, Mutex, Sender, lock, unbounded};
+use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
+use phase::{Phase, PhaseTask};
+use std::any::Any;
+use std::fmt;
+use std::thread::JoinHandle;
+use std::time::Instant;
+use worker::{Job, TaskRef, WorkerState, worker_main};
+
+/// How to build a [`WorkerPool`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Number of worker threads (at least one).
+    pub workers: usize,
+    /// Whether workers bind during phases.
+    pub affinity: AffinityPolicy,
+    /// Thread name prefix: workers are named `{name}-{index}`.
+    pub name: String,
+}
+
+impl PoolConfig {
+    /// `workers` threads named `hotmem-gc-N` under `affinity`.
+    pub fn new(workers: usize, affinity: AffinityPolicy) -> Self {
+        PoolConfig {
+            workers,
+            affinity,
+            name: "hotmem-gc".to_owned(),
+        }
+    }
+
+    /// Sized by the heuristics for `kind` on `topology`, with its default
+    /// affinity (bind when it has several nodes).
+    pub fn sized_for(topology: &Topology, kind: WorkerKind) -> Self {
+        let affinity = AffinityPolicy::default_for(topology);
+        PoolConfig::new(workers_for(topology, kind, affinity), affinity)
+    }
+
+    /// The same with another thread name prefix.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The same with another affinity policy.
+    pub fn with_affinity(mut self, affinity: AffinityPolicy) -> Self {
+        self.affinity = affinity;
+        self
+    }
+}
+
+/// Why a pool could not start.
+#[derive(Debug)]
+pub enum PoolError {
+    /// A pool needs at least one worker.
+    NoWorkers,
+    /// The OS would not start a thread.
+    Spawn(std::io::Error),
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PoolError::NoWorkers => f.write_str("a worker pool needs at least one worker"),
+            PoolError::Spawn(e) => write!(f, "cannot start a worker thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PoolError::Spawn(e) => Some(e),
+            PoolError::NoWorkers => None,
+        }
+    }
+}
+
+/// A finished phase: the closure's results (in no particular order) and the
+/// statistics.
+#[derive(Debug)]
+pub struct PhaseOutcome<R> {
+    /// One result per item.
+    pub results: Vec<R>,
+    /// What the phase did.
+    pub stats: PhaseStats,
+}
+
+/// A phase in which at least one item's closure panicked. Every other item
+/// was processed and every worker's binding restored; the results of the
+/// items that did not panic are handed back.
+pub struct PhasePanicked<R> {
+    /// Results of the items that did not panic.
+    pub results: Vec<R>,
+    /// What the phase did.
+    pub stats: PhaseStats,
+    /// The first panic's payload (for `std::panic::resume_unwind`).
+    pub payload: Box<dyn Any + Send>,
+}
+
+impl<R> PhasePanicked<R> {
+    /// The panic message, if the payload is a string.
+    pub fn message(&self) -> Option<&str> {
+        self.payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| self.payload.downcast_ref::<String>().map(String::as_str))
+    }
+}
+
+impl<R> fmt::Debug for PhasePanicked<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PhasePanicked")
+            .field("message", &self.message())
+            .field("panicked_items", &self.stats.panicked_items())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R> fmt::Display for PhasePanicked<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} item(s) of phase {} panicked: {}",
+            self.stats.panicked_items(),
+            self.stats.phase,
+            self.message().unwrap_or("(non-string payload)")
+        )
+    }
+}
+
+impl<R> std::error::Error for PhasePanicked<R> {}
+
+/// A worker as the pool sees it.
+struct WorkerHandle {
+    name: String,
+    home: NodeId,
+    jobs: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Named GC worker threads that run phases of work grouped by node.
+///
+/// With [`AffinityPolicy::BindDuringPhases`], each worker, for the length of
+/// a phase, binds its thread to the CPUs of the node whose items it takes
+/// (at most once per node per phase) and restores its original binding when
+/// the phase ends, also when an item panicked. Worker `i` starts every phase
+/// on node `i mod nodes` (nodes with CPUs only), so that every node has a
+/// worker when there are at least as many workers as nodes; a worker whose
+/// node's queue is empty moves on to the next node with work.
+///
+/// On a synthetic topology the bindings cannot reach the OS; the pool records
+/// them ([`WorkerPool::binding_record`]).
+pub struct WorkerPool {
+    topology: Topology,
+    affinity: AffinityPolicy,
+    workers: Vec<WorkerHandle>,
+    record: Option<Record>,
+    phases: u64,
+}
+
+impl WorkerPool {
+    /// Starts `config.workers` threads on `topology`.
+    ///
+    /// # Errors
+    /// [`PoolError::NoWorkers`] for zero workers; [`PoolError::Spawn`] if a
+    /// thread cannot start (the ones already started are stopped).
+    pub fn new(topology: &Topology, config: PoolConfig) -> Result<WorkerPool, PoolError> {
+        if config.workers == 0 {
+            return Err(PoolError::NoWorkers);
+        }
+        let record: Option<Record> = (!topology.is_this_system()).then(Record::default);
+        let bindable: Vec<NodeId> = topology
+            .nodes()
+            .iter()
+            .filter(|n| !n.cpuset().is_empty())
+            .map(|n| n.id())
+            .collect();
+        let mut pool = WorkerPool {
+            topology: topology.clone(),
+            affinity: config.affinity,
+            workers: Vec::with_capacity(config.workers),
+            record,
+            phases: 0,
+        };
+        for index in 0..config.workers {
+            let home = if bindable.is_empty() {
+                NodeId::new(index % topology.node_count())
+            } else {
+                bindable[index % bindable.len()]
+            };
+            let name = format!("{}-{index}", config.name);
+            let (tx, rx) = unbounded();
+            let binder = ThreadBinder::new(topology, index, pool.record.as_ref());
+            let thread_name = name.clone();
+            let thread = std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(move || {
+                    let unbound_mask = binder.read().unwrap_or_default();
+                    let state = WorkerState {
+                        index,
+                        name: thread_name,
+                        home,
+                        binder,
+                        unbound_mask,
+                    };
+                    worker_main(state, rx);
+                })
+                .map_err(PoolError::Spawn)?;
+            pool.workers.push(WorkerHandle {
+                name,
+                home,
+                jobs: Some(tx),
+                thread: Some(thread),
+            });
+        }
+        Ok(pool)
+    }
+
+    /// The topology the pool works on.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The pool's affinity policy.
+    pub fn affinity(&self) -> AffinityPolicy {
+        self.affinity
+    }
+
+    /// Changes the affinity policy for the following phases (to compare
+    /// both on the same threads).
+    pub fn set_affinity(&mut self, affinity: AffinityPolicy) {
+        self.affinity = affinity;
+    }
+
+    /// Number of workers.
+    pub fn worker_count(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Worker `i`'s thread name, `None` past the last worker.
+    pub fn worker_name(&self, i: usize) -> Option<&str> {
+        self.workers.get(i).map(|w| w.name.as_str())
+    }
+
+    /// The node worker `i` starts each phase on, `None` past the last worker.
+    pub fn worker_home(&self, i: usize) -> Option<NodeId> {
+        self.workers.get(i).map(|w| w.home)
+    }
+
+    /// Phases run so far.
+    pub fn phases_run(&self) -> u64 {
+        self.phases
+    }
+
+    /// On a synthetic topology, every binding change the workers made, in
+    /// the order they made them; `None` on a detected topology, where the
+    /// bindings are real (read them with [`WorkerPool::worker_bindings`]).
+    pub fn binding_record(&self) -> Option<Vec<BindingEvent>> {
+        self.record.as_ref().map(|r| lock(r).clone())
+    }
+
+    /// Each worker's CPU binding now, as its own thread reads it (from the
+    /// OS on a detected topology). Between phases this is the original mask.
+    ///
+    /// # Errors
+    /// Per worker, [`BindError`] if the OS cannot tell.
+    ///
+    /// # Panics
+    /// If a worker thread is gone (a bug: workers catch item panics).
+    pub fn worker_bindings(&self) -> Vec<Result<CpuSet, BindError>> {
+        self.workers
+            .iter()
+            .map(|w| {
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                let jobs = w.jobs.as_ref().expect("pool is running");
+                jobs.send(Job::ReadBinding(tx))
+                    .expect("worker thread alive");
+                rx.recv().expect("worker thread alive")
+            })
+            .collect()
+    }
+
+    /// Runs one phase: every item of `work` is processed exactly once by
+    /// `f`, on a worker that (under [`AffinityPolicy::BindDuringPhases`]) is
+    /// bound to the item's node. Blocks until all workers have finished and
+    /// restored their bindings, so `f`, the items and the results may borrow
+    /// from the caller's stack.
+    ///
+    /// # Errors
+    /// [`PhasePanicked`] if a call of `f` panicked: the remaining items were
+    /// still processed and the bindings restored; resume the panic with
+    /// `std::panic::resume_unwind(err.payload)` if it should propagate.
+    ///
+    /// # Panics
+    /// If `work` was built for a topology with another node count, or if a
+    /// worker thread is gone (a bug: workers catch item panics).
+    pub fn run_phase<T, R, F>(
+        &mut self,
+        work: PhaseWork<T>,
+        f: F,
+    ) -> Result<PhaseOutcome<R>, PhasePanicked<R>>
+    where
+        T: Send,
+        R: Send,
+        F: Fn(&WorkerContext<'_>, T) -> R + Sync,
+    {
+        assert_eq!(
+            work.node_count(),
+            self.topology.node_count(),
+            "phase work built for another topology"
+        );
+        self.phases += 1;
+        let n = self.workers.len();
+        let phase = Phase {
+            number: self.phases,
+            affinity: self.affinity,
+            topology: &self.topology,
+            queues: work.into_queues(),
+            f: &f,
+            slots: (0..n).map(|_| Mutex::new(None)).collect(),
+        };
+        let latch = Arc::new(Latch::new(n));
+        let start = Instant::now();
+        {
+            let task: &dyn PhaseTask = &phase;
+            // Waits for the latch even if this function unwinds, so that no
+            // worker can see the phase after it is gone.
+            let _wait = WaitOnDrop(&latch);
+            for w in &self.workers {
+                // SAFETY: `_wait` keeps this frame (and `phase`) alive until
+                // every worker the job reaches has counted the latch down;
+                // a job that cannot be sent is counted down here instead.
+                let task = unsafe { TaskRef::new(task) };
+                let job = Job::Phase {
+                    task,
+                    done: latch.clone(),
+                };
+                let sent = w.jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok());
+                if !sent {
+                    latch.count_down();
+                }
+            }
+        }
+        let wall_ns = start.elapsed().as_nanos() as u64;
+        self.collect(phase, wall_ns)
+    }
+
+    fn collect<T, R, F>(
+        &self,
+        phase: Phase<'_, T, R, F>,
+        wall_ns: u64,
+    ) -> Result<PhaseOutcome<R>, PhasePanicked<R>> {
+        let nodes = self.topology.node_count();
+        let mut node_stats: Vec<NodePhaseStats> = (0..nodes)
+            .map(|i| NodePhaseStats {
+                node: NodeId::new(i),
+                items: 0,
+                local_items: 0,
+            })
+            .collect();
+        let mut workers = Vec::with_capacity(self.workers.len());
+        let mut results = Vec::new();
+        let mut payload = None;
+        for (i, slot) in phase.slots.into_iter().enumerate() {
+            let report = slot
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .unwrap_or_else(|| panic!("worker {i} handed in no report (worker thread gone)"));
+            for (ns, (items, local)) in node_stats.iter_mut().zip(&report.per_node) {
+                ns.items += items;
+                ns.local_items += local;
+            }
+            if results.is_empty() {
+                results = report.results;
+            } else {
+                results.extend(report.results);
+            }
+            if payload.is_none() {
+                payload = report.panic;
+            }
+            workers.push(report.stats);
+        }
+        let left_in_queues = phase.queues.iter().flatten().map(|q| q.len() as u64).sum();
+        let stats = PhaseStats {
+            phase: phase.number,
+            affinity: phase.affinity,
+            this_system: self.topology.is_this_system(),
+            nodes: node_stats,
+            workers,
+            wall_ns,
+            left_in_queues,
+        };
+        match payload {
+            None => Ok(PhaseOutcome { results, stats }),
+            Some(payload) => Err(PhasePanicked {
+                results,
+                stats,
+                payload,
+            }),
+        }
+    }
+}
+
+/// Waits for a latch when dropped.
+struct WaitOnDrop<'a>(&'a Latch);
+
+impl Drop for WaitOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.wait();
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        for w in &mut self.workers {
+            // Closing the channel ends the worker's loop.
+            drop(w.jobs.take());
+        }
+        for w in &mut self.workers {
+            if let Some(t) = w.thread.take() {
+                // A worker that panicked outside an item has nothing left
+                // to clean up; the pool goes away either way.
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for WorkerPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerPool")
+            .field("workers", &self.workers.len())
+            .field("affinity", &self.affinity)
+            .field("phases", &self.phases)
+            .field("this_system", &self.topology.is_this_system())
+            .finish()
+    }
+}

@@ -1,0 +1,322 @@
+//! [`Topology`]: the machine's NUMA nodes, detected by hwloc or described
+//! synthetically.
+
+use crate::error::{InvalidDescription, LocateError, TopologyError};
+use crate::{CpuSet, NodeId, NodeInfo};
+use hwlocality::object::attributes::ObjectAttributes;
+use hwlocality::object::types::ObjectType;
+use std::fmt;
+use std::sync::Arc;
+
+/// Where a [`Topology`] came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TopologySource {
+    /// Discovered on this machine: threads really bind to its CPUs.
+    Detected,
+    /// Built from an hwloc synthetic description: a model of some machine,
+    /// not this one. Pools on it record the bindings they would make.
+    Synthetic {
+        /// The description, as given.
+        description: String,
+    },
+}
+
+/// The NUMA nodes of a machine, their CPUs and memory.
+///
+/// Cheap to clone (shared), `Send + Sync`. Built once; nodes are numbered
+/// densely by [`NodeId`] in hwloc's logical order.
+#[derive(Clone)]
+pub struct Topology {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    hwloc: hwlocality::Topology,
+    source: TopologySource,
+    nodes: Vec<NodeInfo>,
+    cpus: CpuSet,
+    /// `cpu_node[cpu]`: the node holding CPU `cpu` (OS index).
+    cpu_node: Vec<Option<NodeId>>,
+}
+
+impl Topology {
+    /// The topology of this machine, discovered by hwloc.
+    ///
+    /// # Errors
+    /// [`TopologyError::Detect`] if hwloc cannot discover the machine;
+    /// [`TopologyError::NoNumaNodes`] if it reports no NUMA node.
+    pub fn detect() -> Result<Topology, TopologyError> {
+        let hwloc = hwlocality::Topology::new().map_err(|e| TopologyError::Detect {
+            message: e.to_string(),
+        })?;
+        Topology::from_hwloc(hwloc, TopologySource::Detected)
+    }
+
+    /// A model topology from an hwloc synthetic description, such as
+    /// `"pack:2 numa:1 core:4 pu:1"` (two packages, one node each, four cores
+    /// of one PU per node) or `"numa:4 core:2 pu:2"`. See hwloc's
+    /// documentation of synthetic topologies for the grammar.
+    ///
+    /// # Errors
+    /// [`TopologyError::InvalidDescription`] if hwloc rejects the description;
+    /// [`TopologyError::NoNumaNodes`] if it describes no NUMA node.
+    pub fn synthetic(description: &str) -> Result<Topology, TopologyError> {
+        use hwlocality::topology::builder::StringInputError;
+        let invalid = |reason| TopologyError::InvalidDescription {
+            description: description.to_owned(),
+            reason,
+        };
+        let builder = hwlocality::Topology::builder()
+            .from_synthetic(description)
+            .map_err(|e| {
+                invalid(match e {
+                    StringInputError::ContainsNul => InvalidDescription::ContainsNul,
+                    StringInputError::Invalid => InvalidDescription::Rejected,
+                })
+            })?;
+        let hwloc = builder
+            .build()
+            .map_err(|_| invalid(InvalidDescription::Unbuildable))?;
+        Topology::from_hwloc(
+            hwloc,
+            TopologySource::Synthetic {
+                description: description.to_owned(),
+            },
+        )
+    }
+
+    fn from_hwloc(
+        hwloc: hwlocality::Topology,
+        source: TopologySource,
+    ) -> Result<Topology, TopologyError> {
+        let mut nodes = Vec::new();
+        for (i, obj) in hwloc.objects_with_type(ObjectType::NUMANode).enumerate() {
+            let cpuset = obj
+                .cpuset()
+                .map(|s| CpuSet::from_hwloc(&s))
+                .unwrap_or_default();
+            let memory_bytes = match obj.attributes() {
+                Some(ObjectAttributes::NUMANode(a)) => a.local_memory().map(|m| m.get()),
+                _ => None,
+            };
+            nodes.push(NodeInfo {
+                id: NodeId::new(i),
+                os_index: obj.os_index().map_or(i as u32, |x| x as u32),
+                cpuset,
+                memory_bytes,
+            });
+        }
+        if nodes.is_empty() {
+            return Err(TopologyError::NoNumaNodes);
+        }
+        let cpus = CpuSet::from_hwloc(&hwloc.cpuset());
+        let mut cpu_node = vec![None; cpus.iter().last().map_or(0, |c| c + 1)];
+        for n in &nodes {
+            for c in n.cpuset.iter() {
+                if let Some(slot) = cpu_node.get_mut(c) {
+                    slot.get_or_insert(n.id);
+                }
+            }
+        }
+        Ok(Topology {
+            inner: Arc::new(Inner {
+                hwloc,
+                source,
+                nodes,
+                cpus,
+                cpu_node,
+            }),
+        })
+    }
+
+    /// Where this topology came from.
+    pub fn source(&self) -> &TopologySource {
+        &self.inner.source
+    }
+
+    /// Whether the topology describes this machine (detected, not synthetic):
+    /// only then do bindings reach the operating system.
+    #[inline]
+    pub fn is_this_system(&self) -> bool {
+        matches!(self.inner.source, TopologySource::Detected)
+    }
+
+    /// The NUMA nodes, indexed by [`NodeId::index`].
+    #[inline]
+    pub fn nodes(&self) -> &[NodeInfo] {
+        &self.inner.nodes
+    }
+
+    /// Number of NUMA nodes (at least one).
+    #[inline]
+    pub fn node_count(&self) -> usize {
+        self.inner.nodes.len()
+    }
+
+    /// The node `id`, `None` if the topology has no such node.
+    #[inline]
+    pub fn node(&self, id: NodeId) -> Option<&NodeInfo> {
+        self.inner.nodes.get(id.index())
+    }
+
+    /// The ids of all nodes.
+    pub fn node_ids(&self) -> impl ExactSizeIterator<Item = NodeId> + use<> {
+        (0..self.node_count()).map(NodeId::new)
+    }
+
+    /// All CPUs the topology holds (on a detected topology: those this
+    /// process is allowed to use).
+    #[inline]
+    pub fn cpuset(&self) -> &CpuSet {
+        &self.inner.cpus
+    }
+
+    /// Number of CPUs (PUs): the input of the worker-count heuristics.
+    #[inline]
+    pub fn cpu_count(&self) -> usize {
+        self.inner.cpus.len()
+    }
+
+    /// The node holding CPU `cpu` (OS index), if any.
+    #[inline]
+    pub fn node_of_cpu(&self, cpu: usize) -> Option<NodeId> {
+        self.inner.cpu_node.get(cpu).copied().flatten()
+    }
+
+    /// The node of the CPU the calling thread is running on right now
+    /// (it may move the next instant unless it is bound to one node).
+    ///
+    /// # Errors
+    /// [`LocateError::NotThisSystem`] on a synthetic topology;
+    /// [`LocateError::UnknownCpu`] if the CPU is in no node of the topology.
+    pub fn current_node(&self) -> Result<NodeId, LocateError> {
+        if !self.is_this_system() {
+            return Err(LocateError::NotThisSystem);
+        }
+        let cpu = current_cpu();
+        self.node_of_cpu(cpu).ok_or(LocateError::UnknownCpu(cpu))
+    }
+
+    /// The node whose hwloc object has OS index `os_index`.
+    pub(crate) fn node_by_os_index(&self, os_index: usize) -> Option<NodeId> {
+        self.inner
+            .nodes
+            .iter()
+            .find(|n| n.os_index as usize == os_index)
+            .map(|n| n.id)
+    }
+
+    /// The hwloc topology underneath, for callers who want hwloc itself.
+    pub fn as_hwloc(&self) -> &hwlocality::Topology {
+        &self.inner.hwloc
+    }
+}
+
+/// The CPU the calling thread runs on (`getcpu`, through the vDSO).
+#[inline]
+pub(crate) fn current_cpu() -> usize {
+    rustix::thread::sched_getcpu()
+}
+
+impl fmt::Debug for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Topology")
+            .field("source", &self.inner.source)
+            .field("cpus", &self.inner.cpus)
+            .field("nodes", &self.inner.nodes)
+            .finish()
+    }
+}
+
+/// One line for the machine, one per node.
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner.source {
+            TopologySource::Detected => f.write_str("detected topology")?,
+            TopologySource::Synthetic { description } => {
+                write!(f, "synthetic topology {description:?}")?
+            }
+        }
+        writeln!(
+            f,
+            ": {} NUMA node(s), {} cpus ({})",
+            self.node_count(),
+            self.cpu_count(),
+            self.inner.cpus
+        )?;
+        for n in &self.inner.nodes {
+            writeln!(f, "  {n}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthetic_two_nodes() {
+        let t = Topology::synthetic("pack:2 numa:1 core:4 pu:1").unwrap();
+        assert!(!t.is_this_system());
+        assert_eq!(t.node_count(), 2);
+        assert_eq!(t.cpu_count(), 8);
+        assert_eq!(t.nodes()[0].cpuset(), &CpuSet::from_range(0..4));
+        assert_eq!(t.nodes()[1].cpuset(), &CpuSet::from_range(4..8));
+        assert_eq!(t.node_of_cpu(5), Some(NodeId::new(1)));
+        assert_eq!(t.node_of_cpu(8), None);
+        assert_eq!(t.current_node(), Err(LocateError::NotThisSystem));
+        let ids: Vec<_> = t.node_ids().collect();
+        assert_eq!(ids, [NodeId::new(0), NodeId::new(1)]);
+        assert_eq!(t.node(NodeId::new(2)), None);
+        assert!(t.to_string().contains("2 NUMA node(s), 8 cpus (0-7)"));
+    }
+
+    #[test]
+    fn synthetic_memory_size_is_reported() {
+        let t = Topology::synthetic("numa:4(memory=1GB) core:2 pu:2").unwrap();
+        assert_eq!(t.node_count(), 4);
+        for n in t.nodes() {
+            assert_eq!(n.memory_bytes(), Some(1_000_000_000));
+            assert_eq!(n.cpuset().len(), 4);
+        }
+    }
+
+    #[test]
+    fn invalid_descriptions_are_typed_errors() {
+        for (bad, reason) in [
+            ("pack:2 bogus:3", InvalidDescription::Rejected),
+            ("pack:0 pu:1", InvalidDescription::Rejected),
+            ("", InvalidDescription::Rejected),
+            ("pack:2\0 pu:1", InvalidDescription::ContainsNul),
+        ] {
+            match Topology::synthetic(bad) {
+                Err(TopologyError::InvalidDescription {
+                    description,
+                    reason: r,
+                }) => {
+                    assert_eq!(description, bad);
+                    assert_eq!(r, reason, "{bad:?}");
+                }
+                other => panic!("{bad:?} gave {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn detected_topology_holds_every_cpu_in_a_node() {
+        let t = Topology::detect().unwrap();
+        assert!(t.is_this_system());
+        assert!(t.node_count() >= 1);
+        assert!(t.cpu_count() >= 1);
+        let mut union = CpuSet::new();
+        for n in t.nodes() {
+            for c in n.cpuset().iter() {
+                union.insert(c);
+            }
+        }
+        assert_eq!(&union, t.cpuset());
+        let here = t.current_node().unwrap();
+        assert!(here.index() < t.node_count());
+    }
+}
