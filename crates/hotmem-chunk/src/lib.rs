@@ -1,0 +1,98 @@
+//! # hotmem-chunk: a metaspace-style buddy chunk allocator
+//!
+//! Class loaders allocate metadata (classes, methods, constant pools) that
+//! lives exactly as long as the loader. This crate gives each loader an
+//! [`Arena`] that bump-allocates from *chunks*, and shares one
+//! [`ChunkManager`] per space between all loaders. Chunks come in
+//! power-of-two sizes ([`ChunkLevel`]s, 1 KiB to a 4 MiB root chunk by
+//! default), each aligned to its own size, so that:
+//!
+//! - a request for a size with no free chunk **splits** a larger free chunk;
+//! - a returned chunk **merges** with its free buddy, repeatedly, so free
+//!   memory stays in chunks as large as possible, and memory freed by many
+//!   small dead loaders serves large requests again (JDK-8198423, then
+//!   Elastic Metaspace);
+//! - an arena's chunk can **grow in place** into its free buddy;
+//! - memory is **committed** on demand in commit granules (64 KiB) and
+//!   **uncommitted** by [`ChunkManager::purge`].
+//!
+//! The baseline before the change, [`Coalescing::None`], is selectable in the
+//! same build for comparison. Every reservation goes through the
+//! [`hotmem_os::Memory`] the caller passes, tagged [`MemTag::CLASS`] or
+//! [`MemTag::METASPACE`] by [`MetadataType`], so a tracker attached to it sees
+//! all of it.
+//!
+//! ```
+//! use hotmem_chunk::{ArenaKind, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig};
+//! use hotmem_chunk::{Arena, Geometry};
+//! use hotmem_os::{MemTag, Memory};
+//!
+//! let memory = Memory::new();
+//! let space = ChunkManager::new(&memory, MetadataType::Class, SpaceConfig::with_size(8 << 20))?;
+//! let geo: Geometry = space.geometry();
+//!
+//! // Chunk level: a 1 KiB chunk splits a fresh 4 MiB root chunk 12 times.
+//! let small = geo.level_of_size(1 << 10).unwrap();
+//! let chunk = space.get_chunk(small, small, 1 << 10)?;
+//! assert!(chunk.start().is_aligned(chunk.size()));
+//! assert_eq!(space.statistics().counters.splits, 12);
+//! // Returning it merges it back into the root chunk.
+//! space.return_chunk(chunk)?;
+//! assert_eq!(space.statistics().levels[0].free_chunks, 1);
+//! // A second return is refused and changes nothing.
+//! assert!(space.return_chunk(chunk).is_err());
+//! space.verify()?;
+//!
+//! // Arena level: one class loader.
+//! let mut loader = Arena::new(&space, ArenaKind::Standard);
+//! let klass = loader.allocate(512)?;
+//! assert!(space.contains(klass));
+//! drop(loader);
+//! println!("{}", space.statistics()); // like jcmd VM.metaspace
+//! println!("{}", space.map());        // one letter per chunk level
+//! # let _ = (Coalescing::None, ChunkLevel::ROOT, MemTag::CLASS);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Concurrency
+//! A [`ChunkManager`] is `Send + Sync` and cheap to clone; its operations
+//! take one lock. An [`Arena`] is `Send`: one loader allocates from it at a
+//! time, without the lock except when it needs a new chunk or more
+//! committed memory.
+
+#[cfg(doc)]
+use hotmem_os::MemTag;
+
+mod arena;
+mod chunk;
+mod config;
+mod error;
+mod freeblocks;
+mod freelist;
+mod granules;
+mod growth;
+mod level;
+mod manager;
+mod map;
+mod metaspace;
+#[cfg(any(test, fuzzing))]
+pub mod model;
+mod occupancy;
+mod space;
+mod stats;
+mod sync;
+mod verify;
+
+pub use arena::{Arena, ArenaStatistics, WORD};
+pub use chunk::ChunkRef;
+pub use config::{Coalescing, MetadataType, SpaceConfig};
+pub use error::{
+    AllocError, ChunkError, CommitChunkError, ConfigError, DeallocError, EnlargeError,
+    GetChunkError, PurgeError, SpaceError, VerifyError,
+};
+pub use growth::ArenaKind;
+pub use level::{ChunkLevel, Geometry};
+pub use manager::{ChunkManager, PurgeReport};
+pub use map::SpaceMap;
+pub use metaspace::{LoaderMetaspace, Metaspace, MetaspaceConfig, MetaspaceStatistics};
+pub use stats::{Bytes, ChunkCounters, LevelStatistics, SpaceStatistics};
