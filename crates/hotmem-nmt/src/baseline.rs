@@ -207,8 +207,7 @@ impl LinkedList {
         while link.as_ref().is_some_and(|n| n.end < s) {
             link = &mut link.as_mut().expect("checked").next;
         }
-        loop {
-            let Some(node) = link.as_mut() else { break };
+        while let Some(node) = link.as_mut() {
             if node.start > e {
                 break;
             }

@@ -71,13 +71,9 @@ impl CallStack {
             }
             raw[n] = frame.ip() as usize;
             n += 1;
-            n < raw.len() && after_me.map_or(true, |start| n - start < MAX_FRAMES)
+            n < raw.len() && after_me.is_none_or(|start| n - start < MAX_FRAMES)
         });
-        let start = match after_me {
-            Some(start) => start,
-            None => 0,
-        };
-        CallStack::from_frames(&raw[start..n])
+        CallStack::from_frames(&raw[after_me.unwrap_or(0)..n])
     }
 
     /// A stack made of the given instruction pointers (at most

@@ -1,0 +1,179 @@
+//! The tracker as an observer of real memory, from many threads, and its
+//! detail reports.
+
+use hotmem_nmt::baseline::LinkedListTracker;
+use hotmem_nmt::{CallStack, Level, Operation, Scale, SiteKind, TrackError, Tracker};
+use hotmem_os::{Address, MemRange, MemTag, Memory, page_size};
+use std::sync::{Arc, Barrier};
+
+#[test]
+fn observer_tracks_many_threads() {
+    let nmt = Arc::new(Tracker::new(Level::Summary));
+    let memory = Memory::with_observer(nmt.clone());
+    let page = page_size();
+    let threads = 4;
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            let memory = memory.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let tag = if i % 2 == 0 {
+                    MemTag::THREAD_STACK
+                } else {
+                    MemTag::GC
+                };
+                let keep = memory.reserve(16 * page, tag).unwrap();
+                keep.commit(keep.subrange(0, 4 * page).unwrap()).unwrap();
+                for _ in 0..200 {
+                    let r = memory.reserve(8 * page, tag).unwrap();
+                    let part = r.subrange(2 * page, 4 * page).unwrap();
+                    r.commit(part).unwrap();
+                    r.uncommit(r.subrange(3 * page, page).unwrap()).unwrap();
+                    drop(r);
+                }
+                barrier.wait(); // the main thread checks the totals now
+                barrier.wait();
+                drop(keep);
+            })
+        })
+        .collect();
+    barrier.wait();
+    let stacks = nmt.totals(MemTag::THREAD_STACK);
+    let gc = nmt.totals(MemTag::GC);
+    assert_eq!((stacks.reserved, stacks.committed), (32 * page, 8 * page));
+    assert_eq!((gc.reserved, gc.committed), (32 * page, 8 * page));
+    assert_eq!(nmt.regions().len(), threads);
+    barrier.wait();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(nmt.summary().total().reserved, 0);
+    assert_eq!(nmt.node_count(), 0);
+    assert_eq!(nmt.rejected_events(), (0, None));
+}
+
+#[test]
+fn rejected_events_are_counted_not_lost() {
+    let nmt = Arc::new(Tracker::new(Level::Summary));
+    let page = page_size();
+    // Reserved before the tracker was attached: its commit is rejected.
+    let untracked = Memory::new().reserve(4 * page, MemTag::TEST).unwrap();
+    let observed = Memory::with_observer(nmt.clone());
+    let r = observed.reserve(4 * page, MemTag::TEST).unwrap();
+    hotmem_os::MemoryObserver::observe(
+        &*nmt,
+        &hotmem_os::MemoryEvent::Commit {
+            range: untracked.range(),
+            tag: MemTag::TEST,
+        },
+    );
+    let (count, last) = nmt.rejected_events();
+    assert_eq!(count, 1);
+    assert!(matches!(
+        last,
+        Some(TrackError::NotReserved {
+            op: Operation::Commit,
+            ..
+        })
+    ));
+    assert_eq!(nmt.totals(MemTag::TEST).committed, 0);
+    drop(r);
+}
+
+#[inline(never)]
+fn reserve_java_heap(t: &Tracker, range: MemRange) {
+    t.reserve(range, MemTag::JAVA_HEAP, &t.capture_stack())
+        .unwrap();
+}
+
+#[inline(never)]
+fn commit_some_heap(t: &Tracker, range: MemRange) {
+    t.commit(range, &t.capture_stack()).unwrap();
+}
+
+#[test]
+fn detail_report_shows_regions_committed_ranges_and_stacks() {
+    let t = Tracker::new(Level::Detail);
+    let heap = MemRange::new(Address::new(0x7100_0000_0000), 16 << 20).unwrap();
+    reserve_java_heap(&t, heap);
+    let baseline = t.baseline();
+    // One call site for both commits: one stored stack.
+    for (offset, len) in [(0, 2 << 20), (8 << 20, 1 << 20)] {
+        commit_some_heap(&t, MemRange::new(heap.start() + offset, len).unwrap());
+    }
+    assert_eq!(t.stack_count(), 2);
+
+    let report = t.detail_report(Scale::Kilo);
+    assert_eq!(report.regions().len(), 1);
+    assert_eq!(report.regions()[0].committed.len(), 2);
+    let text = report.to_string();
+    assert!(
+        text.contains("reserved 16384KB for Java Heap from"),
+        "{text}"
+    );
+    assert!(text.contains("committed 2048KB from"), "{text}");
+    assert!(text.contains("reserve_java_heap"), "{text}");
+    assert!(text.contains("commit_some_heap"), "{text}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["regions"][0]["name"], "Java Heap");
+    assert_eq!(json["regions"][0]["committed"].as_array().unwrap().len(), 2);
+    assert_eq!(json["summary"]["total"]["committed"], 3 << 20);
+
+    let diff = t.detail_diff_report(&baseline, Scale::Kilo);
+    assert_eq!(diff.changes().len(), 1);
+    let (site, now, before) = diff.changes()[0];
+    assert_eq!((site.kind, now, before), (SiteKind::Committed, 3 << 20, 0));
+    let text = diff.to_string();
+    assert!(
+        text.contains("committed=3072KB +3072KB for Java Heap from"),
+        "{text}"
+    );
+    assert!(text.contains("Java Heap (reserved=16384KB, committed=3072KB +3072KB)"));
+    let mut via_writer = String::new();
+    t.write_detail_diff(&baseline, &mut via_writer, Scale::Kilo)
+        .unwrap();
+    assert_eq!(via_writer, text);
+}
+
+#[test]
+fn levels_and_bad_input() {
+    let off = Tracker::new(Level::Off);
+    let r = MemRange::new(Address::new(0x1000), 0x1000).unwrap();
+    assert!(
+        off.reserve(r, MemTag::CODE, &CallStack::EMPTY)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(off.summary().total().is_zero());
+    assert_eq!(off.node_count(), 0);
+
+    let t = LinkedListTracker::with_level(Level::Summary);
+    let d = t.reserve(r, MemTag::CODE, &CallStack::EMPTY).unwrap();
+    assert_eq!(d.of(MemTag::CODE), (0x1000, 0));
+    let err = t
+        .reserve(r, MemTag::from_raw(500), &CallStack::EMPTY)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        TrackError::TagOutOfRange {
+            tag: MemTag::from_raw(500)
+        }
+    );
+    let err = t.reserve(r, MemTag::GC, &CallStack::EMPTY).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("reserve of {r} overlaps reserved {r}")
+    );
+    let empty = MemRange::new(Address::new(0x1000), 0).unwrap();
+    assert!(matches!(
+        t.release(empty),
+        Err(TrackError::Empty {
+            op: Operation::Release
+        })
+    ));
+    let d = t.set_tag(r, MemTag::GC).unwrap();
+    assert_eq!(d.of(MemTag::CODE), (-0x1000, 0));
+    assert_eq!(d.of(MemTag::GC), (0x1000, 0));
+    assert_eq!(t.totals(MemTag::GC).reserved, 0x1000);
+}
