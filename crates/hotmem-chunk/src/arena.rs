@@ -229,19 +229,28 @@ impl Arena {
         Ok(true)
     }
 
+    /// The growth step the arena is at: every chunk taken and every
+    /// enlargement is a step.
+    fn growth_step(&self) -> usize {
+        self.chunks.len() + self.enlargements as usize
+    }
+
     /// Grows the current chunk into its free buddy while that makes room for
-    /// `size` and keeps it no larger than the next chunk would be.
+    /// `size` and the grown chunk is no larger than the current chunk plus
+    /// the next one the policy would give (enlarging replaces taking it).
     fn enlarge_current(&mut self, size: usize) -> bool {
         let geo = self.manager.geometry();
-        let next = self
-            .kind
-            .chunk_size(self.manager.metadata_type(), self.chunks.len())
-            .max(size.next_power_of_two())
-            .min(geo.root_chunk_size());
         let mut grew = false;
         loop {
             let chunk = self.current();
-            if self.top + size <= chunk.end().get() || chunk.size() * 2 > next {
+            let next = self
+                .kind
+                .chunk_size(self.manager.metadata_type(), self.growth_step());
+            let cap = (chunk.size() + next).max(size.next_power_of_two());
+            if self.top + size <= chunk.end().get()
+                || chunk.size() * 2 > cap
+                || chunk.size() >= geo.root_chunk_size()
+            {
                 return grew;
             }
             match self.manager.enlarge_chunk(chunk) {
@@ -263,7 +272,7 @@ impl Arena {
         let need = geo
             .level_for(size)
             .expect("size checked against the root chunk");
-        let growth = self.kind.chunk_size(ty, self.chunks.len());
+        let growth = self.kind.chunk_size(ty, self.growth_step());
         let preferred = geo.level_for(growth.max(size)).unwrap_or(ChunkLevel::ROOT);
         let (chunk, prefix) = self
             .manager

@@ -67,6 +67,7 @@ mod arena;
 mod chunk;
 mod config;
 mod error;
+pub mod experiment;
 mod freeblocks;
 mod freelist;
 mod granules;

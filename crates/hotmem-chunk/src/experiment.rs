@@ -1,0 +1,127 @@
+//! The class-space experiment from the JDK-8198423 review, runnable by tests,
+//! the `class_space_oom` example and the facade's report: many short-lived
+//! small loaders flood the class space with small chunks, then large loaders
+//! load one large class each until the space is exhausted.
+
+use crate::{
+    AllocError, Arena, ArenaKind, ChunkManager, Coalescing, MetadataType, SpaceConfig, SpaceError,
+    SpaceMap, SpaceStatistics,
+};
+use hotmem_os::Memory;
+use serde::{Deserialize, Serialize};
+
+/// The parameters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassSpaceExperiment {
+    /// The class space (the review used `-XX:CompressedClassSpaceSize=10M`).
+    pub space: SpaceConfig,
+    /// Small loaders created, each loading one small class, then all dropped.
+    /// Zero skips the phase.
+    pub small_loaders: usize,
+    /// Bytes of a small class.
+    pub small_class: usize,
+    /// Bytes of a large class.
+    pub large_class: usize,
+}
+
+impl ClassSpaceExperiment {
+    /// The review's setting: a 10 MiB class space, 3000 small loaders with a
+    /// 512-byte class each, large classes of 4000 bytes (a 4 KiB chunk each).
+    pub const fn review(coalescing: Coalescing) -> ClassSpaceExperiment {
+        ClassSpaceExperiment {
+            space: SpaceConfig::with_size(10 << 20).coalescing(coalescing),
+            small_loaders: 3000,
+            small_class: 512,
+            large_class: 4000,
+        }
+    }
+
+    /// The same without the small loaders.
+    pub const fn without_small_loaders(mut self) -> ClassSpaceExperiment {
+        self.small_loaders = 0;
+        self
+    }
+
+    /// Runs it on a fresh class space reserved through `memory`.
+    ///
+    /// # Errors
+    /// [`SpaceError`] if the space cannot be created.
+    ///
+    /// # Panics
+    /// If a small class cannot be loaded (the space is too small for the
+    /// small loaders alone) or the space fails `verify()`.
+    pub fn run(&self, memory: &Memory) -> Result<ExperimentOutcome, SpaceError> {
+        let space = ChunkManager::new(memory, MetadataType::Class, self.space)?;
+        let small: Vec<Arena> = (0..self.small_loaders)
+            .map(|_| {
+                let mut loader = Arena::new(&space, ArenaKind::Standard);
+                loader
+                    .allocate(self.small_class)
+                    .expect("small class loads");
+                loader
+            })
+            .collect();
+        let after_small = space.statistics();
+        drop(small);
+        space
+            .verify()
+            .expect("space consistent after the small loaders died");
+        let mut large = Vec::new();
+        let oom = loop {
+            let mut loader = Arena::new(&space, ArenaKind::Standard);
+            match loader.allocate(self.large_class) {
+                Ok(_) => large.push(loader),
+                Err(e) => break e,
+            }
+        };
+        space.verify().expect("space consistent at exhaustion");
+        let stats = space.statistics();
+        let map = space.map_with_cell(16 << 10);
+        Ok(ExperimentOutcome {
+            coalescing: self.space.coalescing,
+            small_loaders: self.small_loaders,
+            small_capacity: after_small.in_use_capacity,
+            large_classes: large.len(),
+            used: stats.used,
+            capacity: stats.reserved,
+            oom,
+            stats,
+            map,
+        })
+    }
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExperimentOutcome {
+    /// The policy.
+    pub coalescing: Coalescing,
+    /// Small loaders that ran first.
+    pub small_loaders: usize,
+    /// Chunk capacity the small loaders held while alive.
+    pub small_capacity: usize,
+    /// Large classes loaded before the space was exhausted.
+    pub large_classes: usize,
+    /// Bytes used at exhaustion.
+    pub used: usize,
+    /// Bytes of the space.
+    pub capacity: usize,
+    /// The error that ended it.
+    #[serde(skip, default = "no_error")]
+    pub oom: AllocError,
+    /// Statistics at exhaustion.
+    pub stats: SpaceStatistics,
+    /// The map at exhaustion, 16 KiB per character.
+    pub map: SpaceMap,
+}
+
+fn no_error() -> AllocError {
+    AllocError::ZeroSize
+}
+
+impl ExperimentOutcome {
+    /// Used over capacity at exhaustion, 0.0 to 1.0.
+    pub fn use_ratio(&self) -> f64 {
+        self.used as f64 / self.capacity as f64
+    }
+}

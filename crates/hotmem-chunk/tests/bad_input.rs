@@ -1,0 +1,179 @@
+//! Bad input: every misuse is a typed error and changes nothing.
+
+use hotmem_chunk::{
+    Arena, ArenaKind, ChunkError, ChunkLevel, ChunkManager, Coalescing, CommitChunkError,
+    ConfigError, DeallocError, EnlargeError, GetChunkError, MetadataType, SpaceConfig, SpaceError,
+};
+use hotmem_os::{Address, Memory};
+
+fn space(coalescing: Coalescing) -> ChunkManager {
+    let config = SpaceConfig::with_size(8 << 20).coalescing(coalescing);
+    ChunkManager::new(&Memory::new(), MetadataType::Class, config).unwrap()
+}
+
+/// Runs `f`, which must be refused, and checks nothing changed.
+fn unchanged<T: std::fmt::Debug>(s: &ChunkManager, f: impl FnOnce() -> T) -> T {
+    let before = (s.statistics(), s.map_with_cell(1024));
+    let r = f();
+    assert!(
+        before == (s.statistics(), s.map_with_cell(1024)),
+        "{r:?} changed the space"
+    );
+    s.verify().unwrap();
+    r
+}
+
+#[test]
+fn bad_returns_are_refused() {
+    let s = space(Coalescing::Buddy);
+    let l4k = s.geometry().level_of_size(4096).unwrap();
+    let c = s.get_chunk(l4k, l4k, 0).unwrap();
+    let keep = s.get_chunk(l4k, l4k, 0).unwrap();
+    s.return_chunk(c).unwrap();
+    let r = unchanged(&s, || s.return_chunk(c));
+    assert!(matches!(r, Err(ChunkError::NotInUse { .. })), "{r:?}");
+    // Handed out again at the same place: the old handle is stale.
+    let c2 = s.get_chunk(l4k, l4k, 0).unwrap();
+    assert_eq!(c2.start(), c.start());
+    let r = unchanged(&s, || s.return_chunk(c));
+    assert!(matches!(r, Err(ChunkError::Stale { .. })), "{r:?}");
+    // Wrong level, missing level, foreign.
+    let r = unchanged(&s, || s.return_chunk(c2.with_level(ChunkLevel::new(9))));
+    assert!(matches!(r, Err(ChunkError::NoSuchChunk { .. })), "{r:?}");
+    let r = unchanged(&s, || s.return_chunk(c2.with_level(ChunkLevel::new(13))));
+    assert!(matches!(r, Err(ChunkError::BadLevel { .. })), "{r:?}");
+    let other = space(Coalescing::Buddy);
+    let f = other.get_chunk(l4k, l4k, 0).unwrap();
+    let r = unchanged(&s, || s.return_chunk(f));
+    assert!(matches!(r, Err(ChunkError::Foreign { .. })), "{r:?}");
+    // `keep` is the upper 4 KiB buddy: as an 8 KiB chunk it is misaligned.
+    assert!(!keep.start().is_aligned(8192));
+    let r = unchanged(&s, || s.return_chunk(keep.with_level(ChunkLevel::new(9))));
+    assert!(matches!(r, Err(ChunkError::NoSuchChunk { .. })), "{r:?}");
+    s.return_chunk(keep).unwrap();
+    s.return_chunk(c2).unwrap();
+    s.verify().unwrap();
+}
+
+#[test]
+fn bad_requests_are_refused() {
+    let s = space(Coalescing::Buddy);
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(13), ChunkLevel::new(13), 0)
+    });
+    assert!(matches!(r, Err(GetChunkError::BadLevel { .. })), "{r:?}");
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(5), ChunkLevel::new(4), 0)
+    });
+    assert!(matches!(r, Err(GetChunkError::BadRequest { .. })), "{r:?}");
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(12), ChunkLevel::new(12), 2048)
+    });
+    assert!(matches!(r, Err(GetChunkError::BadRequest { .. })), "{r:?}");
+    // Exhaustion: two root chunks, then nothing.
+    let a = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0).unwrap();
+    let b = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0).unwrap();
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(12), ChunkLevel::new(12), 0)
+    });
+    assert!(
+        matches!(
+            r,
+            Err(GetChunkError::Exhausted {
+                space: MetadataType::Class,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+    let r = unchanged(&s, || s.commit_chunk(a, a.size() + 1));
+    assert!(
+        matches!(r, Err(CommitChunkError::BeyondChunk { .. })),
+        "{r:?}"
+    );
+    s.return_chunk(a).unwrap();
+    s.return_chunk(b).unwrap();
+}
+
+#[test]
+fn enlargement_refusals() {
+    let s = space(Coalescing::Buddy);
+    let l4k = s.geometry().level_of_size(4096).unwrap();
+    let root = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0).unwrap();
+    let r = unchanged(&s, || s.enlarge_chunk(root));
+    assert_eq!(r, Err(EnlargeError::Root));
+    let lower = s.get_chunk(l4k, l4k, 0).unwrap();
+    let upper = s.get_chunk(l4k, l4k, 0).unwrap();
+    assert_eq!(upper.start(), lower.end());
+    let r = unchanged(&s, || s.enlarge_chunk(upper));
+    assert_eq!(r, Err(EnlargeError::NotLeader));
+    let r = unchanged(&s, || s.enlarge_chunk(lower));
+    assert_eq!(r, Err(EnlargeError::BuddyNotFree));
+    s.return_chunk(upper).unwrap();
+    let bigger = s.enlarge_chunk(lower).unwrap();
+    assert_eq!((bigger.start(), bigger.size()), (lower.start(), 8192));
+    let r = unchanged(&s, || s.enlarge_chunk(lower));
+    assert!(matches!(r, Err(EnlargeError::Chunk(_))), "{r:?}");
+    assert_eq!(s.statistics().counters.enlargements, 1);
+
+    let base = space(Coalescing::None);
+    let c = base.get_chunk(l4k, l4k, 0).unwrap();
+    let r = unchanged(&base, || base.enlarge_chunk(c));
+    assert_eq!(r, Err(EnlargeError::Disabled));
+}
+
+#[test]
+fn bad_deallocations_are_refused() {
+    let s = space(Coalescing::Buddy);
+    let mut a = Arena::new(&s, ArenaKind::Standard);
+    let p = a.allocate(64).unwrap();
+    let q = a.allocate(64).unwrap();
+    a.deallocate(p, 64).unwrap();
+    let before = a.statistics();
+    assert!(matches!(
+        a.deallocate(p, 64),
+        Err(DeallocError::AlreadyFree { .. })
+    ));
+    assert!(matches!(
+        a.deallocate(Address::new(p.get() + 8), 8),
+        Err(DeallocError::AlreadyFree { .. })
+    ));
+    assert!(matches!(
+        a.deallocate(Address::new(q.get() + 3), 8),
+        Err(DeallocError::Misaligned { .. })
+    ));
+    assert!(matches!(a.deallocate(q, 0), Err(DeallocError::ZeroSize)));
+    // Beyond what the arena handed out.
+    assert!(matches!(
+        a.deallocate(Address::new(q.get() + 64), 8),
+        Err(DeallocError::NotOwned { .. })
+    ));
+    let mut b = Arena::new(&s, ArenaKind::Standard);
+    let foreign = b.allocate(64).unwrap();
+    assert!(matches!(
+        a.deallocate(foreign, 64),
+        Err(DeallocError::NotOwned { .. })
+    ));
+    assert_eq!(a.statistics(), before);
+    // The freed block is reused.
+    assert_eq!(a.allocate(64).unwrap(), p);
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let m = Memory::new();
+    let bad = [
+        SpaceConfig::with_size(0),
+        SpaceConfig::with_size(10_000),
+        SpaceConfig::with_size(8 << 20).chunk_sizes(3 << 20, 1024),
+        SpaceConfig::with_size(8 << 20).chunk_sizes(4 << 20, 32),
+        SpaceConfig::with_size(8 << 20).commit_granule(1024),
+        SpaceConfig::with_size(8 << 20).commit_granule(8 << 20),
+    ];
+    for config in bad {
+        let r = ChunkManager::new(&m, MetadataType::Class, config);
+        assert!(matches!(r, Err(SpaceError::Config(_))), "{config:?}");
+        let e: ConfigError = config.validate().unwrap_err();
+        assert!(!e.to_string().is_empty());
+    }
+}
