@@ -1,0 +1,134 @@
+//! `Block`: mapped heap memory and the physical segments behind it.
+
+use hotmem_os::MemRange;
+use std::time::Instant;
+
+/// A page-aligned run of one partition's physical memory (its memfd).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub(crate) offset: usize,
+    pub(crate) len: usize,
+}
+
+/// Granules of physical memory mapped, in order, at a range of the heap:
+/// the backing of a page, or a cached page.
+#[derive(Clone, Debug)]
+pub(crate) struct Block {
+    pub(crate) range: MemRange,
+    pub(crate) segments: Vec<Segment>,
+    pub(crate) last_used: Instant,
+}
+
+impl Block {
+    pub(crate) fn len(&self) -> usize {
+        self.range.len()
+    }
+
+    /// Splits off the first `len` bytes (a multiple of the granule, less
+    /// than the block) and returns them; `self` keeps the rest.
+    pub(crate) fn split_head(&mut self, len: usize) -> Block {
+        debug_assert!(len > 0 && len < self.len());
+        let mut head = Vec::new();
+        let mut need = len;
+        let mut rest = Vec::new();
+        for seg in self.segments.drain(..) {
+            if need == 0 {
+                rest.push(seg);
+            } else if seg.len <= need {
+                need -= seg.len;
+                head.push(seg);
+            } else {
+                head.push(Segment {
+                    offset: seg.offset,
+                    len: need,
+                });
+                rest.push(Segment {
+                    offset: seg.offset + need,
+                    len: seg.len - need,
+                });
+                need = 0;
+            }
+        }
+        self.segments = rest;
+        let start = self.range.start();
+        let tail = MemRange::from_bounds(start + len, self.range.end()).expect("inside");
+        self.range = tail;
+        Block {
+            range: MemRange::new(start, len).expect("inside"),
+            segments: head,
+            last_used: self.last_used,
+        }
+    }
+}
+
+/// Merges adjacent segments.
+pub(crate) fn coalesce(segments: &mut Vec<Segment>) {
+    let mut out: Vec<Segment> = Vec::with_capacity(segments.len());
+    for s in segments.drain(..) {
+        match out.last_mut() {
+            Some(last) if last.offset + last.len == s.offset => last.len += s.len,
+            _ => out.push(s),
+        }
+    }
+    *segments = out;
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+    use hotmem_os::Address;
+
+    #[test]
+    fn split_keeps_segments_in_order() {
+        let range = MemRange::new(Address::new(0x1000_0000), 0x5000).unwrap();
+        let mut b = Block {
+            range,
+            segments: vec![
+                Segment {
+                    offset: 0x3000,
+                    len: 0x2000,
+                },
+                Segment {
+                    offset: 0,
+                    len: 0x3000,
+                },
+            ],
+            last_used: Instant::now(),
+        };
+        let head = b.split_head(0x3000);
+        assert_eq!(
+            head.segments,
+            vec![
+                Segment {
+                    offset: 0x3000,
+                    len: 0x2000
+                },
+                Segment {
+                    offset: 0,
+                    len: 0x1000
+                }
+            ]
+        );
+        assert_eq!(
+            b.segments,
+            vec![Segment {
+                offset: 0x1000,
+                len: 0x2000
+            }]
+        );
+        assert_eq!(head.range.end(), b.range.start());
+        let mut segs = vec![
+            Segment { offset: 0, len: 4 },
+            Segment { offset: 4, len: 4 },
+            Segment { offset: 12, len: 4 },
+        ];
+        coalesce(&mut segs);
+        assert_eq!(
+            segs,
+            vec![
+                Segment { offset: 0, len: 8 },
+                Segment { offset: 12, len: 4 }
+            ]
+        );
+    }
+}

@@ -1,0 +1,94 @@
+//! # hotmem-page: a ZGC-style page allocator
+//!
+//! The heap memory of a managed runtime, organised the way ZGC does it:
+//!
+//! - [`PageAllocator`]: a heap of a fixed maximum capacity, memfd-backed
+//!   physical memory mapped into a larger address space reservation in
+//!   2 MiB granules; small, medium and large [`Page`]s; a page cache with
+//!   flush, undo, defragment and uncommit; NUMA partitions with a
+//!   caller-supplied [`NodeBinder`].
+//! - [`ObjectAllocator`]: objects by size and [`Age`] — per-CPU small
+//!   pages, one shared medium page per age (installed in
+//!   [`MediumPageMode::Synchronized`] or, as the baseline,
+//!   [`MediumPageMode::Racy`]) and large pages — with a one-CAS inline fast
+//!   path.
+//! - [`StatSampler`] / [`StatsReport`]: allocation rate, page cache flush,
+//!   undo, defragment and medium page counts over the last 10 s, 10 min,
+//!   10 h and in total, as data and as `gc,stats` lines.
+//!
+//! All address space and memory come from the [`hotmem_os::Memory`] the
+//! caller passes in, tagged [`MemTag::JAVA_HEAP`](hotmem_os::MemTag::JAVA_HEAP),
+//! so a tracker observing that memory sees all of it.
+//!
+//! ```
+//! use hotmem_os::Memory;
+//! use hotmem_page::{Age, HeapConfig, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout, PageAllocator};
+//! use std::sync::Arc;
+//!
+//! let heap = Arc::new(PageAllocator::new(&Memory::new(), HeapConfig::new(64 << 20))?);
+//! let objects = ObjectAllocator::new(heap.clone(), MediumPageMode::Synchronized);
+//!
+//! // A small object (per-CPU small page) and a medium one (shared medium page).
+//! let small = objects.alloc_object(ObjectLayout::new(64)?, Age::EDEN, NodeId(0))?;
+//! let medium = objects.alloc_object(ObjectLayout::new(300 << 10)?, Age::EDEN, NodeId(0))?;
+//! // SAFETY: both objects were just allocated in mapped, committed pages.
+//! unsafe {
+//!     small.as_ptr::<u64>().write(1);
+//!     medium.as_ptr::<u64>().write(2);
+//! }
+//! assert_eq!(heap.counters().pages_installed.medium, 1);
+//!
+//! // A GC: retire the allocation pages (nobody allocates now), free them.
+//! // SAFETY: this thread is the only one using `objects`.
+//! let pages = unsafe { objects.retire_pages() };
+//! heap.free_pages(&pages)?;
+//! assert_eq!(heap.usage().used, 0);
+//! assert_eq!(heap.usage().capacity, 6 << 20); // still committed, in the cache
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## For a garbage collector
+//! - Mutators allocate with [`ObjectAllocator::alloc_object`]; an error
+//!   for which [`AllocError::is_heap_exhausted`] holds means "collect and
+//!   retry".
+//! - At the start of a cycle (all mutators stopped),
+//!   [`ObjectAllocator::retire_pages`] makes the allocation pages ordinary
+//!   pages; [`PageAllocator::pages`] / [`PageAllocator::page_infos`] list
+//!   every page with type, age, node, range and used bytes for selection.
+//! - Relocation targets: GC workers share a second `ObjectAllocator` and
+//!   call `alloc_object` with the target age and the node of the work, or
+//!   take whole pages with [`PageAllocator::alloc_page`].
+//! - Evacuated pages go back with [`PageAllocator::free_pages`].
+//! - [`PageAllocator::committed_bytes`] is what NMT should report as
+//!   committed heap; [`PageAllocator::counters`] feeds a [`StatSampler`].
+
+mod block;
+mod cache;
+mod config;
+mod error;
+#[cfg(any(test, fuzzing))]
+pub mod model;
+mod object_allocator;
+mod page;
+mod page_allocator;
+mod partition;
+mod shared_page;
+mod source;
+mod stats;
+mod sync;
+mod types;
+mod virt;
+
+pub use config::{GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
+pub use error::{
+    AllocError, AllocPageError, ConfigError, FreeError, HeapError, LayoutError, MemoryError,
+};
+pub use object_allocator::ObjectAllocator;
+pub use page::{Page, PageInfo, PageRef, PageState};
+pub use page_allocator::{PageAllocator, UncommitStats};
+pub use partition::{CachedPages, HeapUsage, PartitionUsage};
+pub use source::{PageRequest, PageSource};
+pub use stats::{
+    CounterSnapshot, PerType, StatRow, StatSampler, StatUnit, StatsReport, WindowStat,
+};
+pub use types::{Age, NodeId, ObjectLayout, PageType};

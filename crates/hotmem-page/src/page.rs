@@ -1,0 +1,293 @@
+//! `Page`: a range of heap memory that objects are bump-allocated in.
+
+use crate::sync::{AtomicU8, AtomicUsize, Ordering};
+use crate::{Age, NodeId, ObjectLayout, PageType};
+use crossbeam_utils::CachePadded;
+use hotmem_os::{Address, MemRange};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Who may touch a page right now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PageState {
+    /// Allocated and owned by whoever allocated it (a GC worker's target
+    /// page, a large object's page, or a page an object allocator retired).
+    /// It may be freed.
+    Allocated,
+    /// Installed in an [`ObjectAllocator`](crate::ObjectAllocator): other
+    /// threads may be bump-allocating in it. It cannot be freed until the
+    /// allocator retires it.
+    Installed,
+    /// Given back to the page cache. Its range means nothing any more.
+    Freed,
+}
+
+impl PageState {
+    const fn to_raw(self) -> u8 {
+        match self {
+            PageState::Allocated => 0,
+            PageState::Installed => 1,
+            PageState::Freed => 2,
+        }
+    }
+
+    const fn from_raw(raw: u8) -> PageState {
+        match raw {
+            0 => PageState::Allocated,
+            1 => PageState::Installed,
+            _ => PageState::Freed,
+        }
+    }
+}
+
+/// A page: a type, the age of its objects, the NUMA node of its memory, an
+/// address range and a bump pointer. Objects are allocated by moving the
+/// bump pointer with one compare-and-swap, so any number of threads may
+/// allocate in the same page at once.
+///
+/// Pages are handed out as [`PageRef`]s; the heap keeps its own reference
+/// until the page is freed, so a `PageRef` is always safe to read, even after
+/// the page is freed (it then says [`PageState::Freed`]).
+pub struct Page {
+    top: CachePadded<AtomicUsize>,
+    state: AtomicU8,
+    page_type: PageType,
+    age: Age,
+    node: NodeId,
+    range: MemRange,
+    heap: u64,
+    id: u64,
+}
+
+/// A shared reference to a page.
+pub type PageRef = crate::sync::Arc<Page>;
+
+impl fmt::Debug for Page {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Page")
+            .field("id", &self.id)
+            .field("type", &self.page_type)
+            .field("age", &self.age)
+            .field("node", &self.node)
+            .field("range", &self.range)
+            .field("used", &self.used_bytes())
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+impl Page {
+    /// A page over `range`, empty, in state [`PageState::Allocated`].
+    ///
+    /// Page sources create pages; the memory behind `range` is theirs to
+    /// provide (the [`PageAllocator`](crate::PageAllocator) maps real
+    /// memory there; a model may use addresses that are never touched).
+    /// `heap` tells which heap a page belongs to (0: none).
+    pub fn new(
+        page_type: PageType,
+        age: Age,
+        node: NodeId,
+        range: MemRange,
+        heap: u64,
+        id: u64,
+    ) -> Page {
+        Page {
+            top: CachePadded::new(AtomicUsize::new(range.start().get())),
+            state: AtomicU8::new(PageState::Allocated.to_raw()),
+            page_type,
+            age,
+            node,
+            range,
+            heap,
+            id,
+        }
+    }
+
+    /// Allocates an object in this page: one compare-and-swap on the bump
+    /// pointer (retried only when another thread moved it first). `None`
+    /// when the object does not fit in what is left.
+    #[inline]
+    pub fn alloc_object(&self, layout: ObjectLayout) -> Option<Address> {
+        let end = self.range.end().get();
+        let mut top = self.top.load(Ordering::Relaxed);
+        loop {
+            // `top <= end` and the layout leaves MAX_ALIGN of headroom, so
+            // neither addition can overflow.
+            let start = (top + layout.align() - 1) & !(layout.align() - 1);
+            let new_top = start + layout.size();
+            if new_top > end {
+                return None;
+            }
+            // Relaxed is enough: the bytes belong to the winner alone, and
+            // the page itself was published with release/acquire.
+            match self
+                .top
+                .compare_exchange_weak(top, new_top, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(Address::new(start)),
+                Err(current) => top = current,
+            }
+        }
+    }
+
+    /// The page type.
+    #[inline]
+    pub fn page_type(&self) -> PageType {
+        self.page_type
+    }
+
+    /// The age of the objects in this page.
+    #[inline]
+    pub fn age(&self) -> Age {
+        self.age
+    }
+
+    /// The NUMA node (partition) whose memory the page is made of.
+    #[inline]
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
+    /// The page's address range.
+    #[inline]
+    pub fn range(&self) -> MemRange {
+        self.range
+    }
+
+    /// The page's size in bytes.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.range.len()
+    }
+
+    /// The current bump pointer: objects lie in `[range.start, top)`.
+    #[inline]
+    pub fn top(&self) -> Address {
+        Address::new(self.top.load(Ordering::Acquire))
+    }
+
+    /// Bytes allocated so far (alignment padding included).
+    #[inline]
+    pub fn used_bytes(&self) -> usize {
+        self.top.load(Ordering::Acquire) - self.range.start().get()
+    }
+
+    /// Bytes still free.
+    #[inline]
+    pub fn free_bytes(&self) -> usize {
+        self.range.end().get() - self.top.load(Ordering::Acquire)
+    }
+
+    /// The page's current state.
+    #[inline]
+    pub fn state(&self) -> PageState {
+        PageState::from_raw(self.state.load(Ordering::Acquire))
+    }
+
+    /// Whether `addr` lies in the allocated part of the page.
+    pub fn contains_object(&self, addr: Address) -> bool {
+        self.range.start() <= addr && addr.get() < self.top.load(Ordering::Acquire)
+    }
+
+    /// A number unique within the heap, in allocation order.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The id of the heap the page belongs to (0 for pages made by other page sources).
+    #[inline]
+    pub fn heap_id(&self) -> u64 {
+        self.heap
+    }
+
+    /// A plain-data snapshot, for reports and GC page selection.
+    pub fn info(&self) -> PageInfo {
+        PageInfo {
+            id: self.id,
+            page_type: self.page_type,
+            age: self.age,
+            node: self.node,
+            start: self.range.start().get(),
+            size: self.size(),
+            used: self.used_bytes(),
+            state: self.state(),
+        }
+    }
+
+    /// Moves the state from `from` to `to`; `Err(actual)` if it was not `from`.
+    pub(crate) fn transition(&self, from: PageState, to: PageState) -> Result<(), PageState> {
+        self.state
+            .compare_exchange(
+                from.to_raw(),
+                to.to_raw(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .map(drop)
+            .map_err(PageState::from_raw)
+    }
+}
+
+/// What a GC needs to know about a page to select it: plain data, serializable.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageInfo {
+    /// [`Page::id`].
+    pub id: u64,
+    /// [`Page::page_type`].
+    pub page_type: PageType,
+    /// [`Page::age`].
+    pub age: Age,
+    /// [`Page::node`].
+    pub node: NodeId,
+    /// The first address.
+    pub start: usize,
+    /// Bytes in the page.
+    pub size: usize,
+    /// Bytes allocated.
+    pub used: usize,
+    /// [`Page::state`].
+    pub state: PageState,
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bump_allocation_respects_alignment_and_end() {
+        let range = MemRange::new(Address::new(0x10000), 256).unwrap();
+        let page = Page::new(PageType::Small, Age::EDEN, NodeId(0), range, 0, 1);
+        let a = page.alloc_object(ObjectLayout::new(10).unwrap()).unwrap();
+        assert_eq!(a, Address::new(0x10000));
+        let b = page
+            .alloc_object(ObjectLayout::aligned(8, 64).unwrap())
+            .unwrap();
+        assert_eq!(b, Address::new(0x10040));
+        assert_eq!(page.used_bytes(), 0x48);
+        assert!(page.contains_object(b));
+        assert!(!page.contains_object(Address::new(0x10048)));
+        assert!(page.alloc_object(ObjectLayout::new(256).unwrap()).is_none());
+        let c = page
+            .alloc_object(ObjectLayout::new(256 - 0x48).unwrap())
+            .unwrap();
+        assert_eq!(c, Address::new(0x10048));
+        assert_eq!(page.free_bytes(), 0);
+        assert!(page.alloc_object(ObjectLayout::new(8).unwrap()).is_none());
+        assert_eq!(page.info().used, 256);
+    }
+
+    #[test]
+    fn state_transitions() {
+        let range = MemRange::new(Address::new(0x10000), 256).unwrap();
+        let page = Page::new(PageType::Medium, Age::OLD, NodeId(1), range, 7, 2);
+        assert_eq!(page.state(), PageState::Allocated);
+        assert_eq!(
+            page.transition(PageState::Installed, PageState::Allocated),
+            Err(PageState::Allocated)
+        );
+        page.transition(PageState::Allocated, PageState::Installed)
+            .unwrap();
+        assert_eq!(page.state(), PageState::Installed);
+    }
+}
