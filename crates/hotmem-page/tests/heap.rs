@@ -1,0 +1,329 @@
+//! The page allocator on real memory: cache reuse, flush, defragment,
+//! uncommit, partitions and binding, NMT-visible commits, bad input.
+
+use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver};
+use hotmem_page::{
+    Age, AllocError, AllocPageError, FreeError, HeapConfig, MediumPageMode, NodeId,
+    ObjectAllocator, ObjectLayout, PageAllocator, PageRef, PageRequest, PageState, PageType,
+    StatSampler,
+};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const MIB: usize = 1 << 20;
+
+fn heap(capacity: usize) -> PageAllocator {
+    PageAllocator::new(
+        &Memory::new(),
+        HeapConfig::new(capacity).medium_page_size(4 * MIB),
+    )
+    .expect("heap")
+}
+
+fn small(h: &PageAllocator) -> PageRef {
+    h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId(0)))
+        .expect("small page")
+}
+
+fn medium(h: &PageAllocator) -> PageRef {
+    h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0)))
+        .expect("medium page")
+}
+
+fn touch(p: &PageRef) {
+    let r = p.range();
+    // SAFETY: the page is live: its whole range is mapped and committed.
+    unsafe {
+        r.start().as_ptr::<u8>().write_bytes(0x5A, r.len());
+        assert_eq!(r.start().as_ptr::<u8>().add(r.len() - 1).read(), 0x5A);
+    }
+}
+
+#[test]
+fn cached_pages_are_reused_by_type() {
+    let h = heap(16 * MIB);
+    let a = small(&h);
+    touch(&a);
+    let range = a.range();
+    h.free_page(&a).unwrap();
+    assert_eq!(h.usage().cached, 2 * MIB);
+    let b = small(&h);
+    assert_eq!(b.range(), range, "the cached small page comes back");
+    assert_eq!(h.counters().commit_bytes, 2 * MIB as u64);
+    h.check_invariants();
+}
+
+#[test]
+fn flush_harvests_cached_small_pages_for_a_medium_page() {
+    let h = heap(16 * MIB);
+    let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
+    smalls.iter().for_each(touch);
+    assert!(matches!(
+        h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0))),
+        Err(AllocPageError::HeapExhausted { .. })
+    ));
+    h.free_pages(&smalls).unwrap();
+    let m = medium(&h);
+    touch(&m);
+    let c = h.counters();
+    assert_eq!(c.cache_flush_bytes, 4 * MIB as u64);
+    assert_eq!(c.cache_flush_ops, 1);
+    assert_eq!(
+        c.commit_bytes,
+        16 * MIB as u64,
+        "no new memory: remapped, not copied"
+    );
+    assert_eq!(h.usage().capacity, 16 * MIB);
+    assert_eq!(h.physical_committed_bytes().unwrap(), 16 * MIB);
+    h.check_invariants();
+}
+
+#[test]
+fn a_small_page_split_from_a_high_medium_page_is_defragmented_when_freed() {
+    let h = heap(16 * MIB);
+    let mediums: Vec<_> = (0..4).map(|_| medium(&h)).collect();
+    let reserved = h.reserved();
+    assert!(
+        mediums
+            .iter()
+            .all(|m| m.range().start().get() >= reserved.start().get() + reserved.len() / 2)
+    );
+    h.free_pages(&mediums).unwrap();
+    // No small page cached: a cached medium page is split; the small page
+    // sits at a high address.
+    let s = small(&h);
+    assert!(s.range().start().get() >= reserved.start().get() + reserved.len() / 2);
+    touch(&s);
+    h.free_page(&s).unwrap();
+    assert_eq!(h.counters().defragment_ops, 1);
+    // It went to the bottom of the address space and is reused from there.
+    let again = small(&h);
+    assert_eq!(again.range().start(), reserved.start());
+    touch(&again);
+    h.check_invariants();
+}
+
+#[test]
+fn uncommit_returns_memory_unused_for_the_delay() {
+    let h = PageAllocator::new(
+        &Memory::new(),
+        HeapConfig::new(16 * MIB).uncommit_delay(Duration::from_secs(60)),
+    )
+    .unwrap();
+    let pages: Vec<_> = (0..3).map(|_| small(&h)).collect();
+    pages.iter().for_each(touch);
+    h.free_pages(&pages[..2]).unwrap();
+    let now = Instant::now();
+    assert_eq!(h.uncommit(now).unwrap().bytes, 0, "not unused for 60 s yet");
+    let stats = h.uncommit(now + Duration::from_secs(61)).unwrap();
+    assert_eq!((stats.blocks, stats.bytes), (2, 4 * MIB));
+    assert_eq!(h.usage().capacity, 2 * MIB);
+    assert_eq!(h.physical_committed_bytes().unwrap(), 2 * MIB);
+    assert_eq!(h.counters().uncommit_bytes, 4 * MIB as u64);
+    touch(&pages[2]);
+    h.check_invariants();
+}
+
+/// Counts committed JAVA_HEAP bytes the way NMT does, from the events.
+#[derive(Default)]
+struct CommittedHeap(AtomicIsize);
+
+impl MemoryObserver for CommittedHeap {
+    fn observe(&self, e: &MemoryEvent) {
+        if e.tag() != MemTag::JAVA_HEAP {
+            return;
+        }
+        match e {
+            MemoryEvent::Commit { range, .. } => {
+                self.0.fetch_add(range.len() as isize, Ordering::Relaxed)
+            }
+            MemoryEvent::Uncommit { range, .. } => {
+                self.0.fetch_sub(range.len() as isize, Ordering::Relaxed)
+            }
+            _ => 0,
+        };
+    }
+}
+
+#[test]
+fn an_observer_sees_exactly_the_committed_heap() {
+    let nmt = Arc::new(CommittedHeap::default());
+    let memory = Memory::with_observer(nmt.clone());
+    let h =
+        PageAllocator::new(&memory, HeapConfig::new(16 * MIB).medium_page_size(4 * MIB)).unwrap();
+    let check = |h: &PageAllocator| {
+        h.check_invariants();
+        assert_eq!(nmt.0.load(Ordering::Relaxed) as usize, h.committed_bytes());
+    };
+    let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
+    check(&h);
+    h.free_pages(&smalls).unwrap();
+    let m = medium(&h); // flush
+    check(&h);
+    h.free_page(&m).unwrap();
+    let s = small(&h); // split of a cached medium page
+    h.free_page(&s).unwrap(); // maybe defragment
+    check(&h);
+    h.uncommit_older_than(Instant::now()).unwrap();
+    check(&h);
+    assert_eq!(h.committed_bytes(), 0);
+}
+
+#[test]
+fn partitions_prefer_the_callers_node_and_bind_fresh_memory() {
+    let bound: Arc<Mutex<Vec<(MemRange, NodeId)>>> = Arc::default();
+    let log = bound.clone();
+    let config = HeapConfig::new(16 * MIB)
+        .partitions(&[NodeId(3), NodeId(7)])
+        .medium_page_size(4 * MIB)
+        .binder(Arc::new(move |r: MemRange, n: NodeId| {
+            log.lock().unwrap().push((r, n))
+        }));
+    let h = PageAllocator::new(&Memory::new(), config).unwrap();
+    let sizes = h.page_sizes();
+    let on7: Vec<_> = (0..4)
+        .map(|_| {
+            h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+                .unwrap()
+        })
+        .collect();
+    assert!(on7.iter().all(|p| p.node() == NodeId(7)));
+    // Node 7 is full: the next one comes from node 3.
+    let spill = h
+        .alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+        .unwrap();
+    assert_eq!(spill.node(), NodeId(3));
+    let b = bound.lock().unwrap();
+    assert_eq!(b.len(), 5);
+    assert!(b[..4].iter().all(|&(_, n)| n == NodeId(7)));
+    assert_eq!(b[4], (spill.range(), NodeId(3)));
+    assert_eq!(h.usage().partitions[1].used, 8 * MIB);
+    assert_eq!(
+        h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(5)))
+            .unwrap_err(),
+        AllocPageError::UnknownNode(NodeId(5))
+    );
+}
+
+#[test]
+fn bad_input_changes_nothing() {
+    let h = heap(16 * MIB);
+    let other = heap(16 * MIB);
+    let sizes = h.page_sizes();
+    let p = small(&h);
+    let before = h.usage();
+    let bad = |size| PageRequest {
+        page_type: PageType::Large,
+        size,
+        age: Age::EDEN,
+        node: NodeId(0),
+    };
+    assert_eq!(
+        h.alloc_page(bad(0)).unwrap_err(),
+        AllocPageError::BadSize { size: 0 }
+    );
+    assert_eq!(
+        h.alloc_page(bad(3 * MIB)).unwrap_err(),
+        AllocPageError::BadSize { size: 3 * MIB }
+    );
+    assert!(matches!(
+        h.alloc_page(bad(usize::MAX - MIB + 1)),
+        Err(AllocPageError::BadSize { .. })
+    ));
+    assert!(matches!(
+        h.alloc_page(bad(64 * MIB)),
+        Err(AllocPageError::HeapExhausted { .. })
+    ));
+    let wrong = PageRequest {
+        page_type: PageType::Medium,
+        ..PageRequest::small(&sizes, Age::EDEN, NodeId(0))
+    };
+    assert!(matches!(
+        h.alloc_page(wrong),
+        Err(AllocPageError::BadSize { .. })
+    ));
+    assert_eq!(other.free_page(&p), Err(FreeError::ForeignPage));
+    assert_eq!(
+        h.free_pages(&[p.clone(), p.clone()]),
+        Err(FreeError::AlreadyFreed)
+    );
+    assert_eq!(
+        p.state(),
+        PageState::Allocated,
+        "a rejected batch freed nothing"
+    );
+    assert_eq!(h.usage(), before);
+    h.free_page(&p).unwrap();
+    assert_eq!(h.free_page(&p), Err(FreeError::AlreadyFreed));
+    assert_eq!(h.undo_alloc_page(&p), Err(FreeError::AlreadyFreed));
+    h.check_invariants();
+}
+
+#[test]
+fn object_allocator_errors_and_retirement() {
+    let h = Arc::new(heap(16 * MIB));
+    let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
+    let l = |n| ObjectLayout::new(n).unwrap();
+    let obj = objects
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .unwrap();
+    let page = objects
+        .current_medium_page(Age::EDEN, NodeId(0))
+        .expect("installed");
+    assert!(page.contains_object(obj));
+    assert_eq!(page.state(), PageState::Installed);
+    assert_eq!(h.free_page(&page), Err(FreeError::InUse));
+    assert_eq!(
+        objects.alloc_object(l(64), Age::EDEN, NodeId(9)),
+        Err(AllocError::Page(AllocPageError::UnknownNode(NodeId(9))))
+    );
+    // Exhaustion is an error a GC can act on, never a panic.
+    let mut large = Vec::new();
+    let err = loop {
+        match objects.alloc_object(l(3 * MIB), Age::OLD, NodeId(0)) {
+            Ok(a) => large.push(a),
+            Err(e) => break e,
+        }
+    };
+    assert!(err.is_heap_exhausted(), "{err}");
+    assert_eq!(large.len(), 3);
+    // SAFETY: `objects` is used by this thread only.
+    let retired = unsafe { objects.retire_pages() };
+    assert_eq!(retired.len(), 1);
+    assert!(objects.current_medium_page(Age::EDEN, NodeId(0)).is_none());
+    assert_eq!(page.state(), PageState::Allocated);
+    h.free_pages(&h.pages()).unwrap();
+    assert_eq!(h.usage().used, 0);
+    let again = objects
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .unwrap();
+    assert!(h.pages().iter().any(|p| p.contains_object(again)));
+}
+
+#[test]
+fn statistics_report_as_text_and_data() {
+    let h = heap(16 * MIB);
+    let t0 = Instant::now();
+    let mut sampler = StatSampler::new(h.counters(), t0);
+    let p = medium(&h);
+    h.undo_alloc_page(&p).unwrap();
+    sampler.sample(h.counters(), t0 + Duration::from_secs(1));
+    let report = sampler.report();
+    let undo = report.row("Memory: Medium Page Undo").unwrap();
+    assert_eq!((undo.last_10s.avg, undo.total.max), (1.0, 1.0));
+    assert_eq!(
+        report.row("Memory: Allocation Rate").unwrap().last_10s.max,
+        4.0
+    );
+    let text = report.to_string();
+    assert!(text.lines().count() == 2 + report.rows.len());
+    assert!(text.contains("[gc,stats    ] Memory: Undo Page Allocation"));
+    assert!(text.contains("MB/s") && text.contains("ops/s"));
+    let json = serde_json::to_string(&report).unwrap();
+    let back: hotmem_page::StatsReport = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, report);
+    let counters: hotmem_page::CounterSnapshot =
+        serde_json::from_str(&serde_json::to_string(&h.counters()).unwrap()).unwrap();
+    assert_eq!(counters.undo_ops.medium, 1);
+}
