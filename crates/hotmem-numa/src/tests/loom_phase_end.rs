@@ -77,7 +77,7 @@ fn loom_phase_end_sees_restored_bindings_and_reports() {
 }
 
 #[test]
-#[should_panic]
+#[should_panic(expected = "left == right")]
 fn loom_phase_end_counting_down_first_is_caught() {
     model(Order::CountDownThenRestore);
 }
