@@ -19,10 +19,11 @@ struct ArenaChunk {
 }
 
 /// A per-loader allocator over one space. It bump-allocates words from its
-/// current chunk, takes a new chunk (sized by its [`ArenaKind`]'s growth
-/// policy) when the current one is full, first trying to enlarge the current
-/// chunk in place into its free buddy, keeps deallocated blocks for reuse,
-/// and returns every chunk to the space when dropped (the loader died).
+/// current chunk (committing more of it as needed). When the chunk is full
+/// it first reuses a deallocated block (or the committed remainder of a
+/// retired chunk), then tries to enlarge the chunk in place into its free
+/// buddy, and only then takes a new chunk sized by its [`ArenaKind`]'s growth
+/// policy. Dropping it (the loader died) returns every chunk to the space.
 ///
 /// ```
 /// use hotmem_chunk::{Arena, ArenaKind, ChunkManager, MetadataType, SpaceConfig};
@@ -151,10 +152,7 @@ impl Arena {
     #[inline]
     pub fn allocate(&mut self, bytes: usize) -> Result<Address, AllocError> {
         let size = word_align(bytes);
-        if bytes.wrapping_sub(1) < self.max_fast
-            && self.free_blocks.is_empty()
-            && size <= self.committed_end - self.top
-        {
+        if bytes.wrapping_sub(1) < self.max_fast && size <= self.committed_end - self.top {
             let at = self.top;
             self.top += size;
             self.live += size;
@@ -179,18 +177,17 @@ impl Arena {
             });
         }
         let size = word_align(bytes);
+        if !self.chunks.is_empty() && self.fit_current(size)? {
+            return Ok(self.bump(size));
+        }
+        // The current chunk is full: reuse a free block before growing.
         if let Some(addr) = self.free_blocks.take(size) {
             self.live += size;
             self.allocations += 1;
             return Ok(Address::new(addr));
         }
-        if !self.chunks.is_empty() {
-            if self.fit_current(size)? {
-                return Ok(self.bump(size));
-            }
-            if self.enlarge_current(size) && self.fit_current(size)? {
-                return Ok(self.bump(size));
-            }
+        if !self.chunks.is_empty() && self.enlarge_current(size) && self.fit_current(size)? {
+            return Ok(self.bump(size));
         }
         self.new_chunk(size)?;
         Ok(self.bump(size))

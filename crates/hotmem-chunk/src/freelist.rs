@@ -1,5 +1,5 @@
 //! Free lists: one doubly linked list per level, linked through per-unit
-//! `prev`/`next` arrays indexed by a chunk's first unit, so that a free chunk
+//! a per-unit `[prev, next]` array indexed by a chunk's first unit, so that a free chunk
 //! found by address (a buddy) is unlinked in O(1).
 //!
 //! Chunks with committed memory go to the front, uncommitted ones to the
@@ -13,8 +13,8 @@ pub(crate) struct FreeLists {
     head: Vec<u32>,
     tail: Vec<u32>,
     count: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// `[prev, next]` per unit, together so an unlink touches one line.
+    links: Vec<[u32; 2]>,
 }
 
 /// Which end of a list a chunk is put at.
@@ -32,8 +32,7 @@ impl FreeLists {
             count: vec![0; levels],
             // Links of units that are not on a list are never read, so the
             // zero-filled (lazily allocated) arrays need no initial value.
-            prev: vec![0; units],
-            next: vec![0; units],
+            links: vec![[0; 2]; units],
         }
     }
 
@@ -53,20 +52,20 @@ impl FreeLists {
         let u = unit as usize;
         match end {
             End::Front => {
-                self.prev[u] = NIL;
-                self.next[u] = self.head[l];
+                self.links[u][0] = NIL;
+                self.links[u][1] = self.head[l];
                 if self.head[l] != NIL {
-                    self.prev[self.head[l] as usize] = unit;
+                    self.links[self.head[l] as usize][0] = unit;
                 } else {
                     self.tail[l] = unit;
                 }
                 self.head[l] = unit;
             }
             End::Back => {
-                self.next[u] = NIL;
-                self.prev[u] = self.tail[l];
+                self.links[u][1] = NIL;
+                self.links[u][0] = self.tail[l];
                 if self.tail[l] != NIL {
-                    self.next[self.tail[l] as usize] = unit;
+                    self.links[self.tail[l] as usize][1] = unit;
                 } else {
                     self.head[l] = unit;
                 }
@@ -80,15 +79,15 @@ impl FreeLists {
     pub(crate) fn remove(&mut self, level: ChunkLevel, unit: u32) {
         let l = level.index();
         let u = unit as usize;
-        let (p, n) = (self.prev[u], self.next[u]);
+        let (p, n) = (self.links[u][0], self.links[u][1]);
         if p != NIL {
-            self.next[p as usize] = n;
+            self.links[p as usize][1] = n;
         } else {
             debug_assert_eq!(self.head[l], unit);
             self.head[l] = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.links[n as usize][0] = p;
         } else {
             debug_assert_eq!(self.tail[l], unit);
             self.tail[l] = p;
@@ -104,7 +103,7 @@ impl FreeLists {
                 return None;
             }
             let u = at;
-            at = self.next[u as usize];
+            at = self.links[u as usize][1];
             Some(u)
         })
     }

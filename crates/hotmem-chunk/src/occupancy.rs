@@ -20,33 +20,36 @@ pub(crate) enum UnitState {
     InUse,
 }
 
+// One byte per unit: 0 for "not a chunk start", else the state in the top
+// two bits and the level (< 32) in the low five, so the buddy test is one
+// load.
 const INNER: u8 = 0;
-const FREE: u8 = 1;
-const IN_USE: u8 = 2;
+const FREE: u8 = 0x40;
+const IN_USE: u8 = 0x80;
+const STATE: u8 = 0xC0;
+const LEVEL: u8 = 0x1F;
 
 pub(crate) struct Occupancy {
-    state: Vec<u8>,
-    level: Vec<u8>,
+    head: Vec<u8>,
     serial: Vec<u32>,
 }
 
 impl Occupancy {
     pub(crate) fn new(units: usize) -> Occupancy {
         Occupancy {
-            state: vec![INNER; units],
-            level: vec![0; units],
+            head: vec![INNER; units],
             serial: vec![0; units],
         }
     }
 
     #[inline]
     pub(crate) fn units(&self) -> u32 {
-        self.state.len() as u32
+        self.head.len() as u32
     }
 
     #[inline]
     pub(crate) fn state(&self, unit: u32) -> UnitState {
-        match self.state[unit as usize] {
+        match self.head[unit as usize] & STATE {
             FREE => UnitState::Free,
             IN_USE => UnitState::InUse,
             _ => UnitState::Inner,
@@ -56,7 +59,7 @@ impl Occupancy {
     /// The level of the chunk starting at `unit` (meaningful for headers only).
     #[inline]
     pub(crate) fn level(&self, unit: u32) -> ChunkLevel {
-        ChunkLevel::new(self.level[unit as usize])
+        ChunkLevel::new(self.head[unit as usize] & LEVEL)
     }
 
     #[inline]
@@ -67,34 +70,31 @@ impl Occupancy {
     /// Whether a free chunk of exactly `level` starts at `unit`: the buddy test.
     #[inline]
     pub(crate) fn is_free_chunk(&self, unit: u32, level: ChunkLevel) -> bool {
-        let u = unit as usize;
-        self.state[u] == FREE && self.level[u] == level.raw()
+        self.head[unit as usize] == FREE | level.raw()
     }
 
     #[inline]
     pub(crate) fn set_free(&mut self, unit: u32, level: ChunkLevel) {
-        self.state[unit as usize] = FREE;
-        self.level[unit as usize] = level.raw();
+        self.head[unit as usize] = FREE | level.raw();
     }
 
     #[inline]
     pub(crate) fn set_in_use(&mut self, unit: u32, level: ChunkLevel, serial: u32) {
-        self.state[unit as usize] = IN_USE;
-        self.level[unit as usize] = level.raw();
+        self.head[unit as usize] = IN_USE | level.raw();
         self.serial[unit as usize] = serial;
     }
 
     /// Changes the level of the header at `unit`, keeping its state.
     #[inline]
     pub(crate) fn set_level(&mut self, unit: u32, level: ChunkLevel) {
-        debug_assert_ne!(self.state[unit as usize], INNER);
-        self.level[unit as usize] = level.raw();
+        let h = &mut self.head[unit as usize];
+        debug_assert_ne!(*h, INNER);
+        *h = (*h & STATE) | level.raw();
     }
 
     /// `unit` is no longer a chunk start (it was merged into its lower buddy).
     #[inline]
     pub(crate) fn clear(&mut self, unit: u32) {
-        self.state[unit as usize] = INNER;
-        self.level[unit as usize] = 0;
+        self.head[unit as usize] = INNER;
     }
 }

@@ -65,19 +65,28 @@ fn baseline_never_enlarges_splits_or_merges() {
 }
 
 #[test]
-fn deallocated_blocks_are_reused() {
-    let s = space(MetadataType::NonClass, Coalescing::Buddy);
-    let mut a = Arena::new(&s, ArenaKind::Standard);
-    let blocks: Vec<_> = (0..10).map(|_| a.allocate(100).unwrap()).collect();
+fn deallocated_blocks_are_reused_before_the_arena_grows() {
+    let s = space(MetadataType::Class, Coalescing::Buddy);
+    // A reflection loader's class-space chunks are 1 KiB: easy to fill.
+    let mut a = Arena::new(&s, ArenaKind::Reflection);
+    let blocks: Vec<_> = (0..9).map(|_| a.allocate(104).unwrap()).collect();
+    assert_eq!(a.statistics().chunks, 1);
     for &b in &blocks[2..5] {
         a.deallocate(b, 100).unwrap();
     }
     assert_eq!(a.statistics().free_blocks, 3);
-    // 104-byte blocks: a 40-byte request takes the smallest fitting one.
-    let x = a.allocate(40).unwrap();
-    assert_eq!(x, blocks[2]);
-    assert_eq!(a.statistics().free_block_bytes, 2 * 104 + 64);
-    assert_eq!(a.statistics().live, 7 * 104 + 40);
+    // 1024 - 9 * 104 = 88 bytes left in the chunk: a 40-byte block bumps.
+    let bumped = a.allocate(40).unwrap();
+    assert_eq!(bumped.get(), blocks[8].get() + 104);
+    // A 96-byte block no longer fits: it takes the smallest fitting free
+    // block instead of growing the arena.
+    let reused = a.allocate(96).unwrap();
+    assert_eq!(reused, blocks[2]);
+    let st = a.statistics();
+    assert_eq!(st.chunks, 1);
+    assert_eq!(st.free_block_bytes, 2 * 104 + 8);
+    assert_eq!(st.live, 6 * 104 + 40 + 96);
+    s.verify().unwrap();
 }
 
 #[test]
