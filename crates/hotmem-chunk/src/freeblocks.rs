@@ -15,11 +15,6 @@ pub(crate) struct FreeBlocks {
 }
 
 impl FreeBlocks {
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.by_addr.is_empty()
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.by_addr.len()
     }
