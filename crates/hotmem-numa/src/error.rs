@@ -33,6 +33,10 @@ pub enum InvalidDescription {
     Rejected,
     /// hwloc accepted it but could not build a topology from it.
     Unbuildable,
+    /// It describes more than [`MAX_SYNTHETIC_PUS`](crate::MAX_SYNTHETIC_PUS)
+    /// processing units (checked before hwloc builds anything, so that a
+    /// description cannot make it allocate without bound).
+    TooLarge,
 }
 
 impl fmt::Display for TopologyError {
@@ -49,6 +53,7 @@ impl fmt::Display for TopologyError {
                     InvalidDescription::ContainsNul => "contains a NUL character",
                     InvalidDescription::Rejected => "rejected by hwloc's parser",
                     InvalidDescription::Unbuildable => "accepted but not buildable",
+                    InvalidDescription::TooLarge => "describes too many processing units",
                 };
                 write!(f, "invalid synthetic topology {description:?}: {why}")
             }

@@ -55,6 +55,8 @@
 mod binder;
 mod cpuset;
 mod error;
+#[cfg(any(test, fuzzing))]
+pub mod fuzz;
 pub mod heuristics;
 mod latch;
 mod memory;
@@ -80,4 +82,4 @@ pub use pool::{
     PhaseOutcome, PhasePanicked, PhaseWork, PoolConfig, PoolError, WorkerContext, WorkerPool,
 };
 pub use stats::{NodePhaseStats, PhaseStats, WorkerPhaseStats};
-pub use topology::{Topology, TopologySource};
+pub use topology::{MAX_SYNTHETIC_PUS, Topology, TopologySource};

@@ -66,6 +66,9 @@ impl Topology {
             description: description.to_owned(),
             reason,
         };
+        if described_leaves(description) > MAX_SYNTHETIC_PUS {
+            return Err(invalid(InvalidDescription::TooLarge));
+        }
         let builder = hwlocality::Topology::builder()
             .from_synthetic(description)
             .map_err(|e| {
@@ -212,6 +215,34 @@ impl Topology {
     }
 }
 
+/// The most processing units a synthetic description may describe: far
+/// above any real machine, far below what would exhaust memory.
+pub const MAX_SYNTHETIC_PUS: u64 = 1 << 16;
+
+/// The product of the arities (`type:N`) of a synthetic description, outside
+/// parenthesised attributes: the number of leaves it describes. Tokens
+/// without an arity count as 1 (hwloc's parser judges them).
+fn described_leaves(description: &str) -> u64 {
+    let mut depth = 0u32;
+    let mut outside = String::with_capacity(description.len());
+    for ch in description.chars() {
+        match ch {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => outside.push(ch),
+            _ => {}
+        }
+    }
+    outside
+        .split_whitespace()
+        .filter_map(|token| {
+            let (_, arity) = token.split_once(':')?;
+            let digits: String = arity.chars().take_while(char::is_ascii_digit).collect();
+            Some(digits.parse::<u64>().unwrap_or(u64::MAX))
+        })
+        .fold(1u64, u64::saturating_mul)
+}
+
 /// The CPU the calling thread runs on (`getcpu`, through the vDSO).
 #[inline]
 pub(crate) fn current_cpu() -> usize {
@@ -289,6 +320,11 @@ mod tests {
             ("pack:0 pu:1", InvalidDescription::Rejected),
             ("", InvalidDescription::Rejected),
             ("pack:2\0 pu:1", InvalidDescription::ContainsNul),
+            ("pack:256 core:256 pu:2", InvalidDescription::TooLarge),
+            (
+                "pack:99999999999999999999999 pu:1",
+                InvalidDescription::TooLarge,
+            ),
         ] {
             match Topology::synthetic(bad) {
                 Err(TopologyError::InvalidDescription {
@@ -301,6 +337,17 @@ mod tests {
                 other => panic!("{bad:?} gave {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn leaves_are_counted_outside_attributes() {
+        assert_eq!(described_leaves("pack:2 numa:1 core:4 pu:1"), 8);
+        assert_eq!(described_leaves("numa:4(memory=1GB) core:2 pu:2"), 16);
+        assert_eq!(
+            described_leaves("pack:2 [numa(memory=2GB)] core:3 pu:2"),
+            12
+        );
+        assert_eq!(described_leaves("gibberish"), 1);
     }
 
     #[test]

@@ -61,12 +61,19 @@ fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     assert_eq!(thread_binding(&t), narrow);
 
     let workers = t.node_count().max(2);
-    let mut pool =
-        WorkerPool::new(&t, PoolConfig::new(workers, AffinityPolicy::BindDuringPhases)).unwrap();
+    let mut pool = WorkerPool::new(
+        &t,
+        PoolConfig::new(workers, AffinityPolicy::BindDuringPhases),
+    )
+    .unwrap();
     // Let the test thread run anywhere again; the workers keep the narrow mask.
     bind_thread(&t, &before);
     for b in pool.worker_bindings() {
-        assert_eq!(b.unwrap(), narrow, "workers inherit the spawning thread's mask");
+        assert_eq!(
+            b.unwrap(),
+            narrow,
+            "workers inherit the spawning thread's mask"
+        );
     }
 
     let out = phase(&mut pool, 64);
@@ -86,27 +93,47 @@ fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     assert_eq!(out.stats.bind_failures(), 0);
     for w in out.stats.workers.iter().filter(|w| !w.bindings.is_empty()) {
         assert_eq!(w.original.as_ref(), Some(&narrow));
-        assert_eq!(w.restored.as_ref(), Some(&narrow), "read back after restore");
+        assert_eq!(
+            w.restored.as_ref(),
+            Some(&narrow),
+            "read back after restore"
+        );
     }
     assert!(out.stats.restores() >= 1);
     for b in pool.worker_bindings() {
-        assert_eq!(b.unwrap(), narrow, "back to the original mask after the phase");
+        assert_eq!(
+            b.unwrap(),
+            narrow,
+            "back to the original mask after the phase"
+        );
     }
-    assert_eq!(pool.binding_record(), None, "real bindings are not recorded");
+    assert_eq!(
+        pool.binding_record(),
+        None,
+        "real bindings are not recorded"
+    );
 }
 
 #[test]
 fn affinity_off_leaves_the_os_binding_alone() {
     let t = Topology::detect().unwrap();
     let mut pool = WorkerPool::new(&t, PoolConfig::new(2, AffinityPolicy::Off)).unwrap();
-    let original: Vec<CpuSet> = pool.worker_bindings().into_iter().map(Result::unwrap).collect();
+    let original: Vec<CpuSet> = pool
+        .worker_bindings()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     let out = phase(&mut pool, 16);
     assert_eq!(out.stats.binds(), 0);
     for s in &out.results {
         assert_eq!(s.bound, None);
         assert!(original.contains(&s.binding));
     }
-    let after: Vec<CpuSet> = pool.worker_bindings().into_iter().map(Result::unwrap).collect();
+    let after: Vec<CpuSet> = pool
+        .worker_bindings()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(after, original);
     // On one node every unbound item is local; on several, only if the
     // workers' mask lies within one node.
