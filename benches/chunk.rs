@@ -1,0 +1,242 @@
+//! hotmem-chunk: chunk get/return at mixed levels with 10k live chunks,
+//! split-heavy and merge-heavy patterns, and arena allocation of small
+//! metadata, each against the no-coalescing baseline and the
+//! `buddy_system_allocator` crate on the same size pattern.
+
+#![allow(missing_docs)]
+
+use buddy_system_allocator::Heap;
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use hotmem_chunk::{
+    Arena, ArenaKind, ChunkLevel, ChunkManager, ChunkRef, Coalescing, MetadataType, SpaceConfig,
+};
+use hotmem_os::{MemTag, Memory, Reservation};
+use std::alloc::Layout;
+use std::hint::black_box;
+use std::ptr::NonNull;
+use std::time::{Duration, Instant};
+
+const SPACE: usize = 256 << 20;
+const LIVE: usize = 10_000;
+/// 1 KiB .. 16 KiB: the chunk sizes class loaders mostly take.
+const LEVELS: [u8; 5] = [12, 11, 10, 9, 8];
+
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn manager(coalescing: Coalescing) -> ChunkManager {
+    let config = SpaceConfig::with_size(SPACE).coalescing(coalescing);
+    ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).unwrap()
+}
+
+/// A buddy_system_allocator heap over a committed hotmem-os reservation
+/// (it keeps its free lists inside the free blocks).
+struct BsaHeap {
+    heap: Heap<33>,
+    _memory: Reservation,
+}
+
+impl BsaHeap {
+    fn new() -> BsaHeap {
+        let r = Memory::new()
+            .reserve_aligned(SPACE, 4 << 20, MemTag::TEST)
+            .unwrap();
+        r.commit(r.range()).unwrap();
+        let mut heap = Heap::<33>::empty();
+        // SAFETY: the range is committed, owned by this value and used by
+        // nothing else for as long as the heap lives.
+        unsafe { heap.init(r.start().get(), SPACE) };
+        BsaHeap { heap, _memory: r }
+    }
+}
+
+fn layout(level: u8) -> Layout {
+    let size = 1usize << (22 - level);
+    Layout::from_size_align(size, size).unwrap()
+}
+
+fn get_return_mixed(c: &mut Criterion) {
+    let mut g = c.benchmark_group("chunk/get_return_mixed_10k_live");
+    g.throughput(Throughput::Elements(1));
+    for coalescing in [Coalescing::Buddy, Coalescing::None] {
+        let m = manager(coalescing);
+        let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+        let mut live: Vec<ChunkRef> = (0..LIVE)
+            .map(|_| {
+                let l = ChunkLevel::new(LEVELS[rng.next() as usize % LEVELS.len()]);
+                m.get_chunk(l, l, 0).unwrap()
+            })
+            .collect();
+        let name = match coalescing {
+            Coalescing::Buddy => "hotmem_buddy",
+            Coalescing::None => "hotmem_baseline",
+        };
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| {
+                let i = rng.next() as usize % LIVE;
+                m.return_chunk(live[i]).unwrap();
+                let l = ChunkLevel::new(LEVELS[rng.next() as usize % LEVELS.len()]);
+                live[i] = black_box(m.get_chunk(l, l, 0).unwrap());
+            })
+        });
+        for c in live {
+            m.return_chunk(c).unwrap();
+        }
+    }
+    let mut bsa = BsaHeap::new();
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut live: Vec<(NonNull<u8>, Layout)> = (0..LIVE)
+        .map(|_| {
+            let l = layout(LEVELS[rng.next() as usize % LEVELS.len()]);
+            (bsa.heap.alloc(l).unwrap(), l)
+        })
+        .collect();
+    g.bench_function(BenchmarkId::from_parameter("buddy_system_allocator"), |b| {
+        b.iter(|| {
+            let i = rng.next() as usize % LIVE;
+            bsa.heap.dealloc(live[i].0, live[i].1);
+            let l = layout(LEVELS[rng.next() as usize % LEVELS.len()]);
+            live[i] = (black_box(bsa.heap.alloc(l).unwrap()), l);
+        })
+    });
+    g.finish();
+}
+
+/// Takes `n` 1 KiB chunks from root chunks (every other take splits), then
+/// returns them all (every other return merges): timed separately.
+fn split_merge(c: &mut Criterion) {
+    const N: usize = 4096;
+    let k1 = ChunkLevel::new(12);
+    let mut split = c.benchmark_group("chunk/split_heavy_1k");
+    split.throughput(Throughput::Elements(N as u64));
+    let m = manager(Coalescing::Buddy);
+    split.bench_function(BenchmarkId::from_parameter("hotmem_buddy"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let t = Instant::now();
+                let v: Vec<ChunkRef> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
+                total += t.elapsed();
+                for c in v {
+                    m.return_chunk(c).unwrap();
+                }
+            }
+            total
+        })
+    });
+    let mut bsa = BsaHeap::new();
+    let l1 = layout(12);
+    split.bench_function(BenchmarkId::from_parameter("buddy_system_allocator"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let t = Instant::now();
+                let v: Vec<NonNull<u8>> = (0..N).map(|_| bsa.heap.alloc(l1).unwrap()).collect();
+                total += t.elapsed();
+                for p in v {
+                    bsa.heap.dealloc(p, l1);
+                }
+            }
+            total
+        })
+    });
+    split.finish();
+
+    let mut merge = c.benchmark_group("chunk/merge_heavy_1k");
+    merge.throughput(Throughput::Elements(N as u64));
+    merge.bench_function(BenchmarkId::from_parameter("hotmem_buddy"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let v: Vec<ChunkRef> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
+                let t = Instant::now();
+                for c in v {
+                    m.return_chunk(c).unwrap();
+                }
+                total += t.elapsed();
+            }
+            total
+        })
+    });
+    merge.bench_function(BenchmarkId::from_parameter("buddy_system_allocator"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let v: Vec<NonNull<u8>> = (0..N).map(|_| bsa.heap.alloc(l1).unwrap()).collect();
+                let t = Instant::now();
+                for p in v {
+                    bsa.heap.dealloc(p, l1);
+                }
+                total += t.elapsed();
+            }
+            total
+        })
+    });
+    merge.finish();
+}
+
+/// Small metadata blocks (16..256 bytes) from a loader's arena; a loader
+/// dies every 4096 blocks (not timed).
+fn arena_alloc(c: &mut Criterion) {
+    const BLOCKS: usize = 4096;
+    let mut g = c.benchmark_group("chunk/arena_alloc_small");
+    g.throughput(Throughput::Elements(BLOCKS as u64));
+    let sizes: Vec<usize> = {
+        let mut rng = XorShift(42);
+        (0..BLOCKS)
+            .map(|_| 16 + (rng.next() as usize % 31) * 8)
+            .collect()
+    };
+    for coalescing in [Coalescing::Buddy, Coalescing::None] {
+        let m = manager(coalescing);
+        let name = match coalescing {
+            Coalescing::Buddy => "hotmem_arena_buddy",
+            Coalescing::None => "hotmem_arena_baseline",
+        };
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut a = Arena::new(&m, ArenaKind::Standard);
+                    let t = Instant::now();
+                    for &s in &sizes {
+                        black_box(a.allocate(s).unwrap());
+                    }
+                    total += t.elapsed();
+                }
+                total
+            })
+        });
+    }
+    let mut bsa = BsaHeap::new();
+    g.bench_function(BenchmarkId::from_parameter("buddy_system_allocator"), |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            let mut v = Vec::with_capacity(BLOCKS);
+            for _ in 0..iters {
+                let t = Instant::now();
+                for &s in &sizes {
+                    let l = Layout::from_size_align(s, 8).unwrap();
+                    v.push((black_box(bsa.heap.alloc(l).unwrap()), l));
+                }
+                total += t.elapsed();
+                for (p, l) in v.drain(..) {
+                    bsa.heap.dealloc(p, l);
+                }
+            }
+            total
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, get_return_mixed, split_merge, arena_alloc);
+criterion_main!(benches);
