@@ -1,0 +1,163 @@
+//! hotmem-page: the small-object fast path, and medium allocation with 1, 2,
+//! 4 and 16 threads, Synchronized vs Racy in one group, with the undo and
+//! flush counts each configuration caused.
+
+#![allow(missing_docs)]
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use hotmem_os::Memory;
+use hotmem_page::{
+    Age, HeapConfig, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout, PageAllocator,
+    PageRequest,
+};
+use std::hint::black_box;
+use std::sync::{Arc, Barrier, RwLock};
+use std::time::{Duration, Instant};
+
+type Objects = ObjectAllocator<Arc<PageAllocator>>;
+
+fn heap(capacity: usize, mode: MediumPageMode) -> (Arc<PageAllocator>, Arc<Objects>) {
+    let heap =
+        Arc::new(PageAllocator::new(&Memory::new(), HeapConfig::new(capacity)).expect("heap"));
+    // Commit the whole heap up front (into the page cache), so that every
+    // configuration measures allocation, not first-time commits.
+    let req = PageRequest::medium(&heap.page_sizes(), Age::EDEN, NodeId(0));
+    let pages: Vec<_> = std::iter::from_fn(|| heap.alloc_page(req).ok()).collect();
+    heap.free_pages(&pages).expect("free");
+    let objects = Arc::new(ObjectAllocator::new(heap.clone(), mode));
+    (heap, objects)
+}
+
+/// The "GC": free everything. The caller holds the write side of the
+/// safepoint lock (or is the only thread).
+fn collect(heap: &PageAllocator, objects: &Objects) {
+    // SAFETY: no thread allocates: the caller excludes them.
+    unsafe { objects.retire_pages() };
+    heap.free_pages(&heap.pages()).expect("free");
+}
+
+fn small_fast_path(c: &mut Criterion) {
+    let mut g = c.benchmark_group("page/small_alloc");
+    g.throughput(Throughput::Elements(1));
+    let (heap, objects) = heap(256 << 20, MediumPageMode::Synchronized);
+    for size in [16usize, 256, 4096] {
+        let layout = ObjectLayout::new(size).expect("layout");
+        g.bench_with_input(BenchmarkId::from_parameter(size), &layout, |b, &layout| {
+            b.iter(
+                || match objects.alloc_object(layout, Age::EDEN, NodeId(0)) {
+                    Ok(a) => black_box(a),
+                    Err(_) => {
+                        collect(&heap, &objects);
+                        objects
+                            .alloc_object(layout, Age::EDEN, NodeId(0))
+                            .expect("after GC")
+                    }
+                },
+            )
+        });
+    }
+    g.finish();
+}
+
+/// `threads` threads allocate `per_thread` 512 KiB objects each; returns the
+/// wall time from the start barrier to the last thread's end.
+fn medium_round(
+    heap: &Arc<PageAllocator>,
+    objects: &Arc<Objects>,
+    threads: usize,
+    per_thread: u64,
+) -> Duration {
+    let safepoint = Arc::new(RwLock::new(()));
+    let barrier = Arc::new(Barrier::new(threads + 1));
+    let layout = ObjectLayout::new(512 << 10).expect("layout");
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let (heap, objects, safepoint, barrier) = (
+                heap.clone(),
+                objects.clone(),
+                safepoint.clone(),
+                barrier.clone(),
+            );
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut done = 0;
+                while done < per_thread {
+                    let result = {
+                        let _mutator = safepoint.read().expect("lock");
+                        objects.alloc_object(layout, Age::EDEN, NodeId(0))
+                    };
+                    match result {
+                        Ok(a) => {
+                            black_box(a);
+                            done += 1;
+                        }
+                        Err(e) if e.is_heap_exhausted() => {
+                            let _gc = safepoint.write().expect("lock");
+                            // Collect only if still exhausted (another thread may have).
+                            if heap.usage().used + heap.page_sizes().medium_page()
+                                > heap.usage().max_capacity
+                            {
+                                collect(&heap, &objects);
+                            }
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    barrier.wait();
+    let t0 = Instant::now();
+    workers.into_iter().for_each(|w| w.join().expect("worker"));
+    t0.elapsed()
+}
+
+fn medium_contended(c: &mut Criterion) {
+    let mut g = c.benchmark_group("page/medium_alloc");
+    g.sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    let mut summary = Vec::new();
+    for threads in [1usize, 2, 4, 16] {
+        for mode in [MediumPageMode::Racy, MediumPageMode::Synchronized] {
+            let (heap, objects) = heap(1 << 30, mode);
+            let base = heap.counters();
+            g.throughput(Throughput::Elements(1));
+            let id = BenchmarkId::new(mode.to_string(), format!("{threads}t"));
+            g.bench_function(id, |b| {
+                b.iter_custom(|iters| {
+                    medium_round(
+                        &heap,
+                        &objects,
+                        threads,
+                        iters.div_ceil(threads as u64).max(1),
+                    )
+                })
+            });
+            let k = heap.counters();
+            let k = hotmem_page::CounterSnapshot {
+                pages_allocated: hotmem_page::PerType {
+                    medium: k.pages_allocated.medium - base.pages_allocated.medium,
+                    ..k.pages_allocated
+                },
+                ..k
+            };
+            summary.push(format!(
+                "{mode:>12} {threads:>2} threads: medium pages allocated {:>6} installed {:>6} undo {:>5}  page cache flush {:>5} MiB  defragment {}",
+                k.pages_allocated.medium,
+                k.pages_installed.medium,
+                k.undo_ops.medium,
+                k.cache_flush_bytes >> 20,
+                k.defragment_ops
+            ));
+        }
+    }
+    g.finish();
+    println!("\npage/medium_alloc counts over the whole run of each configuration:");
+    for line in summary {
+        println!("  {line}");
+    }
+}
+
+criterion_group!(benches, small_fast_path, medium_contended);
+criterion_main!(benches);
