@@ -57,10 +57,12 @@ fn pages(i: usize, first: usize, len: usize) -> MemRange {
     MemRange::new(Address::new(BASE + (i * 32 + first) * PAGE), len * PAGE).unwrap()
 }
 
-/// `n` live reservations, each with 4 committed pages.
+/// `n` live reservations, each with 4 committed pages. Filled from the top
+/// address down, so that the list baseline inserts at its head and filling
+/// it is not quadratic.
 fn filled<S: RegionStore>(n: usize) -> Tracker<S> {
     let t = Tracker::<S>::with_level(Level::Summary);
-    for i in 0..n {
+    for i in (0..n).rev() {
         t.reserve(pages(i, 0, 16), TAGS[i % 4], &CallStack::EMPTY)
             .unwrap();
         t.commit(pages(i, 4, 4), &CallStack::EMPTY).unwrap();
@@ -94,16 +96,40 @@ fn next(state: &Cell<u64>, n: usize) -> usize {
 }
 
 fn footprint() {
-    println!("nmt footprint ({} regions, 4 committed pages each):", SIZES[2]);
+    println!(
+        "nmt footprint ({} regions, 4 committed pages each):",
+        SIZES[2]
+    );
     let before = LIVE.load(Ordering::SeqCst);
     let tree = filled::<hotmem_nmt::VmaTree>(SIZES[2]);
     let tree_bytes = LIVE.load(Ordering::SeqCst) - before;
     let points = tree.node_count();
     println!(
-        "  vma_tree:    {points} boundary points, {tree_bytes} bytes, {:.1} bytes per boundary point",
+        "  vma_tree, address order: {points} boundary points, {tree_bytes} bytes, {:.1} bytes per boundary point",
         tree_bytes as f64 / points as f64
     );
     drop(tree);
+    // The same regions reserved in random order (B-tree nodes fuller).
+    let before = LIVE.load(Ordering::SeqCst);
+    let tree = hotmem_nmt::Tracker::new(Level::Summary);
+    let rng = Cell::new(0x1234_5678_9ABC_DEF1);
+    let mut order: Vec<usize> = (0..SIZES[2]).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, next(&rng, i + 1));
+    }
+    let order_bytes = LIVE.load(Ordering::SeqCst) - before;
+    for &i in &order {
+        tree.reserve(pages(i, 0, 16), TAGS[i % 4], &CallStack::EMPTY)
+            .unwrap();
+        tree.commit(pages(i, 4, 4), &CallStack::EMPTY).unwrap();
+    }
+    let tree_bytes = LIVE.load(Ordering::SeqCst) - before - order_bytes;
+    println!(
+        "  vma_tree, random order: {:.1} bytes per boundary point",
+        tree_bytes as f64 / tree.node_count() as f64
+    );
+    drop(tree);
+    drop(order);
     let before = LIVE.load(Ordering::SeqCst);
     let list = filled::<hotmem_nmt::baseline::LinkedList>(SIZES[2]);
     let list_bytes = LIVE.load(Ordering::SeqCst) - before;

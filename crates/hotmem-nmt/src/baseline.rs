@@ -6,9 +6,10 @@
 //! Used only for comparison (benchmark, model tests); it behaves exactly
 //! like the tree (same splits and merges), behind the same [`Tracker`] API.
 
+use crate::error::TrackError;
 use crate::stack::StackId;
 use crate::state::RegionState;
-use crate::store::{Change, sealed::StoreImpl};
+use crate::store::{Change, check, sealed::StoreImpl};
 use crate::tracker::Tracker;
 use hotmem_os::{Address, MemRange, MemTag};
 
@@ -241,7 +242,8 @@ impl StoreImpl for LinkedList {
         range: MemRange,
         change: Change,
         on_change: &mut dyn FnMut(RegionState, RegionState, usize),
-    ) {
+    ) -> Result<(), TrackError> {
+        check(self, range, change)?;
         let (s, e) = (range.start().get(), range.end().get());
         let mut link = &mut self.head;
         if let Change::Reserve(state) = change {
@@ -260,7 +262,7 @@ impl StoreImpl for LinkedList {
             }));
             on_change(RegionState::RELEASED, state, e - s);
             self.merge_around(s, e);
-            return;
+            return Ok(());
         }
         while link.as_ref().is_some_and(|n| n.end <= s) {
             link = &mut link.as_mut().expect("checked").next;
@@ -303,6 +305,7 @@ impl StoreImpl for LinkedList {
             link = &mut link.as_mut().expect("checked").next;
         }
         self.merge_around(s, e);
+        Ok(())
     }
 
     fn for_each(&self, range: MemRange, f: &mut dyn FnMut(MemRange, RegionState)) {

@@ -72,6 +72,7 @@ pub mod model;
 mod scale;
 mod stack;
 mod state;
+mod states;
 mod store;
 mod summary;
 mod sync;

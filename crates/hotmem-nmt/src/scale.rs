@@ -55,6 +55,39 @@ impl Scale {
     }
 }
 
+/// Writes `bytes` in `scale` (e.g. `2048KB`) with a hand-rolled integer
+/// formatter: the summary report's hot path, cheaper than `core::fmt`'s
+/// argument machinery.
+#[inline]
+pub(crate) fn put_amount(w: &mut dyn fmt::Write, bytes: usize, scale: Scale) -> fmt::Result {
+    let mut v = scale.of(bytes);
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    w.write_str(std::str::from_utf8(&buf[i..]).map_err(|_| fmt::Error)?)?;
+    w.write_str(scale.unit())
+}
+
+/// Writes `n` spaces.
+#[inline]
+pub(crate) fn put_spaces(w: &mut dyn fmt::Write, mut n: usize) -> fmt::Result {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        w.write_str(&SPACES[..k])?;
+        n -= k;
+    }
+    Ok(())
+}
+
 /// An amount of bytes in a [`Scale`] (see [`Scale::amount`]).
 #[derive(Copy, Clone, Debug)]
 pub struct Amount {
@@ -95,5 +128,17 @@ mod tests {
         assert_eq!(Scale::Mega.amount(3 << 20).to_string(), "3MB");
         assert_eq!(Scale::Kilo.change(-8192).to_string(), "-8KB");
         assert_eq!(Scale::Giga.change(1 << 30).to_string(), "+1GB");
+        for (bytes, text) in [
+            (0, "0KB"),
+            (1 << 20, "1024KB"),
+            (usize::MAX, "18014398509481984KB"),
+        ] {
+            let mut out = String::new();
+            put_amount(&mut out, bytes, Scale::Kilo).unwrap();
+            assert_eq!(out, text);
+        }
+        let mut out = String::new();
+        put_spaces(&mut out, 70).unwrap();
+        assert_eq!(out.len(), 70);
     }
 }

@@ -72,15 +72,16 @@ pub(crate) mod sealed {
         /// The first piece of `range` that is not reserved.
         fn first_gap(&self, range: MemRange) -> Option<MemRange>;
 
-        /// Applies `change` to every piece of `range` (already checked by
-        /// [`check`]), calling `on_change(old, new, bytes)` for each piece
-        /// whose state changes.
+        /// Checks that `change` may be applied to the non-empty `range` (as
+        /// [`check`] does) and applies it to every piece, calling
+        /// `on_change(old, new, bytes)` for each piece whose state changes.
+        /// A rejected change leaves the store as it was.
         fn apply(
             &mut self,
             range: MemRange,
             change: Change,
             on_change: &mut dyn FnMut(RegionState, RegionState, usize),
-        );
+        ) -> Result<(), TrackError>;
 
         /// Calls `f` for the reserved pieces that overlap `range`, clipped to
         /// it, in address order. Adjacent pieces may have equal states.
@@ -98,17 +99,14 @@ pub(crate) mod sealed {
     }
 }
 
-/// Checks that `change` may be applied to `range`: not empty; free for a
-/// reservation, entirely reserved for everything else.
+/// Checks that `change` may be applied to the non-empty `range`: free for
+/// a reservation, entirely reserved for everything else.
 pub(crate) fn check<S: RegionStore>(
     store: &S,
     range: MemRange,
     change: Change,
 ) -> Result<(), TrackError> {
     let op = change.operation();
-    if range.is_empty() {
-        return Err(TrackError::Empty { op });
-    }
     if let Change::Reserve(_) = change {
         return match store.first_reserved(range) {
             Some(reserved) => Err(TrackError::Overlap { range, reserved }),

@@ -2,7 +2,7 @@
 //! O(tags), printed afterwards without allocating.
 
 use crate::delta::Totals;
-use crate::scale::Scale;
+use crate::scale::{Scale, put_amount, put_spaces};
 use crate::store::RegionStore;
 use crate::tags::{MAX_TAGS, TagRegistry};
 use crate::tracker::Tracker;
@@ -83,27 +83,41 @@ impl fmt::Display for Label<'_> {
     }
 }
 
+/// `-<name right-aligned in 27> (reserved=..., committed=...)`, the
+/// summary's line per tag, written without `core::fmt` arguments.
+fn put_tag_line(
+    f: &mut dyn fmt::Write,
+    tags: &TagRegistry,
+    tag: MemTag,
+    t: Totals,
+    scale: Scale,
+) -> fmt::Result {
+    f.write_str("-")?;
+    match tags.name(tag) {
+        Some(n) => {
+            put_spaces(f, 27usize.saturating_sub(n.chars().count()))?;
+            f.write_str(n)?;
+        }
+        None => write!(f, "{:>27}", Label(tags, tag))?,
+    }
+    f.write_str(" (reserved=")?;
+    put_amount(f, t.reserved, scale)?;
+    f.write_str(", committed=")?;
+    put_amount(f, t.committed, scale)?;
+    f.write_str(")\n")
+}
+
 impl fmt::Display for SummaryReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.scale;
         let total = self.summary.total();
-        writeln!(f, "Native Memory Tracking (virtual memory):")?;
-        writeln!(f)?;
-        writeln!(
-            f,
-            "Total: reserved={}, committed={}",
-            s.amount(total.reserved),
-            s.amount(total.committed)
-        )?;
-        writeln!(f)?;
+        f.write_str("Native Memory Tracking (virtual memory):\n\nTotal: reserved=")?;
+        put_amount(f, total.reserved, s)?;
+        f.write_str(", committed=")?;
+        put_amount(f, total.committed, s)?;
+        f.write_str("\n\n")?;
         for (tag, t) in self.summary.iter() {
-            writeln!(
-                f,
-                "-{:>27} (reserved={}, committed={})",
-                Label(self.tags, tag),
-                s.amount(t.reserved),
-                s.amount(t.committed)
-            )?;
+            put_tag_line(f, self.tags, tag, t, s)?;
         }
         Ok(())
     }

@@ -4,7 +4,7 @@ use crate::delta::{Delta, Totals};
 use crate::error::{TagError, TrackError};
 use crate::stack::{CallStack, StackId, StackStore};
 use crate::state::RegionState;
-use crate::store::{Change, RegionStore, check};
+use crate::store::{Change, RegionStore};
 use crate::summary::Summary;
 use crate::sync::{Mutex, MutexGuard};
 use crate::tags::{MAX_TAGS, TagRegistry};
@@ -37,7 +37,11 @@ pub(crate) struct Inner<S> {
 impl<S: RegionStore> Inner<S> {
     /// Checks and applies one change, keeping the totals up to date.
     fn run(&mut self, range: MemRange, change: Change) -> Result<Delta, TrackError> {
-        check(&self.store, range, change)?;
+        if range.is_empty() {
+            return Err(TrackError::Empty {
+                op: change.operation(),
+            });
+        }
         let mut delta = Delta::default();
         self.store.apply(range, change, &mut |old, new, len| {
             // Wrapping casts: totals are kept modulo 2^64, which is exact for
@@ -51,7 +55,7 @@ impl<S: RegionStore> Inner<S> {
                 let committed = if new.is_committed() { len } else { 0 };
                 delta.add(new.tag(), len, committed);
             }
-        });
+        })?;
         for d in delta.iter() {
             self.totals[usize::from(d.tag.raw())].apply(d);
         }

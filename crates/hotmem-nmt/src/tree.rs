@@ -1,8 +1,10 @@
-//! The tree of address points: the state changes at each boundary, in a
+//! The tree of address points: the state change at each boundary, in a
 //! B-tree, so that every operation is O(log n + k) for n live boundaries and
 //! k boundaries inside the operation's range.
 
+use crate::error::TrackError;
 use crate::state::RegionState;
+use crate::states::{StateId, StateTable};
 use crate::store::{Change, sealed::StoreImpl};
 use hotmem_os::{Address, MemRange};
 use std::collections::BTreeMap;
@@ -10,33 +12,30 @@ use std::ops::Bound::Excluded;
 use std::ops::ControlFlow;
 
 /// The region store of [`Tracker`](crate::Tracker): an ordered map from
-/// address to the [`RegionState`] of the interval that starts there and runs
-/// to the next point. Below the first point everything is released.
+/// address to the state of the interval that starts there and runs to the
+/// next point. Below the first point everything is released.
+///
+/// A point is a `usize` key and a 4-byte id of an interned
+/// [`RegionState`], in `std`'s B-tree (up to 11 points per node): 12 bytes
+/// of payload, and what the `nmt` bench measures with the node overhead.
 ///
 /// Invariants (checked by the model tests after every step): two
 /// consecutive points never have equal states (adjacent equal intervals are
 /// merged), the first point is not released and the last one is.
 ///
-/// A point is a `usize` key and an 8-byte state in `std`'s B-tree, whose
-/// nodes hold up to 11 of them: 16 bytes of payload per point, about 24–32
-/// bytes with the node overhead (the `nmt` bench measures it).
+/// One operation searches the tree about four times: once for the state
+/// left of the range, once to walk the points inside it, and once per
+/// point it inserts, updates or removes.
 #[derive(Default, Debug)]
 pub struct VmaTree {
-    points: BTreeMap<usize, RegionState>,
-    /// Reused between operations so that `apply` does not allocate.
-    scratch: Vec<(usize, RegionState)>,
+    points: BTreeMap<usize, StateId>,
+    states: StateTable,
+    /// Reused between operations: (address, old state, new state) of the
+    /// pieces of the range being changed.
+    scratch: Vec<(usize, StateId, StateId)>,
 }
 
 impl VmaTree {
-    /// The state of the interval that contains `addr`.
-    #[inline]
-    fn state_at(&self, addr: usize) -> RegionState {
-        self.points
-            .range(..=addr)
-            .next_back()
-            .map_or(RegionState::RELEASED, |(_, s)| *s)
-    }
-
     /// Calls `f(start, end, state)` for the pieces of `range` in order.
     fn pieces(
         &self,
@@ -45,15 +44,19 @@ impl VmaTree {
     ) {
         let (start, end) = (range.start().get(), range.end().get());
         let mut at = start;
-        let mut state = self.state_at(start);
+        let mut state = self
+            .points
+            .range(..=start)
+            .next_back()
+            .map_or(StateId::RELEASED, |(_, s)| *s);
         for (&k, &s) in self.points.range((Excluded(start), Excluded(end))) {
-            if f(at, k, state).is_break() {
+            if f(at, k, self.states.get(state)).is_break() {
                 return;
             }
             at = k;
             state = s;
         }
-        let _ = f(at, end, state);
+        let _ = f(at, end, self.states.get(state));
     }
 
     /// The first maximal run of pieces of `range` whose state satisfies `want`.
@@ -76,7 +79,14 @@ impl VmaTree {
 
     /// Every point, in order (for tests and reports).
     pub fn points(&self) -> impl Iterator<Item = (Address, RegionState)> + '_ {
-        self.points.iter().map(|(&k, &s)| (Address::new(k), s))
+        self.points
+            .iter()
+            .map(|(&k, &s)| (Address::new(k), self.states.get(s)))
+    }
+
+    /// Distinct states interned so far.
+    pub fn distinct_states(&self) -> usize {
+        self.states.len()
     }
 
     /// Checks the invariants.
@@ -84,22 +94,33 @@ impl VmaTree {
     /// # Panics
     /// If one does not hold.
     pub fn assert_invariants(&self) {
-        let mut prev = RegionState::RELEASED;
+        let mut prev = StateId::RELEASED;
         for (&k, &s) in &self.points {
             assert_ne!(s, prev, "point at {k:#x} repeats the state before it");
             prev = s;
         }
-        assert_eq!(
-            prev,
-            RegionState::RELEASED,
-            "the last point is not released"
-        );
+        assert_eq!(prev, StateId::RELEASED, "the last point is not released");
     }
 }
 
 #[inline]
 fn piece(a: usize, b: usize) -> MemRange {
     MemRange::from_bounds(Address::new(a), Address::new(b)).expect("pieces are ordered")
+}
+
+/// The first maximal run of `pieces` (ending at `end`) whose old state is
+/// `bad`.
+fn first_bad(
+    pieces: &[(usize, StateId, StateId)],
+    end: usize,
+    bad: impl Fn(StateId) -> bool,
+) -> Option<MemRange> {
+    let first = pieces.iter().position(|p| bad(p.1))?;
+    let stop = pieces[first..]
+        .iter()
+        .position(|p| !bad(p.1))
+        .map_or(end, |i| pieces[first + i].0);
+    Some(piece(pieces[first].0, stop))
 }
 
 impl StoreImpl for VmaTree {
@@ -116,62 +137,95 @@ impl StoreImpl for VmaTree {
         range: MemRange,
         change: Change,
         on_change: &mut dyn FnMut(RegionState, RegionState, usize),
-    ) {
+    ) -> Result<(), TrackError> {
         let (start, end) = (range.start().get(), range.end().get());
-        // The interval left of `start`, and the one that contains `end`
-        // (which the operation must not change).
+        // The state left of `start`, then one walk over the points in
+        // [start, end]: the pieces of the range with their old states.
         let before = self
             .points
             .range(..start)
             .next_back()
-            .map_or(RegionState::RELEASED, |(_, s)| *s);
-        let after = self.state_at(end);
-
-        // The pieces of the range with their new states.
+            .map_or(StateId::RELEASED, |(_, s)| *s);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.push((start, self.state_at(start)));
-        scratch.extend(
-            self.points
-                .range((Excluded(start), Excluded(end)))
-                .map(|(&k, &s)| (k, s)),
-        );
+        scratch.push((start, before, before));
+        let mut start_is_point = false;
+        let mut end_point = None;
+        for (&k, &s) in self.points.range(start..=end) {
+            if k == start {
+                scratch[0] = (k, s, s);
+                start_is_point = true;
+            } else if k == end {
+                end_point = Some(s);
+            } else {
+                scratch.push((k, s, s));
+            }
+        }
+        // The state at `end`, which the operation must not change.
+        let after = end_point.unwrap_or(scratch[scratch.len() - 1].1);
+
+        // Validate before touching anything.
+        let states = &self.states;
+        let rejected = match change {
+            Change::Reserve(_) => first_bad(&scratch, end, |s| states.get(s).is_reserved())
+                .map(|reserved| TrackError::Overlap { range, reserved }),
+            _ => first_bad(&scratch, end, |s| !states.get(s).is_reserved()).map(|gap| {
+                TrackError::NotReserved {
+                    op: change.operation(),
+                    range,
+                    gap,
+                }
+            }),
+        };
+        if let Some(e) = rejected {
+            self.scratch = scratch;
+            return Err(e);
+        }
+
+        // The new state of every piece.
         for i in 0..scratch.len() {
-            let (a, old) = scratch[i];
+            let (a, old_id, _) = scratch[i];
             let b = scratch.get(i + 1).map_or(end, |p| p.0);
+            let old = self.states.get(old_id);
             let new = change.apply(old);
             if new != old {
                 on_change(old, new, b - a);
+                scratch[i].2 = self.states.intern(new);
             }
-            scratch[i].1 = new;
         }
 
-        // Remove what is there now: `start`, the inner points and `end`.
-        for &(k, _) in &scratch[1..] {
-            self.points.remove(&k);
-        }
-        self.points.remove(&start);
-        self.points.remove(&end);
-        // Put back the new states, merging equal neighbours.
+        // Rewrite the points: keep a point only where the state changes.
         let mut prev = before;
-        let mut keep = 0;
-        for i in 0..scratch.len() {
-            let (k, s) = scratch[i];
-            if s != prev {
-                scratch[keep] = (k, s);
-                keep += 1;
-                prev = s;
+        for (i, &(k, old, new)) in scratch.iter().enumerate() {
+            let existed = i > 0 || start_is_point;
+            let keep = new != prev;
+            match (existed, keep) {
+                (true, true) if new != old => {
+                    *self.points.get_mut(&k).expect("existing point") = new;
+                }
+                (true, false) => {
+                    self.points.remove(&k);
+                }
+                (false, true) => {
+                    self.points.insert(k, new);
+                }
+                _ => {}
+            }
+            if keep {
+                prev = new;
             }
         }
-        for &(k, s) in &scratch[..keep] {
-            self.points.insert(k, s);
+        match (end_point.is_some(), after != prev) {
+            (true, false) => {
+                self.points.remove(&end);
+            }
+            (false, true) => {
+                self.points.insert(end, after);
+            }
+            _ => {}
         }
-        if after != prev {
-            self.points.insert(end, after);
-        }
-        // The point after `end` (if any) still differs from `after`, and
-        // the point before `start` still differs from its own predecessor.
         self.scratch = scratch;
+        Ok(())
     }
 
     fn for_each(&self, range: MemRange, f: &mut dyn FnMut(MemRange, RegionState)) {
