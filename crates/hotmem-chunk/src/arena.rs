@@ -305,7 +305,10 @@ impl Arena {
         if bytes == 0 {
             return Err(DeallocError::ZeroSize);
         }
-        if !addr.is_aligned(WORD) || bytes > self.max_fast {
+        if bytes > self.max_fast {
+            return Err(DeallocError::NotOwned { addr, size: bytes });
+        }
+        if !addr.is_aligned(WORD) {
             return Err(DeallocError::Misaligned { addr, size: bytes });
         }
         let size = word_align(bytes);

@@ -4,7 +4,7 @@
 use crate::error::{ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError};
 use crate::map::SpaceMap;
 use crate::occupancy::UnitState;
-use crate::space::{Refusal, SpaceState};
+use crate::space::{Refusal, SpaceState, Taken};
 use crate::stats::SpaceStatistics;
 use crate::sync::{Arc, AtomicU32, Mutex, MutexGuard, Ordering, next_space_id};
 use crate::{ChunkLevel, ChunkRef, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
@@ -201,8 +201,8 @@ impl ChunkManager {
         max_level: ChunkLevel,
         min_committed: usize,
     ) -> Result<ChunkRef, GetChunkError> {
-        self.get_chunk_committed(preferred, max_level, min_committed)
-            .map(|(chunk, _)| chunk)
+        self.get_chunk_then(preferred, max_level, min_committed, |_, _| ())
+            .map(|(chunk, ())| chunk)
     }
 
     /// [`get_chunk`](Self::get_chunk), also returning the committed prefix.
@@ -212,6 +212,19 @@ impl ChunkManager {
         max_level: ChunkLevel,
         min_committed: usize,
     ) -> Result<(ChunkRef, usize), GetChunkError> {
+        self.get_chunk_then(preferred, max_level, min_committed, |st, t| {
+            st.committed_prefix(t.unit, t.level)
+        })
+    }
+
+    /// Gets a chunk and runs `then` on it under the same lock.
+    fn get_chunk_then<R>(
+        &self,
+        preferred: ChunkLevel,
+        max_level: ChunkLevel,
+        min_committed: usize,
+        then: impl FnOnce(&SpaceState, &Taken) -> R,
+    ) -> Result<(ChunkRef, R), GetChunkError> {
         let geo = self.shared.geo;
         for level in [preferred, max_level] {
             if !geo.contains(level) {
@@ -232,10 +245,7 @@ impl ChunkManager {
             max_level,
             min_committed,
         ) {
-            Ok(Some(t)) => Ok((
-                self.handle(t.unit, t.level, t.serial),
-                st.committed_prefix(t.unit, t.level),
-            )),
+            Ok(Some(t)) => Ok((self.handle(t.unit, t.level, t.serial), then(&st, &t))),
             Ok(None) => Err(GetChunkError::Exhausted {
                 space: self.shared.ty,
                 max_level,

@@ -1,7 +1,8 @@
 //! The occupancy table: one entry per smallest-chunk unit of the space.
 //!
 //! Only the entry of a chunk's first unit is a header (state, level,
-//! hand-out serial); the entries of the other units say "not a chunk start".
+//! hand-out serial, packed in one `u32` so that checking a handle is one
+//! load); the entries of the other units say "not a chunk start".
 //! Splitting writes one header, merging clears one, so "is the buddy at unit
 //! `b` a free chunk of level `l`" is two array loads: O(1), no list walk.
 //! Stored as separate arrays of plain integers, so that a large space's table
@@ -29,27 +30,34 @@ const IN_USE: u8 = 0x80;
 const STATE: u8 = 0xC0;
 const LEVEL: u8 = 0x1F;
 
+/// Bits of the hand-out serial kept in a header.
+pub(crate) const SERIAL_BITS: u32 = 24;
+
 pub(crate) struct Occupancy {
-    head: Vec<u8>,
-    serial: Vec<u32>,
+    /// `serial << 8 | head byte` per unit.
+    cells: Vec<u32>,
 }
 
 impl Occupancy {
     pub(crate) fn new(units: usize) -> Occupancy {
         Occupancy {
-            head: vec![INNER; units],
-            serial: vec![0; units],
+            cells: vec![0; units],
         }
     }
 
     #[inline]
+    fn head(&self, unit: u32) -> u8 {
+        self.cells[unit as usize] as u8
+    }
+
+    #[inline]
     pub(crate) fn units(&self) -> u32 {
-        self.head.len() as u32
+        self.cells.len() as u32
     }
 
     #[inline]
     pub(crate) fn state(&self, unit: u32) -> UnitState {
-        match self.head[unit as usize] & STATE {
+        match self.head(unit) & STATE {
             FREE => UnitState::Free,
             IN_USE => UnitState::InUse,
             _ => UnitState::Inner,
@@ -59,42 +67,42 @@ impl Occupancy {
     /// The level of the chunk starting at `unit` (meaningful for headers only).
     #[inline]
     pub(crate) fn level(&self, unit: u32) -> ChunkLevel {
-        ChunkLevel::new(self.head[unit as usize] & LEVEL)
+        ChunkLevel::new(self.head(unit) & LEVEL)
     }
 
     #[inline]
     pub(crate) fn serial(&self, unit: u32) -> u32 {
-        self.serial[unit as usize]
+        self.cells[unit as usize] >> 8
     }
 
     /// Whether a free chunk of exactly `level` starts at `unit`: the buddy test.
     #[inline]
     pub(crate) fn is_free_chunk(&self, unit: u32, level: ChunkLevel) -> bool {
-        self.head[unit as usize] == FREE | level.raw()
+        self.head(unit) == FREE | level.raw()
     }
 
     #[inline]
     pub(crate) fn set_free(&mut self, unit: u32, level: ChunkLevel) {
-        self.head[unit as usize] = FREE | level.raw();
+        self.cells[unit as usize] = u32::from(FREE | level.raw());
     }
 
     #[inline]
     pub(crate) fn set_in_use(&mut self, unit: u32, level: ChunkLevel, serial: u32) {
-        self.head[unit as usize] = IN_USE | level.raw();
-        self.serial[unit as usize] = serial;
+        debug_assert!(serial < 1 << SERIAL_BITS);
+        self.cells[unit as usize] = serial << 8 | u32::from(IN_USE | level.raw());
     }
 
     /// Changes the level of the header at `unit`, keeping its state.
     #[inline]
     pub(crate) fn set_level(&mut self, unit: u32, level: ChunkLevel) {
-        let h = &mut self.head[unit as usize];
-        debug_assert_ne!(*h, INNER);
-        *h = (*h & STATE) | level.raw();
+        let c = &mut self.cells[unit as usize];
+        debug_assert_ne!(*c as u8, INNER);
+        *c = (*c & !u32::from(LEVEL)) | u32::from(level.raw());
     }
 
     /// `unit` is no longer a chunk start (it was merged into its lower buddy).
     #[inline]
     pub(crate) fn clear(&mut self, unit: u32) {
-        self.head[unit as usize] = INNER;
+        self.cells[unit as usize] = u32::from(INNER);
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::freelist::{End, FreeLists};
 use crate::granules::CommitMap;
-use crate::occupancy::{Occupancy, UnitState};
+use crate::occupancy::{Occupancy, SERIAL_BITS, UnitState};
 use crate::stats::ChunkCounters;
 use crate::{ChunkLevel, Coalescing, Geometry};
 use hotmem_os::{CommitError, Reservation};
@@ -178,7 +178,8 @@ impl SpaceState {
             }
         }
         let serial = self.next_serial;
-        self.next_serial = self.next_serial.wrapping_add(1).max(1);
+        self.next_serial = (self.next_serial + 1) & ((1 << SERIAL_BITS) - 1);
+        self.next_serial = self.next_serial.max(1);
         self.occ.set_in_use(unit, level, serial);
         self.counters.gets += 1;
         Ok(Some(Taken {
