@@ -132,7 +132,7 @@ pub fn check_ops(ops: &[Op]) {
                     let mid = heap.usage();
                     assert_eq!(heap.free_page(&page), Err(FreeError::AlreadyFreed));
                     assert_eq!(
-                        heap.free_pages(&[page.clone()]),
+                        heap.free_pages(std::slice::from_ref(&page)),
                         Err(FreeError::AlreadyFreed)
                     );
                     assert_eq!(heap.usage(), mid, "a rejected free changed the heap");

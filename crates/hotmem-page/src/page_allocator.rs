@@ -617,11 +617,7 @@ impl PageAllocator {
         let mut used = vec![0usize; inner.partitions.len()];
         for l in inner.live.values() {
             assert_eq!(l.page.range(), l.block.range);
-            assert_eq!(
-                l.page.state() == PageState::Freed,
-                false,
-                "freed page still live"
-            );
+            assert_ne!(l.page.state(), PageState::Freed, "freed page still live");
             used[l.partition] += l.block.len();
             ranges.push(l.block.range);
         }

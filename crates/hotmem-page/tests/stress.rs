@@ -20,9 +20,9 @@ fn sizes(seed: u64) -> impl Iterator<Item = usize> {
         x ^= x >> 7;
         x ^= x << 17;
         Some(match x % 100 {
-            0 => 2 << 20 | (x as usize >> 8) % (1 << 20), // large
+            0 => (2 << 20) + (x as usize >> 8) % (1 << 20), // large
             1..=12 => (256 << 10) + (x as usize >> 8) % (768 << 10), // medium
-            _ => 16 + (x as usize >> 8) % 4096,           // small
+            _ => 16 + (x as usize >> 8) % 4096,             // small
         })
     })
 }

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 /// The statistics rows, in report order: name, unit, and how to read the
 /// counter they are a rate of.
-const ROWS: [(&str, StatUnit, fn(&CounterSnapshot) -> u64); 8] = [
+/// Reads one counter out of a snapshot.
+type Read = fn(&CounterSnapshot) -> u64;
+
+const ROWS: [(&str, StatUnit, Read); 8] = [
     (
         "Memory: Allocation Rate",
         StatUnit::MegabytesPerSecond,
