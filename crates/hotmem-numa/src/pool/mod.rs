@@ -451,3 +451,31 @@ impl fmt::Debug for WorkerPool {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shareable_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Topology>();
+        send_sync::<WorkerPool>();
+        send_sync::<PhaseStats>();
+        send_sync::<PhaseWork<&u8>>();
+    }
+
+    #[test]
+    fn zero_workers_is_an_error() {
+        let t = Topology::synthetic("numa:2 core:1 pu:1").unwrap();
+        assert!(matches!(
+            WorkerPool::new(&t, PoolConfig::new(0, AffinityPolicy::Off)),
+            Err(PoolError::NoWorkers)
+        ));
+        let c = PoolConfig::sized_for(&t, WorkerKind::Concurrent);
+        assert_eq!(
+            (c.workers, c.affinity),
+            (2, AffinityPolicy::BindDuringPhases)
+        );
+    }
+}
