@@ -51,10 +51,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     cache.commit(cache.subrange(0, 1 << 20)?)?;
 
     println!("{}", nmt.summary_report(Scale::Kilo));
-    println!(
-        "JSON: {}\n",
-        serde_json::to_string(&nmt.summary_report(Scale::Kilo))?
-    );
+    println!("JSON: {}\n", nmt.summary_report(Scale::Kilo).to_json());
 
     // More work: the heap grows, half the threads exit, code is flushed.
     let baseline = nmt.baseline();
@@ -67,7 +64,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .map(|_| thread_stack(&memory))
         .collect::<Result<Vec<_>, _>>()?;
 
-    println!("{}", nmt.summary_diff_report(&baseline, Scale::Kilo));
+    // The summary diff, then what changed per call site.
     println!("{}", nmt.detail_diff_report(&baseline, Scale::Kilo));
 
     // What the kernel says: which of the committed memory is resident.

@@ -470,3 +470,5 @@ impl<S: RegionStore> Tracker<S> {
         write!(w, "{}", self.detail_diff_report(baseline, scale))
     }
 }
+
+crate::summary::to_json!(DetailReport, DetailDiffReport);

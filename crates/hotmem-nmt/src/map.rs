@@ -324,3 +324,5 @@ impl<S: RegionStore> Tracker<S> {
         Ok(map.totals)
     }
 }
+
+crate::summary::to_json!(AnnotatedMap);

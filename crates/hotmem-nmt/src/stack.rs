@@ -99,30 +99,55 @@ impl CallStack {
     }
 
     /// Looks up the symbol of every frame (slow: reads debug info; done only
-    /// for detail reports).
+    /// for detail reports). A frame is named by the function it belongs to
+    /// (the outermost of the functions inlined at its address) and the line
+    /// in it. The tracker's own leading frames (the observer that captured
+    /// the stack) are left out.
     pub fn resolve(&self) -> Vec<ResolvedFrame> {
-        self.frames()
+        let mut frames: Vec<ResolvedFrame> = self
+            .frames()
             .iter()
+            .filter(|&&ip| ip != 0)
             .map(|&ip| {
                 let mut out = ResolvedFrame {
                     ip,
                     symbol: None,
-                    offset: 0,
+                    offset: None,
                     file: None,
                     line: None,
                 };
+                // Called innermost inlined function first, the frame's own
+                // function last: the last call wins.
                 backtrace::resolve(ip as *mut std::ffi::c_void, |sym| {
-                    if out.symbol.is_some() {
-                        return; // keep the outermost inlined symbol's info
-                    }
                     out.symbol = sym.name().map(|n| format!("{n:#}"));
-                    out.offset = sym.addr().map_or(0, |a| ip.wrapping_sub(a as usize));
+                    // Only a start address below `ip` and near it is the
+                    // function's (inlined symbols report other things).
+                    out.offset = sym
+                        .addr()
+                        .map(|a| a as usize)
+                        .filter(|&a| a <= ip && ip - a < 1 << 24)
+                        .map(|a| ip - a);
                     out.file = sym.filename().map(|p| p.display().to_string());
                     out.line = sym.lineno();
                 });
                 out
             })
-            .collect()
+            .collect();
+        let own = frames
+            .iter()
+            .take_while(|f| {
+                f.symbol
+                    .as_deref()
+                    .is_some_and(|s| s.contains("hotmem_nmt::tracker::"))
+                    || f.file
+                        .as_deref()
+                        .is_some_and(|p| p.ends_with("hotmem-nmt/src/tracker.rs"))
+            })
+            .count();
+        if own < frames.len() {
+            frames.drain(..own);
+        }
+        frames
     }
 }
 
@@ -141,8 +166,8 @@ pub struct ResolvedFrame {
     pub ip: usize,
     /// The demangled function name, if debug info has it.
     pub symbol: Option<String>,
-    /// `ip` minus the function's start.
-    pub offset: usize,
+    /// `ip` minus the function's start, when known.
+    pub offset: Option<usize>,
     /// Source file, if known.
     pub file: Option<String>,
     /// Source line, if known.
@@ -153,7 +178,12 @@ impl fmt::Display for ResolvedFrame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{:#018x}]", self.ip)?;
         match &self.symbol {
-            Some(s) => write!(f, " {s}+{:#x}", self.offset)?,
+            Some(s) => {
+                write!(f, " {s}")?;
+                if let Some(off) = self.offset {
+                    write!(f, "+{off:#x}")?;
+                }
+            }
             None => f.write_str(" <unknown>")?,
         }
         if let (Some(file), Some(line)) = (&self.file, self.line) {

@@ -8,7 +8,7 @@ use crate::tags::{MAX_TAGS, TagRegistry};
 use crate::tracker::Tracker;
 use hotmem_os::MemTag;
 use serde::ser::{SerializeSeq, SerializeStruct};
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// Every tag's reserved and committed bytes at one moment. Plain data (a
 /// fixed array, `Copy`): taking it copies the totals under the lock and
@@ -107,17 +107,67 @@ fn put_tag_line(
     f.write_str(")\n")
 }
 
+/// A line assembled on the stack, so that the report makes one call into
+/// the caller's writer per line instead of one per piece.
+struct LineBuf {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl LineBuf {
+    fn new() -> LineBuf {
+        LineBuf {
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        // Only whole `&str`s are ever copied in.
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+}
+
+impl fmt::Write for LineBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len + s.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Writes one tag line through a [`LineBuf`] (directly if it does not fit).
+fn write_tag_line(
+    f: &mut fmt::Formatter<'_>,
+    tags: &TagRegistry,
+    tag: MemTag,
+    t: Totals,
+    scale: Scale,
+) -> fmt::Result {
+    let mut line = LineBuf::new();
+    match put_tag_line(&mut line, tags, tag, t, scale) {
+        Ok(()) => f.write_str(line.as_str()),
+        Err(_) => put_tag_line(f, tags, tag, t, scale),
+    }
+}
+
 impl fmt::Display for SummaryReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = self.scale;
         let total = self.summary.total();
-        f.write_str("Native Memory Tracking (virtual memory):\n\nTotal: reserved=")?;
-        put_amount(f, total.reserved, s)?;
-        f.write_str(", committed=")?;
-        put_amount(f, total.committed, s)?;
-        f.write_str("\n\n")?;
+        let mut head = LineBuf::new();
+        head.write_str("Native Memory Tracking (virtual memory):\n\nTotal: reserved=")?;
+        put_amount(&mut head, total.reserved, s)?;
+        head.write_str(", committed=")?;
+        put_amount(&mut head, total.committed, s)?;
+        head.write_str("\n\n")?;
+        f.write_str(head.as_str())?;
         for (tag, t) in self.summary.iter() {
-            put_tag_line(f, self.tags, tag, t, s)?;
+            write_tag_line(f, self.tags, tag, t, s)?;
         }
         Ok(())
     }
@@ -330,3 +380,19 @@ impl<S: RegionStore> Tracker<S> {
         write!(w, "{}", self.summary_diff_report(baseline, scale))
     }
 }
+
+/// `to_json` for the reports: they serialize plain numbers and strings, so
+/// `serde_json` cannot fail on them.
+macro_rules! to_json {
+    ($($ty:ident),*) => {$(
+        impl $ty<'_> {
+            /// The report as compact JSON (amounts in bytes).
+            pub fn to_json(&self) -> String {
+                serde_json::to_string(self).expect("reports serialize to JSON")
+            }
+        }
+    )*};
+}
+
+to_json!(SummaryReport, SummaryDiffReport);
+pub(crate) use to_json;
