@@ -1,0 +1,171 @@
+//! `Mutator`: a thread attached to the runtime.
+
+use crate::gc::{CollectStats, GcCause};
+use crate::stacks::ThreadStack;
+use crate::{AllocError, GcError, Runtime};
+use hotmem_os::Address;
+use hotmem_page::{Age, NodeId, ObjectLayout};
+use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
+use std::sync::atomic::Ordering;
+
+/// A thread attached to a [`Runtime`]: it allocates objects, polls for
+/// safepoints, and marks the regions where it runs native code. Not `Send`:
+/// it belongs to the thread that attached. Dropping it detaches the thread.
+///
+/// Allocation needs `&mut self`, and so does a native region: a thread in
+/// native code cannot allocate, which is what lets a collection at a
+/// safepoint take over the allocation pages without waiting for it.
+pub struct Mutator {
+    runtime: Runtime,
+    handle: MutatorHandle,
+    partition: NodeId,
+    stack: Option<ThreadStack>,
+}
+
+impl std::fmt::Debug for Mutator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mutator")
+            .field("id", &self.handle.id())
+            .field("partition", &self.partition)
+            .finish()
+    }
+}
+
+impl Mutator {
+    pub(crate) fn new(runtime: Runtime, handle: MutatorHandle, partition: NodeId) -> Mutator {
+        let stack = ThreadStack::record_current(&runtime.inner.nmt);
+        Mutator {
+            runtime,
+            handle,
+            partition,
+            stack,
+        }
+    }
+
+    /// Allocates `size` bytes (a new, young object) on this thread's NUMA
+    /// partition. The memory is not zeroed: the embedder initializes it.
+    /// When the heap is full this runs a collection (or waits for the one
+    /// another thread runs) and retries once.
+    ///
+    /// # Errors
+    /// [`AllocError::Layout`] for a size no page can hold;
+    /// [`AllocError::OutOfMemory`] if the heap is still full after the
+    /// collection. Neither leaves anything allocated.
+    #[inline]
+    pub fn alloc(&mut self, size: usize) -> Result<Address, AllocError> {
+        self.alloc_aged(size, Age::EDEN)
+    }
+
+    /// [`Mutator::alloc`] with an explicit age (e.g. [`Age::OLD`] for
+    /// objects known to live long).
+    ///
+    /// # Errors
+    /// As [`Mutator::alloc`].
+    #[inline]
+    pub fn alloc_aged(&mut self, size: usize, age: Age) -> Result<Address, AllocError> {
+        let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
+        match self
+            .runtime
+            .inner
+            .mutator_alloc
+            .alloc_object(layout, age, self.partition)
+        {
+            Ok(addr) => Ok(addr),
+            Err(e) => self.alloc_slow(layout, age, e),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(
+        &mut self,
+        layout: ObjectLayout,
+        age: Age,
+        e: hotmem_page::AllocError,
+    ) -> Result<Address, AllocError> {
+        if !e.is_heap_exhausted() || self.runtime.inner.config.object_model.is_none() {
+            return Err(self.oom_or(layout, e));
+        }
+        let seen = self.runtime.inner.gc_epoch.load(Ordering::Acquire);
+        // Collect, unless another thread finished a collection since our
+        // attempt failed. Whatever the collection's outcome, the retry below
+        // decides: a heap still full is out of memory.
+        let _ = self.collect_inner(GcCause::AllocationFailure, Some(seen));
+        self.runtime
+            .inner
+            .mutator_alloc
+            .alloc_object(layout, age, self.partition)
+            .map_err(|e| self.oom_or(layout, e))
+    }
+
+    fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {
+        if e.is_heap_exhausted() {
+            let heap = &self.runtime.inner.heap;
+            AllocError::OutOfMemory {
+                size: layout.size(),
+                used: heap.usage().used,
+                max_capacity: self.runtime.inner.config.heap_max,
+            }
+        } else {
+            AllocError::Heap(e)
+        }
+    }
+
+    /// The safepoint poll: one load and one branch unless a safepoint or a
+    /// handshake is pending. Call it on the back-edges of long loops.
+    #[inline]
+    pub fn poll(&self) {
+        self.handle.poll();
+    }
+
+    /// Enters native code: safepoints (and collections) no longer wait for
+    /// this thread until the guard is dropped; leaving stops the thread if a
+    /// safepoint is in progress. The guard borrows the mutator, so nothing
+    /// is allocated while in native code.
+    pub fn enter_native(&mut self) -> SafeRegion<'_> {
+        self.handle.enter_native()
+    }
+
+    /// Runs a collection from this thread. The thread counts as blocked
+    /// meanwhile, so the collection does not wait for it.
+    ///
+    /// # Errors
+    /// [`GcError`]; the heap stays consistent.
+    pub fn collect(&mut self) -> Result<CollectStats, GcError> {
+        let stats = self.collect_inner(GcCause::Explicit, None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    fn collect_inner(
+        &mut self,
+        cause: GcCause,
+        seen: Option<u64>,
+    ) -> Result<Option<CollectStats>, GcError> {
+        let runtime = self.runtime.clone();
+        let _blocked = self.handle.enter_blocked();
+        runtime.collect_cause(cause, seen)
+    }
+
+    /// This thread's id for handshakes.
+    pub fn id(&self) -> MutatorId {
+        self.handle.id()
+    }
+
+    /// The heap partition (NUMA node) this thread allocates in.
+    pub fn partition(&self) -> NodeId {
+        self.partition
+    }
+
+    /// The runtime this thread is attached to.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}
+
+impl Drop for Mutator {
+    fn drop(&mut self) {
+        if let Some(stack) = self.stack.take() {
+            stack.release(&self.runtime.inner.nmt);
+        }
+    }
+}

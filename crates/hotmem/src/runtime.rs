@@ -1,0 +1,372 @@
+//! `Runtime`: the parts, built from one configuration and wired together.
+
+use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
+use crate::gc::{self, CollectStats, GcCause, GcTotals};
+use crate::workers::GcWorkers;
+use crate::{BuildError, ClassLoader, GcError, Mutator, Report};
+use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
+use hotmem_nmt::Tracker;
+use hotmem_os::Memory;
+use hotmem_page::{HeapConfig, NodeId, ObjectAllocator, PageAllocator, StatSampler};
+use hotmem_safepoint::Coordinator;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// How the runtime's NUMA side turned out.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NumaSummary {
+    /// Where the topology came from: "detected", "synthetic: ...", or "off".
+    pub source: String,
+    /// Nodes, and so heap partitions.
+    pub nodes: usize,
+    /// Whether partition memory is bound to its node through the OS.
+    pub memory_bound: bool,
+    /// Whether GC workers bind to nodes during relocation.
+    pub workers_bound: bool,
+}
+
+/// Collection state, behind the GC lock.
+pub(crate) struct GcState {
+    pub(crate) workers: GcWorkers,
+    pub(crate) sampler: StatSampler,
+    pub(crate) last: Option<CollectStats>,
+    pub(crate) totals: GcTotals,
+}
+
+pub(crate) struct Inner {
+    pub(crate) config: RuntimeConfig,
+    pub(crate) memory: Memory,
+    pub(crate) nmt: Arc<Tracker>,
+    pub(crate) heap: Arc<PageAllocator>,
+    pub(crate) mutator_alloc: ObjectAllocator<Arc<PageAllocator>>,
+    pub(crate) gc_alloc: ObjectAllocator<Arc<PageAllocator>>,
+    pub(crate) safepoints: Coordinator,
+    pub(crate) metaspace: Metaspace,
+    pub(crate) gc: Mutex<GcState>,
+    /// Completed collections; an allocation that failed before a collection
+    /// finished retries instead of collecting again.
+    pub(crate) gc_epoch: AtomicU64,
+    pub(crate) partitions: Vec<NodeId>,
+    next_partition: AtomicUsize,
+    pub(crate) numa: NumaSummary,
+    #[cfg(feature = "numa")]
+    pub(crate) topology: Option<Arc<hotmem_numa::Topology>>,
+}
+
+/// A managed runtime's memory system: a heap of pages, two metaspaces, native
+/// memory tracking of all of it, safepoints, and GC workers, wired together.
+/// Cloning is cheap and shares the runtime.
+///
+/// See the [crate documentation](crate) for an example.
+#[derive(Clone)]
+pub struct Runtime {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.inner.config)
+            .field("numa", &self.inner.numa)
+            .finish()
+    }
+}
+
+/// The NUMA parts a configuration gives: partitions, a binder, workers.
+struct NumaParts {
+    partitions: Vec<NodeId>,
+    binder: Option<Arc<dyn hotmem_page::NodeBinder>>,
+    workers: GcWorkers,
+    summary: NumaSummary,
+    #[cfg(feature = "numa")]
+    topology: Option<Arc<hotmem_numa::Topology>>,
+}
+
+fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The parallel-worker heuristic: 60% of the CPUs, at least one.
+    let threads = config
+        .gc_workers
+        .unwrap_or_else(|| (cpus * 3).div_ceil(5).max(1));
+    NumaParts {
+        partitions: vec![NodeId(0)],
+        binder: None,
+        workers: GcWorkers::Plain { threads },
+        summary: NumaSummary {
+            source: source.into(),
+            nodes: 1,
+            memory_bound: false,
+            workers_bound: false,
+        },
+        #[cfg(feature = "numa")]
+        topology: None,
+    }
+}
+
+#[cfg(feature = "numa")]
+fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
+    use hotmem_numa::{AffinityPolicy, MemoryPolicy, PoolConfig, Topology, WorkerKind, heuristics};
+    let (topology, source) = match &config.numa {
+        NumaConfig::Off => return Ok(plain_parts(config, "off")),
+        NumaConfig::Detect => (
+            Topology::detect().map_err(BuildError::Topology)?,
+            "detected".to_string(),
+        ),
+        NumaConfig::Synthetic(d) => (
+            Topology::synthetic(d).map_err(BuildError::Topology)?,
+            format!("synthetic: {d}"),
+        ),
+    };
+    let topology = Arc::new(topology);
+    let nodes = topology.node_count();
+    let affinity = AffinityPolicy::default_for(&topology);
+    let workers = config
+        .gc_workers
+        .unwrap_or_else(|| heuristics::workers_for(&topology, WorkerKind::Parallel, affinity));
+    let pool = hotmem_numa::WorkerPool::new(
+        &topology,
+        PoolConfig::new(workers, affinity).named("hotmem-gc"),
+    )
+    .map_err(BuildError::Workers)?;
+    let memory_bound = nodes > 1 && topology.is_this_system();
+    let binder: Option<Arc<dyn hotmem_page::NodeBinder>> = if memory_bound {
+        let t = topology.clone();
+        Some(Arc::new(move |range, node: NodeId| {
+            // SAFETY: the heap calls the binder with a range of its own that
+            // it has just mapped and keeps mapped during the call (see
+            // `hotmem_page::NodeBinder`); binding reads and writes no byte.
+            // Preferred, not strict: a full node spills over instead of
+            // failing the allocation.
+            let node = hotmem_numa::NodeId::new(node.0 as usize);
+            let r = unsafe { t.bind_memory(range, node, MemoryPolicy::Preferred) };
+            // A failed bind leaves the memory merely not node-local.
+            let _ = r;
+        }))
+    } else {
+        None
+    };
+    Ok(NumaParts {
+        partitions: (0..nodes as u32).map(NodeId).collect(),
+        binder,
+        summary: NumaSummary {
+            source,
+            nodes,
+            memory_bound,
+            workers_bound: affinity == AffinityPolicy::BindDuringPhases,
+        },
+        workers: GcWorkers::Numa(pool),
+        topology: Some(topology),
+    })
+}
+
+#[cfg(not(feature = "numa"))]
+fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
+    match &config.numa {
+        NumaConfig::Synthetic(_) => Err(BuildError::NumaDisabled),
+        NumaConfig::Detect => Ok(plain_parts(config, "off (built without the numa feature)")),
+        NumaConfig::Off => Ok(plain_parts(config, "off")),
+    }
+}
+
+impl Runtime {
+    /// A builder with the defaults.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::new()
+    }
+
+    pub(crate) fn from_config(config: RuntimeConfig) -> Result<Runtime, BuildError> {
+        let nmt = Arc::new(Tracker::new(config.nmt));
+        let memory = Memory::with_observer(nmt.clone());
+        let parts = numa_parts(&config)?;
+        let mut heap_config = HeapConfig::new(config.heap_max)
+            .partitions(&parts.partitions)
+            .uncommit_delay(config.uncommit_delay);
+        if let Some(m) = config.medium_page_size {
+            heap_config = heap_config.medium_page_size(m);
+        }
+        if let Some(b) = parts.binder.clone() {
+            heap_config = heap_config.binder(b);
+        }
+        let heap = Arc::new(PageAllocator::new(&memory, heap_config).map_err(BuildError::Heap)?);
+        let metaspace = Metaspace::new(
+            &memory,
+            MetaspaceConfig {
+                class: SpaceConfig::with_size(config.class_space),
+                non_class: SpaceConfig::with_size(config.nonclass_space),
+            },
+        )
+        .map_err(BuildError::Metaspace)?;
+        let inner = Inner {
+            mutator_alloc: ObjectAllocator::new(heap.clone(), config.medium_page_mode),
+            // GC workers share their relocation targets; synchronized so that
+            // workers do not race for the medium target page.
+            gc_alloc: ObjectAllocator::new(heap.clone(), hotmem_page::MediumPageMode::Synchronized),
+            safepoints: Coordinator::new(config.safepoint_strategy),
+            gc: Mutex::new(GcState {
+                workers: parts.workers,
+                sampler: StatSampler::new(heap.counters(), Instant::now()),
+                last: None,
+                totals: GcTotals::default(),
+            }),
+            gc_epoch: AtomicU64::new(0),
+            partitions: parts.partitions,
+            next_partition: AtomicUsize::new(0),
+            numa: parts.summary,
+            #[cfg(feature = "numa")]
+            topology: parts.topology,
+            heap,
+            metaspace,
+            memory,
+            nmt,
+            config,
+        };
+        Ok(Runtime {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Attaches the calling thread as a mutator: it allocates, polls for
+    /// safepoints and marks its native regions through the returned handle.
+    /// Its stack is recorded in native memory tracking (tag Thread Stack)
+    /// until the handle is dropped.
+    ///
+    /// # Errors
+    /// The safepoint coordinator's refusal (e.g. the thread is already
+    /// registered).
+    pub fn attach_mutator(&self) -> Result<Mutator, hotmem_safepoint::RegisterError> {
+        let handle = self.inner.safepoints.register()?;
+        Ok(Mutator::new(
+            self.clone(),
+            handle,
+            self.partition_for_current_thread(),
+        ))
+    }
+
+    fn partition_for_current_thread(&self) -> NodeId {
+        #[cfg(feature = "numa")]
+        if let Some(t) = &self.inner.topology {
+            if t.is_this_system() {
+                if let Ok(node) = t.current_node() {
+                    let id = NodeId(node.index() as u32);
+                    if self.inner.partitions.contains(&id) {
+                        return id;
+                    }
+                }
+            }
+        }
+        let i = self.inner.next_partition.fetch_add(1, Ordering::Relaxed);
+        self.inner.partitions[i % self.inner.partitions.len()]
+    }
+
+    /// A class loader of `kind`: its class and non-class metadata arenas,
+    /// which return their chunks to the metaspaces when it is dropped.
+    pub fn class_loader(&self, kind: ArenaKind) -> ClassLoader {
+        ClassLoader::new(self.inner.metaspace.loader(kind))
+    }
+
+    /// Runs a collection from a thread that is not a mutator of this runtime
+    /// (from a mutator, use [`Mutator::collect`], which does not wait for
+    /// itself).
+    ///
+    /// # Errors
+    /// [`GcError`]; the heap stays consistent.
+    pub fn collect(&self) -> Result<CollectStats, GcError> {
+        let stats = self.collect_cause(GcCause::Explicit, None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    /// Runs a collection unless `seen_epoch` is given and a collection has
+    /// finished since (then returns `Ok(None)`).
+    pub(crate) fn collect_cause(
+        &self,
+        cause: GcCause,
+        seen_epoch: Option<u64>,
+    ) -> Result<Option<CollectStats>, GcError> {
+        let inner = &*self.inner;
+        let mut gc = inner.gc.lock();
+        if let Some(seen) = seen_epoch {
+            if inner.gc_epoch.load(Ordering::Acquire) != seen {
+                return Ok(None);
+            }
+        }
+        let asked = Instant::now();
+        let guard = inner.safepoints.begin("GC").map_err(GcError::Safepoint)?;
+        let ttsp = asked.elapsed();
+        let cycle = gc.totals.cycles + 1;
+        let GcState { workers, .. } = &mut *gc;
+        let result = gc::collect(inner, workers, cause, cycle, ttsp);
+        if let Ok(stats) = &result {
+            gc.totals.add(stats);
+            gc.last = Some(stats.clone());
+            let now = Instant::now();
+            gc.sampler.sample(inner.heap.counters(), now);
+            // Cached pages unused for the uncommit delay go back to the OS.
+            let _ = inner.heap.uncommit(now);
+            inner.gc_epoch.fetch_add(1, Ordering::AcqRel);
+        }
+        // A guard we own cannot fail to end.
+        let _ = guard.end();
+        result.map(Some)
+    }
+
+    /// The report: gc,stats, collections, safepoints, metaspace, NMT summary
+    /// and the annotated OS memory map.
+    pub fn report(&self) -> Report {
+        Report::collect(self)
+    }
+
+    /// The native memory tracker that observes every reservation of this
+    /// runtime.
+    pub fn nmt(&self) -> &Arc<Tracker> {
+        &self.inner.nmt
+    }
+
+    /// The memory (with NMT attached) the runtime reserves through; an
+    /// embedder's own reservations made through it are tracked too.
+    pub fn memory(&self) -> &Memory {
+        &self.inner.memory
+    }
+
+    /// The heap's page allocator.
+    pub fn heap(&self) -> &Arc<PageAllocator> {
+        &self.inner.heap
+    }
+
+    /// The class and non-class metaspaces.
+    pub fn metaspace(&self) -> &Metaspace {
+        &self.inner.metaspace
+    }
+
+    /// The safepoint coordinator (for the embedder's own safepoints and
+    /// handshakes).
+    pub fn safepoints(&self) -> &Coordinator {
+        &self.inner.safepoints
+    }
+
+    /// Heap partitions, one per NUMA node.
+    pub fn partitions(&self) -> &[NodeId] {
+        &self.inner.partitions
+    }
+
+    /// How the NUMA side was set up.
+    pub fn numa(&self) -> &NumaSummary {
+        &self.inner.numa
+    }
+
+    /// The number of GC workers.
+    pub fn gc_workers(&self) -> usize {
+        self.inner.gc.lock().workers.count()
+    }
+
+    /// Totals over every collection so far.
+    pub fn gc_totals(&self) -> GcTotals {
+        self.inner.gc.lock().totals.clone()
+    }
+
+    /// The configuration the runtime was built with.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.inner.config
+    }
+}
