@@ -132,11 +132,16 @@ fn real_phase(t: &Topology) -> Result<(), Box<dyn Error>> {
             }
         }
     }
-    // Touch the from-space: every page gets its physical memory.
+    // Touch both spaces: every page gets its physical memory now, so that
+    // neither phase below pays the page faults of the other.
     for i in 0..REAL_PAGES {
         let p = from.start() + i * page_size();
-        // SAFETY: committed, and nothing else uses it yet.
-        unsafe { p.as_ptr::<u8>().write_bytes((i % 251) as u8, page_size()) };
+        let q = to.start() + i * page_size();
+        // SAFETY: both committed, and nothing else uses them yet.
+        unsafe {
+            p.as_ptr::<u8>().write_bytes((i % 251) as u8, page_size());
+            q.as_ptr::<u8>().write_bytes(0, page_size());
+        }
     }
 
     // Items: each page with the node the OS says holds it.
