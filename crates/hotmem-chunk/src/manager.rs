@@ -162,7 +162,7 @@ impl ChunkManager {
         }
         let offset = chunk.start - self.range().start();
         let size = geo.size_of(chunk.level);
-        if chunk.size != size || offset % size != 0 {
+        if chunk.size != size || offset & (size - 1) != 0 {
             return Err(ChunkError::NoSuchChunk { chunk: *chunk });
         }
         let unit = (offset >> geo.min_shift()) as u32;
