@@ -177,3 +177,66 @@ fn levels_and_bad_input() {
     assert_eq!(d.of(MemTag::GC), (0x1000, 0));
     assert_eq!(t.totals(MemTag::GC).reserved, 0x1000);
 }
+
+#[test]
+fn partial_operations_split_and_merge_like_the_os() {
+    let t = Tracker::new(Level::Detail);
+    let page = 4096;
+    let base = 0x7200_0000_0000;
+    let pages = |first: usize, n: usize| {
+        MemRange::new(Address::new(base + first * page), n * page).unwrap()
+    };
+    let (a, b) = (
+        CallStack::from_frames(&[0xa]),
+        CallStack::from_frames(&[0xb]),
+    );
+    t.reserve(pages(0, 16), MemTag::CODE, &a).unwrap();
+    // Commit the middle, then the next part from another stack.
+    t.commit(pages(4, 4), &a).unwrap();
+    t.commit(pages(8, 4), &b).unwrap();
+    let r = &t.regions()[0];
+    assert_eq!(r.range, pages(0, 16));
+    assert_eq!(
+        r.committed.iter().map(|c| c.range).collect::<Vec<_>>(),
+        vec![pages(4, 4), pages(8, 4)]
+    );
+    // Uncommit across both commits.
+    let d = t.uncommit(pages(6, 4)).unwrap();
+    assert_eq!(d.of(MemTag::CODE), (0, -4 * page as isize));
+    let r = &t.regions()[0];
+    assert_eq!(
+        r.committed.iter().map(|c| c.range).collect::<Vec<_>>(),
+        vec![pages(4, 2), pages(10, 2)]
+    );
+    // Release both ends of the reservation.
+    t.release(pages(0, 2)).unwrap();
+    t.release(pages(14, 2)).unwrap();
+    assert_eq!(t.regions()[0].range, pages(2, 12));
+    // Re-tag the upper half: two regions now.
+    t.set_tag(pages(8, 6), MemTag::GC).unwrap();
+    let regions = t.regions();
+    assert_eq!(regions.len(), 2);
+    assert_eq!(
+        (regions[0].tag, regions[0].range),
+        (MemTag::CODE, pages(2, 6))
+    );
+    assert_eq!(
+        (regions[1].tag, regions[1].range),
+        (MemTag::GC, pages(8, 6))
+    );
+    assert_eq!(t.totals(MemTag::GC).committed, 2 * page);
+    assert_eq!(t.totals(MemTag::CODE).committed, 2 * page);
+    // Tagging it back merges the regions again; the points are
+    // 2 (code) 4 (committed by a) 6 (code) 10 (committed by b) 12 (code) 14 (released).
+    t.set_tag(pages(8, 6), MemTag::CODE).unwrap();
+    assert_eq!(t.regions().len(), 1);
+    assert_eq!(t.node_count(), 6);
+    // Committing what is committed keeps the bytes, takes the new stack.
+    let d = t.commit(pages(2, 12), &b).unwrap();
+    assert_eq!(d.of(MemTag::CODE), (0, 8 * page as isize));
+    assert_eq!(t.regions()[0].committed.len(), 1);
+    assert_eq!(t.node_count(), 2, "committed from 2, released from 14");
+    t.release(pages(2, 12)).unwrap();
+    assert_eq!(t.node_count(), 0);
+    assert!(t.summary().total().is_zero());
+}
