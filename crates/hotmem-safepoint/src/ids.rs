@@ -1,0 +1,58 @@
+//! Newtypes for the numbers the protocol passes around.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The id of one safepoint: the value of the safepoint counter while it is in
+/// progress. The counter is odd while a safepoint is in progress and even
+/// between safepoints (as in HotSpot), so an id is always odd and never zero.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SafepointId(u64);
+
+impl SafepointId {
+    /// Wraps a counter value; `None` unless it is odd (in progress) and fits
+    /// below the poll word's handshake bit.
+    pub fn from_counter(counter: u64) -> Option<Self> {
+        (counter & 1 == 1 && counter & crate::poll::HANDSHAKE_BIT == 0)
+            .then_some(SafepointId(counter))
+    }
+
+    /// The raw counter value.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// How many safepoints were begun up to and including this one.
+    pub fn ordinal(self) -> u64 {
+        self.0.div_ceil(2)
+    }
+
+    /// The 32-bit tag the wait barrier keys on (odd, hence never zero).
+    pub(crate) fn barrier_tag(self) -> u32 {
+        self.0 as u32
+    }
+}
+
+impl fmt::Display for SafepointId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.ordinal())
+    }
+}
+
+/// The id of one registration of a mutator thread with a coordinator.
+/// Unique for the coordinator's lifetime; never reused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MutatorId(pub(crate) u64);
+
+impl MutatorId {
+    /// The raw number (1 for the first registration, then 2, 3, ...).
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for MutatorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "mutator-{}", self.0)
+    }
+}

@@ -1,0 +1,116 @@
+//! Tracking the threads that leave a safepoint.
+//!
+//! "Leaving" lasts from the wake-up until every thread that stopped in the
+//! safepoint runs again. The coordinator does not wait for that (with more
+//! busy threads than cores, the last one may not get a CPU for many
+//! milliseconds, and the coordinator has better things to do); the last
+//! thread to run again reports it instead.
+//!
+//! One tagged counter does it: the high 32 bits hold the safepoint's barrier
+//! tag, the low 32 bits the number of threads that stopped in it and have
+//! not run again. A thread joins and leaves only while the tag is its
+//! safepoint's, so a thread that runs again only after the next safepoint
+//! began (and re-tagged the counter) cannot disturb the next one's count.
+//! The decrement that reaches zero also clears the tag (closes the count),
+//! so exactly one party finishes each safepoint's record.
+
+use crate::ids::SafepointId;
+use crate::sync::{AtomicU64, CachePadded, FutexWord, Ordering};
+
+const COUNT: u64 = 0xffff_ffff;
+
+fn tagged(id: SafepointId, count: u64) -> u64 {
+    (u64::from(id.barrier_tag()) << 32) | count
+}
+
+fn tag_of(word: u64) -> u32 {
+    (word >> 32) as u32
+}
+
+/// What a stopped thread's departure meant.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Departure {
+    /// Others are still stopped, or the count was closed already.
+    NotLast,
+    /// This thread was the last one of its safepoint to run again.
+    Last,
+}
+
+/// The count of threads still to leave the current (or last) safepoint.
+#[derive(Debug)]
+pub(crate) struct LeaveTracker {
+    word: CachePadded<AtomicU64>,
+    /// The tag of the newest safepoint whose record is complete.
+    done: CachePadded<FutexWord>,
+}
+
+impl LeaveTracker {
+    pub(crate) fn new() -> Self {
+        LeaveTracker {
+            word: CachePadded::new(AtomicU64::new(0)),
+            done: CachePadded::new(FutexWord::new(0)),
+        }
+    }
+
+    /// Start counting for `id` (before any poll word is armed).
+    pub(crate) fn open(&self, id: SafepointId) {
+        self.word.store(tagged(id, 0), Ordering::SeqCst);
+    }
+
+    fn update(&self, id: SafepointId, f: impl Fn(u64) -> Option<u64>) -> Option<u64> {
+        let tag = id.barrier_tag();
+        self.word
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                if tag_of(w) == tag { f(w & COUNT) } else { None }
+            })
+            .ok()
+    }
+
+    /// A thread stops in `id`. False if the count is closed (the safepoint
+    /// has ended and everyone left): the thread will not sleep then.
+    pub(crate) fn join(&self, id: SafepointId) -> bool {
+        self.update(id, |n| Some(tagged(id, n + 1))).is_some()
+    }
+
+    /// A thread that joined runs again.
+    pub(crate) fn leave(&self, id: SafepointId) -> Departure {
+        match self.update(id, |n| Some(if n <= 1 { 0 } else { tagged(id, n - 1) })) {
+            Some(old) if old & COUNT <= 1 => Departure::Last,
+            _ => Departure::NotLast,
+        }
+    }
+
+    /// After the wake-up: if no thread is left to run again, close the
+    /// count and return true (the caller finishes the record); otherwise the
+    /// last thread to run again does.
+    pub(crate) fn close_if_empty(&self, id: SafepointId) -> bool {
+        self.update(id, |n| (n == 0).then_some(0)).is_some()
+    }
+
+    /// Threads that stopped in `id` and have not run again (0 once closed).
+    pub(crate) fn stopped(&self, id: SafepointId) -> u32 {
+        let w = self.word.load(Ordering::Acquire);
+        if tag_of(w) == id.barrier_tag() {
+            (w & COUNT) as u32
+        } else {
+            0
+        }
+    }
+
+    /// The record of `id` is complete.
+    pub(crate) fn mark_done(&self, id: SafepointId) {
+        self.done.word().store(id.barrier_tag(), Ordering::Release);
+        self.done.wake_all();
+    }
+
+    /// Sleep until the record of `id` is complete.
+    pub(crate) fn wait_done(&self, id: SafepointId) {
+        loop {
+            let done = self.done.word().load(Ordering::Acquire);
+            if done == id.barrier_tag() {
+                return;
+            }
+            self.done.wait(done);
+        }
+    }
+}

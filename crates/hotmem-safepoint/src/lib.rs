@@ -1,0 +1,106 @@
+//! # hotmem-safepoint: stop-the-world safepoints and per-thread handshakes
+//!
+//! A managed runtime sometimes needs every mutator thread stopped at a known
+//! point (a *safepoint*) so that a GC phase can walk stacks and move
+//! objects, and sometimes needs one thread, or each thread in turn, to run a
+//! small operation at such a point without stopping the others (a
+//! *handshake*). This crate provides both, modelled on HotSpot's
+//! `SafepointSynchronize`, `WaitBarrier` and `Handshake`:
+//!
+//! * every mutator thread polls its own poll word: one load and one branch
+//!   ([`MutatorHandle::poll`]);
+//! * threads mark native and blocking regions ([`MutatorHandle::enter_native`]),
+//!   during which safepoints do not wait for them;
+//! * [`Coordinator::begin`] arms every poll word with the new safepoint id
+//!   and sleeps until the last thread to stop wakes it; stopped threads sleep
+//!   on a futex keyed by the id, and the end of the safepoint wakes them all
+//!   with one system call;
+//! * [`Coordinator::handshake`] runs a closure for one thread at its next
+//!   poll, or on the requesting thread if the target is in a safe state,
+//!   exactly once either way;
+//! * every safepoint is timed (reaching, at, leaving, total), kept in
+//!   histograms ([`Coordinator::stats`]) and printable as an
+//!   `-Xlog:safepoint` line ([`SafepointRecord`]'s `Display`);
+//! * the old mechanism ([`Strategy::Legacy`]: spin, yield, 1 ms sleeps, wake
+//!   through a shared mutex) sits behind the same API for comparison.
+//!
+//! ```
+//! use hotmem_safepoint::{Coordinator, Strategy};
+//! use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+//! use std::sync::Arc;
+//!
+//! let coordinator = Coordinator::new(Strategy::WaitBarrier);
+//! let stop = Arc::new(AtomicBool::new(false));
+//! let work = Arc::new(AtomicU64::new(0));
+//! let mutator = {
+//!     let (coordinator, stop, work) = (coordinator.clone(), stop.clone(), work.clone());
+//!     std::thread::spawn(move || {
+//!         let mut me = coordinator.register().unwrap();
+//!         while !stop.load(Ordering::Relaxed) {
+//!             work.fetch_add(1, Ordering::Relaxed); // managed code...
+//!             me.poll(); // ...with a poll on the loop's back-edge
+//!             let native = me.enter_native(); // a safepoint need not wait for this
+//!             drop(native);
+//!         }
+//!     })
+//! };
+//!
+//! while coordinator.registered() == 0 {
+//!     std::thread::yield_now();
+//! }
+//! let guard = coordinator.begin("example")?;
+//! // Every registered thread is stopped or in native code: it cannot
+//! // touch `work` until the guard is gone.
+//! let before = work.load(Ordering::Relaxed);
+//! assert_eq!(work.load(Ordering::Relaxed), before);
+//! guard.end()?;
+//!
+//! stop.store(true, Ordering::Relaxed);
+//! mutator.join().unwrap();
+//! let stats = coordinator.stats();
+//! assert_eq!(stats.count, 1);
+//! // Safepoint "example", Time since last: 0 ns, Reaching safepoint: ... ns, ...
+//! println!("{}", stats.last.as_ref().unwrap());
+//! println!("{stats}"); // p50/p90/p99/max of reaching, at, leaving, total
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Rules for the embedder
+//! * Poll often in managed code: a safepoint waits for the slowest thread to
+//!   reach a poll (time to safepoint).
+//! * Never block in managed code without a safe region around the blocking
+//!   call: the safepoint would wait for it.
+//! * Do not begin a safepoint or wait for a handshake from a thread that is
+//!   in managed code; the calls return an error instead of hanging. Use
+//!   [`MutatorHandle::safepoint`] and [`MutatorHandle::handshake`], which
+//!   mark the caller blocked while they wait.
+//!
+//! Linux only: it parks threads with the futex system call.
+
+mod barrier;
+mod coordinator;
+mod error;
+mod handshake;
+mod histogram;
+mod ids;
+mod leaving;
+mod legacy;
+mod mutator;
+mod operation;
+mod poll;
+mod registry;
+mod state;
+mod stats;
+mod sync;
+
+#[cfg(all(test, hotmem_loom))]
+mod tests;
+
+pub use coordinator::{Coordinator, CoordinatorBuilder, SafepointGuard, SafepointLog, Strategy};
+pub use error::{BeginError, EndError, HandshakeError, RegisterError};
+pub use handshake::{Executor, HandshakeContext, HandshakeReport};
+pub use histogram::{Histogram, Percentiles};
+pub use ids::{MutatorId, SafepointId};
+pub use mutator::{MutatorHandle, MutatorSafepoint, SafeRegion};
+pub use state::ThreadState;
+pub use stats::{LeaveEnd, SafepointRecord, SafepointStats};

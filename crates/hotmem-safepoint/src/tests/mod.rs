@@ -1,0 +1,3 @@
+//! Loom models of the protocol (run with `--cfg hotmem_loom`).
+
+mod loom_protocol;

@@ -1,0 +1,367 @@
+//! Safepoints against real threads, for both strategies.
+
+mod common;
+
+use common::{BusyThreads, assert_world_stopped};
+use hotmem_safepoint::{
+    BeginError, Coordinator, EndError, RegisterError, SafepointId, Strategy, ThreadState,
+};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+
+const STRATEGIES: [Strategy; 2] = [Strategy::WaitBarrier, Strategy::Legacy];
+
+#[test]
+fn safepoints_stop_every_busy_thread_and_all_resume() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        let busy = BusyThreads::start(&c, 4);
+        for i in 0..20 {
+            let guard = c.begin("stop-all").unwrap();
+            assert_eq!(c.in_progress(), Some(guard.id()));
+            assert_world_stopped(&c, &busy.progress);
+            guard.end().unwrap();
+            let record = c.stats().last.unwrap();
+            assert_eq!(record.threads, 4);
+            assert_eq!(record.id.ordinal(), i + 1);
+            assert_eq!(
+                record.total_ns,
+                record.reaching_ns + record.at_ns + record.leaving_ns
+            );
+            assert_eq!(c.in_progress(), None);
+        }
+        let before = busy.progress.load(Ordering::SeqCst);
+        while busy.progress.load(Ordering::SeqCst) < before + 1000 {
+            std::thread::yield_now();
+        }
+        let runs = busy.finish();
+        assert!(runs.iter().all(|&r| r > 0), "{strategy:?}: {runs:?}");
+        let stats = c.stats();
+        assert_eq!(stats.count, 20);
+        assert_eq!(stats.strategy, strategy);
+        assert_eq!(stats.total.count, 20);
+        assert!(stats.total.max >= stats.total.p50);
+    }
+}
+
+#[test]
+fn thousand_back_to_back_safepoints_with_16_threads() {
+    // Legacy sleeps 1 ms per walk once spinning fails and hands threads
+    // back through one mutex: fewer rounds keep the test fast on two cores.
+    for (strategy, rounds) in [(Strategy::WaitBarrier, 1000), (Strategy::Legacy, 30)] {
+        let c = Coordinator::new(strategy);
+        let busy = BusyThreads::start(&c, 16);
+        for _ in 0..rounds {
+            let guard = c.begin("back-to-back").unwrap();
+            let frozen = busy.progress.load(Ordering::SeqCst);
+            for (_, state) in c.mutators() {
+                assert!(state.is_safe());
+            }
+            assert_eq!(busy.progress.load(Ordering::SeqCst), frozen);
+            drop(guard);
+        }
+        let stats = c.stats();
+        assert_eq!(stats.count, rounds);
+        assert_eq!(stats.last.as_ref().unwrap().threads, 16);
+        let runs = busy.finish();
+        assert_eq!(runs.len(), 16);
+    }
+}
+
+#[test]
+fn threads_register_and_unregister_while_safepoints_run() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        let busy = BusyThreads::start(&c, 2);
+        let stop = Arc::new(AtomicBool::new(false));
+        let registrations = Arc::new(AtomicUsize::new(0));
+        let churn: Vec<_> = (0..3)
+            .map(|_| {
+                let (c, stop, regs, progress) = (
+                    c.clone(),
+                    stop.clone(),
+                    registrations.clone(),
+                    busy.progress.clone(),
+                );
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let mut me = c.register().unwrap();
+                        regs.fetch_add(1, Ordering::Relaxed);
+                        for _ in 0..10 {
+                            progress.fetch_add(1, Ordering::Relaxed);
+                            me.poll();
+                        }
+                        let native = me.enter_native();
+                        std::thread::yield_now();
+                        native.leave();
+                        progress.fetch_add(1, Ordering::Relaxed);
+                        me.poll();
+                        drop(me);
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..100 {
+            let guard = c.begin("churn").unwrap();
+            assert_world_stopped(&c, &busy.progress);
+            drop(guard);
+            // Let some registrations happen between safepoints, too.
+            std::thread::yield_now();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for t in churn {
+            t.join().unwrap();
+        }
+        busy.finish();
+        assert_eq!(c.registered(), 0);
+        assert!(registrations.load(Ordering::Relaxed) > 0);
+        assert_eq!(c.stats().count, 100);
+    }
+}
+
+#[test]
+fn a_thread_that_panics_while_registered_does_not_hang_the_next_safepoint() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        // Panics with nothing in progress.
+        let c2 = c.clone();
+        let died = std::thread::spawn(move || {
+            let me = c2.register().unwrap();
+            me.poll();
+            panic!("mutator died");
+        })
+        .join();
+        assert!(died.is_err());
+        assert_eq!(c.registered(), 0);
+        drop(c.begin("after-panic").unwrap());
+
+        // Panics in managed code, without polling, while the coordinator
+        // waits for it.
+        let go = Arc::new(AtomicBool::new(false));
+        let (c2, go2) = (c.clone(), go.clone());
+        let (tx, rx) = mpsc::channel();
+        let victim = std::thread::spawn(move || {
+            let _me = c2.register().unwrap();
+            tx.send(()).unwrap();
+            while !go2.load(Ordering::SeqCst) {
+                std::hint::spin_loop(); // managed code that forgot to poll
+            }
+            panic!("mutator died during a safepoint");
+        });
+        rx.recv().unwrap();
+        let (c3, go3) = (c.clone(), go.clone());
+        let trigger = std::thread::spawn(move || {
+            while c3.in_progress().is_none() {
+                std::thread::yield_now();
+            }
+            go3.store(true, Ordering::SeqCst);
+        });
+        c.begin("waits-for-the-dying").unwrap().end().unwrap();
+        let record = c.stats().last.unwrap();
+        assert_eq!(record.threads, 1);
+        assert_eq!(record.stopped, 0, "nobody stopped: the victim died instead");
+        assert!(victim.join().is_err());
+        trigger.join().unwrap();
+        assert_eq!(c.registered(), 0);
+        drop(c.begin("next").unwrap());
+        assert_eq!(c.stats().count, 3);
+    }
+}
+
+#[test]
+fn a_thread_in_native_is_safe_and_cannot_leave_during_a_safepoint() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        let (to_mutator, from_main) = mpsc::channel::<()>();
+        let (entered_tx, entered) = mpsc::channel::<()>();
+        let left = Arc::new(AtomicBool::new(false));
+        let (c2, left2) = (c.clone(), left.clone());
+        let t = std::thread::spawn(move || {
+            let mut me = c2.register().unwrap();
+            let native = me.enter_native();
+            assert_eq!(native.state(), ThreadState::Native);
+            entered_tx.send(()).unwrap();
+            from_main.recv().unwrap(); // native code: blocks without polling
+            drop(native); // must wait for the safepoint to end
+            left2.store(true, Ordering::SeqCst);
+            me.poll();
+        });
+        entered.recv().unwrap();
+        let guard = c.begin("native").unwrap();
+        assert_eq!(c.mutators()[0].1, ThreadState::Native);
+        to_mutator.send(()).unwrap();
+        // The thread is trying to leave native now; it must still be out of
+        // managed code when we look again.
+        for _ in 0..1000 {
+            std::thread::yield_now();
+            assert!(
+                !left.load(Ordering::SeqCst),
+                "left native during a safepoint"
+            );
+        }
+        guard.end().unwrap();
+        t.join().unwrap();
+        assert!(left.load(Ordering::SeqCst));
+        let record = c.stats().last.unwrap();
+        assert_eq!(record.threads, 1);
+        assert!(record.stopped <= 1);
+    }
+}
+
+#[test]
+fn nested_and_unbalanced_safepoints_are_errors() {
+    let c = Coordinator::new(Strategy::WaitBarrier);
+    let guard = c.begin("outer").unwrap();
+    let id = guard.id();
+    assert_eq!(
+        c.begin("inner").unwrap_err(),
+        BeginError::Nested { current: Some(id) }
+    );
+    assert_eq!(
+        c.begin_unscoped("inner").unwrap_err(),
+        BeginError::Nested { current: Some(id) }
+    );
+    let other = SafepointId::from_counter(id.get() + 2).unwrap();
+    assert_eq!(
+        c.end_unscoped(other).unwrap_err(),
+        EndError::Mismatch {
+            in_progress: id,
+            given: other
+        }
+    );
+    assert_eq!(c.in_progress(), Some(id), "a failed end changes nothing");
+    guard.end().unwrap();
+    assert_eq!(
+        c.end_unscoped(id).unwrap_err(),
+        EndError::NotInProgress { given: id }
+    );
+    assert!(
+        SafepointId::from_counter(2).is_none(),
+        "even counters are not ids"
+    );
+
+    // Unscoped begin/end, with the end on another thread.
+    let id = c.begin_unscoped("unscoped").unwrap();
+    let c2 = c.clone();
+    std::thread::spawn(move || c2.end_unscoped(id))
+        .join()
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.stats().last.unwrap().name, "unscoped");
+    assert_eq!(c.in_progress(), None);
+}
+
+#[test]
+fn a_guard_ended_behind_its_back_reports_it() {
+    let c = Coordinator::new(Strategy::WaitBarrier);
+    let guard = c.begin("guarded").unwrap();
+    c.end_unscoped(guard.id()).unwrap();
+    let id = guard.id();
+    assert_eq!(
+        guard.end().unwrap_err(),
+        EndError::NotInProgress { given: id }
+    );
+}
+
+#[test]
+fn a_managed_mutator_cannot_begin_but_its_handle_can() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        let busy = BusyThreads::start(&c, 2);
+        let mut me = c.register().unwrap();
+        assert_eq!(
+            c.begin("self").unwrap_err(),
+            BeginError::CallerIsManaged(me.id())
+        );
+        assert_eq!(
+            c.register().unwrap_err(),
+            RegisterError::AlreadyRegistered(me.id())
+        );
+        let sp = me.safepoint("from-mutator").unwrap();
+        assert_world_stopped(&c, &busy.progress);
+        sp.end().unwrap();
+        assert_eq!(c.stats().last.unwrap().threads, 3);
+        assert_eq!(me.state(), ThreadState::Managed);
+        {
+            let native = me.enter_native();
+            drop(c.begin("from-native").unwrap());
+            drop(native);
+        }
+        drop(me);
+        busy.finish();
+    }
+}
+
+#[test]
+fn concurrent_begins_take_turns() {
+    let c = Coordinator::new(Strategy::WaitBarrier);
+    let busy = BusyThreads::start(&c, 2);
+    let inside = Arc::new(AtomicUsize::new(0));
+    let start = Arc::new(Barrier::new(3));
+    let requesters: Vec<_> = (0..3)
+        .map(|_| {
+            let (c, inside, start, progress) = (
+                c.clone(),
+                inside.clone(),
+                start.clone(),
+                busy.progress.clone(),
+            );
+            std::thread::spawn(move || {
+                start.wait();
+                for _ in 0..30 {
+                    let guard = c.begin("racing").unwrap();
+                    assert_eq!(
+                        inside.fetch_add(1, Ordering::SeqCst),
+                        0,
+                        "two safepoints at once"
+                    );
+                    assert_world_stopped(&c, &progress);
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    drop(guard);
+                }
+            })
+        })
+        .collect();
+    for r in requesters {
+        r.join().unwrap();
+    }
+    busy.finish();
+    assert_eq!(c.stats().count, 90);
+}
+
+#[test]
+fn records_print_as_xlog_safepoint_lines_and_stats_serialize() {
+    let c = Coordinator::builder()
+        .strategy(Strategy::WaitBarrier)
+        .log(hotmem_safepoint::SafepointLog::Off)
+        .build();
+    let busy = BusyThreads::start(&c, 2);
+    c.begin("G1 Pause").unwrap().end().unwrap();
+    let first = c.stats().last.unwrap();
+    c.begin("G1 Pause").unwrap().end().unwrap();
+    let second = c.stats().last.unwrap();
+    busy.finish();
+    assert_eq!(second.stopped, 2, "both busy threads stopped at a poll");
+    assert_eq!(second.leave_end, hotmem_safepoint::LeaveEnd::AllRunning);
+    assert_eq!(first.since_last_ns, 0);
+    let line = second.to_string();
+    let expected_prefix = format!(
+        "Safepoint \"G1 Pause\", Time since last: {} ns, Reaching safepoint: {} ns, At safepoint: {} ns, Leaving safepoint: {} ns, Total: {} ns",
+        second.since_last_ns, second.reaching_ns, second.at_ns, second.leaving_ns, second.total_ns
+    );
+    assert_eq!(line, expected_prefix);
+    let stats = c.stats();
+    assert_eq!(stats.count, 2);
+    assert_eq!(stats.last.as_ref(), Some(&second));
+    assert_eq!(stats.reaching.count, 2);
+    let table = stats.to_string();
+    for phase in ["reaching", "at", "leaving", "total"] {
+        assert!(table.contains(phase), "{table}");
+    }
+    c.reset_stats();
+    assert_eq!(c.stats().count, 0);
+    // Plain serde data for the facade's report.
+    let json = serde_json::to_string(&stats).unwrap();
+    let back: hotmem_safepoint::SafepointStats = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, stats);
+}
