@@ -1,98 +1,343 @@
-//! The hotmem demo: `cargo xtask demo`.
+//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --json]`.
 //!
-//! Shows what hotmem-os does for real: reserve, commit, uncommit and release
-//! address space, watched by an observer; memfd physical memory mapped at two
-//! addresses; resident memory read back from the kernel at each step.
+//! A small but real managed heap driven by `hotmem::Runtime`: mutator threads
+//! allocate small, medium and large checksummed objects and drop most of
+//! them; collections stop the mutators, evacuate sparse pages on the NUMA
+//! GC workers and free them; class loaders come and go. At the end every
+//! live object is verified against its checksum and the runtime's report is
+//! printed.
 
-use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver, procfs};
+use hotmem::objects::{Root, RootTable, SimpleObjects};
+use hotmem::{AllocError, ArenaKind, ClassLoader, NumaConfig, Runtime};
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
-/// Counts reserved and committed bytes as the observer sees them.
-#[derive(Default)]
-struct Counter {
-    reserved: AtomicUsize,
-    committed: AtomicUsize,
-    events: AtomicUsize,
+const USAGE: &str =
+    "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json]";
+
+struct Args {
+    threads: usize,
+    secs: f64,
+    heap_mib: usize,
+    numa: NumaConfig,
+    json: bool,
 }
 
-impl MemoryObserver for Counter {
-    fn observe(&self, event: &MemoryEvent) {
-        self.events.fetch_add(1, Ordering::Relaxed);
-        let n = event.range().len();
-        match event {
-            MemoryEvent::Reserve { .. } => self.reserved.fetch_add(n, Ordering::Relaxed),
-            MemoryEvent::Release { .. } => self.reserved.fetch_sub(n, Ordering::Relaxed),
-            MemoryEvent::Commit { .. } => self.committed.fetch_add(n, Ordering::Relaxed),
-            MemoryEvent::Uncommit { .. } => self.committed.fetch_sub(n, Ordering::Relaxed),
-        };
-        println!("  observer: {event:?}");
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        threads: 4,
+        secs: 12.0,
+        heap_mib: 256,
+        numa: NumaConfig::Detect,
+        json: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value\n{USAGE}"));
+        let bad = |v: &str| format!("bad value {v:?} for {flag}\n{USAGE}");
+        match flag.as_str() {
+            "--threads" => a.threads = value()?.parse().map_err(|_| bad("threads"))?,
+            "--secs" => a.secs = value()?.parse().map_err(|_| bad("secs"))?,
+            "--heap" => a.heap_mib = value()?.parse().map_err(|_| bad("heap"))?,
+            "--numa" => {
+                let v = value()?;
+                a.numa = match v.as_str() {
+                    "detect" => NumaConfig::Detect,
+                    "off" => NumaConfig::Off,
+                    s => match s.strip_prefix("synthetic:") {
+                        Some(d) => NumaConfig::Synthetic(d.to_string()),
+                        None => return Err(bad(s)),
+                    },
+                };
+            }
+            "--json" => a.json = true,
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown flag {other}\n{USAGE}")),
+        }
+    }
+    if a.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    Ok(a)
+}
+
+/// Counters the threads share with the progress line.
+#[derive(Default)]
+struct Counters {
+    stop: AtomicBool,
+    next_id: AtomicU64,
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    out_of_memory: AtomicU64,
+    loaders: AtomicU64,
+    checks: AtomicU64,
+    handshakes: AtomicU64,
+}
+
+/// A small deterministic generator, one per thread.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn range8(&mut self, lo: usize, hi: usize) -> usize {
+        (lo + self.below((hi - lo) as u64 + 1) as usize) & !7
     }
 }
 
-fn mib(n: usize) -> f64 {
-    n as f64 / (1 << 20) as f64
+/// Object sizes: mostly small, some medium, a few large (by page type).
+fn pick_size(rng: &mut Rng, sizes: &hotmem::page::PageSizes) -> usize {
+    let roll = rng.below(1000);
+    if roll < 970 {
+        rng.range8(32, 2048)
+    } else if roll < 997 {
+        rng.range8(sizes.small_object_max() + 8, sizes.medium_object_max())
+    } else {
+        rng.range8(sizes.medium_object_max() + 8, 3 * sizes.medium_object_max())
+    }
 }
 
-fn show(label: &str, counter: &Counter, range: MemRange) -> Result<(), Box<dyn std::error::Error>> {
-    println!(
-        "{label:<44} observer: reserved {:>7.2} MiB, committed {:>7.2} MiB | kernel: resident {:>7.2} MiB",
-        mib(counter.reserved.load(Ordering::Relaxed)),
-        mib(counter.committed.load(Ordering::Relaxed)),
-        mib(procfs::resident_bytes(range)?),
-    );
-    Ok(())
+fn drop_random(roots: &RootTable, rng: &mut Rng, live: &mut usize) {
+    let n = roots.len();
+    if let Some(r) = roots.swap_remove(rng.below(n as u64) as usize) {
+        *live -= r.size;
+    }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    println!("hotmem demo: virtual memory through hotmem-os\n");
-    let counter = Arc::new(Counter::default());
-    let memory = Memory::with_observer(counter.clone());
+/// A mutator thread's loop; returns the class loaders still alive at the end.
+fn mutator(
+    rt: Runtime,
+    objects: Arc<SimpleObjects>,
+    c: Arc<Counters>,
+    seed: u64,
+    budget: usize,
+) -> Result<VecDeque<ClassLoader>, String> {
+    let mut me = rt.attach_mutator().map_err(|e| e.to_string())?;
+    let roots = objects.root_table();
+    let sizes = rt.heap().page_sizes();
+    let mut rng = Rng(seed | 1);
+    let mut live = 0usize;
+    let mut loaders: VecDeque<ClassLoader> = VecDeque::new();
+    let mut i = 0u64;
+    while !c.stop.load(Relaxed) {
+        i += 1;
+        let size = pick_size(&mut rng, &sizes);
+        let id = c.next_id.fetch_add(1, Relaxed);
+        match me.alloc(size) {
+            Ok(addr) => {
+                // SAFETY: a fresh allocation of `size` bytes, 8-byte aligned.
+                let root: Root = unsafe { SimpleObjects::init(addr, size, id) };
+                c.objects.fetch_add(1, Relaxed);
+                c.bytes.fetch_add(size as u64, Relaxed);
+                let keep = if size <= sizes.small_object_max() {
+                    40
+                } else {
+                    25
+                };
+                if rng.below(1000) < keep {
+                    roots.push(root);
+                    live += size;
+                }
+            }
+            Err(AllocError::OutOfMemory { .. }) => {
+                // The live set outgrew the heap: let half of it die.
+                c.out_of_memory.fetch_add(1, Relaxed);
+                for _ in 0..roots.len() / 2 {
+                    drop_random(&roots, &mut rng, &mut live);
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+        while live > budget {
+            drop_random(&roots, &mut rng, &mut live);
+        }
+        if i % 64 == 0 && !roots.is_empty() {
+            if let Some(root) = roots.get(rng.below(roots.len() as u64) as usize) {
+                // SAFETY: this thread is attached and has not polled since it
+                // read the root: no collection can move objects meanwhile.
+                unsafe { SimpleObjects::check(&root) }.map_err(|e| e.to_string())?;
+                c.checks.fetch_add(1, Relaxed);
+            }
+        }
+        if i % 512 == 0 {
+            let kind = if rng.below(10) == 0 {
+                ArenaKind::Boot
+            } else {
+                ArenaKind::Standard
+            };
+            let mut loader = rt.class_loader(kind);
+            for _ in 0..1 + rng.below(6) {
+                loader
+                    .alloc_class(rng.range8(256, 4096))
+                    .map_err(|e| e.to_string())?;
+                loader
+                    .alloc_metadata(rng.range8(64, 16 << 10))
+                    .map_err(|e| e.to_string())?;
+            }
+            loaders.push_back(loader);
+            c.loaders.fetch_add(1, Relaxed);
+            if loaders.len() > 16 {
+                loaders.pop_front(); // the loader dies: its chunks go back
+            }
+        }
+        me.poll();
+    }
+    Ok(loaders)
+}
 
-    let heap = memory.reserve_aligned(64 << 20, 2 << 20, MemTag::JAVA_HEAP)?;
-    let all = heap.range();
-    show("reserved 64 MiB aligned to 2 MiB", &counter, all)?;
-
-    let first = heap.subrange(0, 16 << 20)?;
-    heap.commit(first)?;
-    show("committed the first 16 MiB", &counter, all)?;
-    // SAFETY: `first` was committed just above and nothing else uses it.
-    unsafe { first.start().as_ptr::<u8>().write_bytes(0x5A, first.len()) };
-    show("wrote every byte of it", &counter, all)?;
-
-    heap.uncommit(first)?;
-    show("uncommitted it", &counter, all)?;
-
-    let phys = memory.physical(4 << 20)?;
-    phys.commit(0, 4 << 20)?;
-    let a = heap.map(heap.start() + (32 << 20), &phys, 0, 4 << 20)?;
-    let b = heap.map(heap.start() + (48 << 20), &phys, 0, 4 << 20)?;
-    // SAFETY: both ranges map the same committed 4 MiB of the memfd.
-    let seen = unsafe {
-        a.start().as_ptr::<u64>().write(0xC0FFEE);
-        b.start().as_ptr::<u64>().read()
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
     };
-    println!(
-        "memfd mapped at {} and {}: wrote 0xC0FFEE through one, read {seen:#x} through the other",
-        a.start(),
-        b.start()
-    );
-    println!(
-        "memfd holds {:.2} MiB of physical memory",
-        mib(phys.committed_bytes()?)
-    );
+    if let Err(e) = run(&args) {
+        eprintln!("demo FAILED: {e}");
+        std::process::exit(1);
+    }
+}
 
-    let bad = heap.commit(MemRange::new(heap.start() + 1, 4096)?);
-    println!("commit of a misaligned range: {}", bad.unwrap_err());
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(args.heap_mib << 20)
+        .numa(args.numa.clone())
+        .object_model(objects.clone())
+        .build()?;
+    let numa = rt.numa();
+    if !args.json {
+        println!(
+            "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB in {} partition(s) (NUMA {}), {} GC workers, medium pages of {} MiB",
+            args.threads,
+            args.secs,
+            args.heap_mib,
+            numa.nodes,
+            numa.source,
+            rt.gc_workers(),
+            rt.heap().page_sizes().medium_page() >> 20
+        );
+    }
+    // The boot loader lives as long as the runtime: its classes stay in
+    // metaspace while application loaders come and go around them.
+    let mut boot = rt.class_loader(ArenaKind::Boot);
+    for i in 0..600 {
+        boot.alloc_class(512 + (i % 8) * 128)?;
+        boot.alloc_metadata(2048 + (i % 16) * 256)?;
+    }
+    let c = Arc::new(Counters::default());
+    let budget = (args.heap_mib << 20) * 3 / 10 / args.threads;
+    let mutators: Vec<_> = (0..args.threads)
+        .map(|t| {
+            let (rt, objects, c) = (rt.clone(), objects.clone(), c.clone());
+            std::thread::Builder::new()
+                .name(format!("mutator-{t}"))
+                .spawn(move || mutator(rt, objects, c, 0x9E37_79B9 * (t as u64 + 1), budget))
+        })
+        .collect::<Result<_, _>>()?;
+    let collector = {
+        let (rt, c) = (rt.clone(), c.clone());
+        std::thread::Builder::new()
+            .name("periodic-gc".into())
+            .spawn(move || -> Result<(), String> {
+                while !c.stop.load(Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    rt.collect().map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })?
+    };
 
-    let start = heap.start();
-    drop(heap);
-    let left = procfs::mappings_overlapping(all)?;
-    println!(
-        "\nreleased: {} observer events, {} mapping(s) left at {start}, observer reserved {} bytes",
-        counter.events.load(Ordering::Relaxed),
-        left.len(),
-        counter.reserved.load(Ordering::Relaxed)
-    );
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(args.secs);
+    while Instant::now() < deadline {
+        std::thread::sleep(
+            Duration::from_secs(1).min(deadline.saturating_duration_since(Instant::now())),
+        );
+        // A handshake with every mutator, without stopping the world.
+        let h = c.clone();
+        if rt
+            .safepoints()
+            .handshake_all(move |_| {
+                h.handshakes.fetch_add(1, Relaxed);
+            })
+            .is_err()
+        {
+            // A safepoint was in progress: skip this round.
+        }
+        if !args.json {
+            let t = start.elapsed().as_secs_f64();
+            let (live_n, live_b) = objects.live();
+            let gc = rt.gc_totals();
+            let usage = rt.heap().usage();
+            println!(
+                "[{t:5.1}s] allocated {:>7} MiB ({:>5.0} MiB/s)  live {:>6} objs {:>4} MiB  heap used {:>3}/{} MiB  GCs {:>4} ({} on alloc failure)  relocated {:>5} MiB  loaders {:>5}  handshakes {}",
+                c.bytes.load(Relaxed) >> 20,
+                (c.bytes.load(Relaxed) >> 20) as f64 / t,
+                live_n,
+                live_b >> 20,
+                usage.used >> 20,
+                usage.max_capacity >> 20,
+                gc.cycles,
+                gc.allocation_failures,
+                gc.bytes_relocated >> 20,
+                c.loaders.load(Relaxed),
+                c.handshakes.load(Relaxed),
+            );
+        }
+    }
+    c.stop.store(true, Relaxed);
+    let mut alive_loaders = Vec::new();
+    for m in mutators {
+        alive_loaders.extend(m.join().map_err(|_| "a mutator panicked")??);
+    }
+    collector.join().map_err(|_| "the collector panicked")??;
+
+    // One more collection with no mutator attached, then check every object.
+    let last = rt.collect()?;
+    // SAFETY: every thread that could collect has stopped.
+    let verified = unsafe { objects.verify() }.map_err(|e| format!("verification failed: {e}"))?;
+    let gc = rt.gc_totals();
+    let report = rt.report();
+    if args.json {
+        let out = serde_json::json!({
+            "verified_objects": verified,
+            "collections": gc.cycles,
+            "objects_allocated": c.objects.load(Relaxed),
+            "bytes_allocated": c.bytes.load(Relaxed),
+            "spot_checks": c.checks.load(Relaxed),
+            "class_loaders": c.loaders.load(Relaxed),
+            "out_of_memory": c.out_of_memory.load(Relaxed),
+            "handshakes": c.handshakes.load(Relaxed),
+            "report": report.json(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "\nverification: OK, all {verified} live objects intact after {} collections ({} objects, {} MiB relocated; {} spot checks during the run; last collection relocated {} objects); {} objects ({} MiB) allocated, {} class loaders, {} out-of-memory recoveries, {} handshake operations\n",
+            gc.cycles,
+            gc.objects_relocated,
+            gc.bytes_relocated >> 20,
+            c.checks.load(Relaxed),
+            last.objects_relocated,
+            c.objects.load(Relaxed),
+            c.bytes.load(Relaxed) >> 20,
+            c.loaders.load(Relaxed),
+            c.out_of_memory.load(Relaxed),
+            c.handshakes.load(Relaxed),
+        );
+        print!("{report}");
+    }
+    drop((alive_loaders, boot));
     Ok(())
 }

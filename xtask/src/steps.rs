@@ -110,6 +110,10 @@ pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
         "unit, integration and doc tests",
         &mut cargo(&["test", "--workspace"]),
     )?;
+    r.step(
+        "facade without hwloc (default-features = false)",
+        &mut cargo(&["test", "-p", "hotmem", "--no-default-features"]),
+    )?;
     loom(r, 2)?;
     fuzz_smoke(r)
 }

@@ -97,6 +97,7 @@ mod error;
 mod gc;
 mod model;
 mod mutator;
+pub mod objects;
 mod report;
 mod runtime;
 mod stacks;

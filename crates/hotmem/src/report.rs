@@ -115,7 +115,8 @@ impl Report {
         });
 
         let ms = inner.metaspace.statistics();
-        let class_map = inner.metaspace.space(MetadataType::Class).map().to_string();
+        let class_map =
+            collapse_repeats(&inner.metaspace.space(MetadataType::Class).map().to_string());
         sections.push(Section {
             title: "Metaspace",
             text: format!("{ms}\nclass space map:\n{class_map}"),
@@ -164,6 +165,41 @@ impl Report {
     }
 }
 
+/// Map rows (`  +0x... chars`) equal to the row before them are folded into
+/// one `*` line, as `hexdump` does, so a mostly untouched space stays short.
+fn collapse_repeats(map: &str) -> String {
+    let mut out = String::with_capacity(map.len().min(8192));
+    let mut previous: Option<&str> = None;
+    let mut folded = 0usize;
+    let flush = |out: &mut String, folded: &mut usize| {
+        if *folded > 0 {
+            let _ = writeln!(
+                out,
+                "  *           ({} more rows like the one above)",
+                *folded
+            );
+            *folded = 0;
+        }
+    };
+    for line in map.lines() {
+        let row = line
+            .trim_start()
+            .strip_prefix("+0x")
+            .and_then(|r| r.split_once(' '))
+            .map(|(_, rest)| rest);
+        match (row, previous) {
+            (Some(r), Some(p)) if r == p => folded += 1,
+            _ => {
+                flush(&mut out, &mut folded);
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        previous = row;
+    }
+    flush(&mut out, &mut folded);
+    out
+}
+
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for s in &self.sections {
@@ -175,5 +211,20 @@ impl fmt::Display for Report {
             writeln!(f)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse_repeats;
+
+    #[test]
+    fn repeated_map_rows_fold() {
+        let map = "head\n  +0x0000 aaaa\n  +0x0004 aaaa\n  +0x0008 aaaa\n  +0x000c AAbb\n  +0x0010 aaaa\n";
+        let folded = collapse_repeats(map);
+        assert_eq!(
+            folded,
+            "head\n  +0x0000 aaaa\n  *           (2 more rows like the one above)\n  +0x000c AAbb\n  +0x0010 aaaa\n"
+        );
     }
 }

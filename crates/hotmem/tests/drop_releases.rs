@@ -1,0 +1,69 @@
+//! Dropping the runtime releases every mapping it made, and NMT, which saw
+//! them all, reports zero. A test binary of its own: no other test may map
+//! memory into the ranges while this one checks them.
+
+use hotmem::objects::SimpleObjects;
+use hotmem::os::{MemRange, MemTag, procfs};
+use hotmem::{ArenaKind, NumaConfig, Runtime};
+
+#[test]
+fn dropping_the_runtime_releases_everything() {
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(32 << 20)
+        .numa(NumaConfig::Detect)
+        .object_model(objects.clone())
+        .build()
+        .unwrap();
+    let nmt = rt.nmt().clone();
+    {
+        let roots = objects.root_table();
+        let mut me = rt.attach_mutator().unwrap();
+        for i in 0..5000u64 {
+            let addr = me.alloc(256).unwrap();
+            // SAFETY: a fresh allocation.
+            let root = unsafe { SimpleObjects::init(addr, 256, i) };
+            if i % 3 == 0 {
+                roots.push(root);
+            }
+        }
+        let mut loader = rt.class_loader(ArenaKind::Boot);
+        loader.alloc_class(4096).unwrap();
+        me.collect().unwrap();
+        assert!(
+            nmt.totals(MemTag::THREAD_STACK).reserved > 0,
+            "the attached thread's stack is tracked"
+        );
+    }
+    assert_eq!(
+        nmt.totals(MemTag::THREAD_STACK).reserved,
+        0,
+        "detached: its stack record is gone"
+    );
+    let ours: Vec<MemRange> = nmt
+        .annotated_map(hotmem::nmt::Scale::Kilo)
+        .unwrap()
+        .entries()
+        .iter()
+        .filter(|e| !e.tags.is_empty())
+        .map(|e| e.mapping.range)
+        .collect();
+    assert!(
+        ours.len() >= 3,
+        "heap and both metaspaces are mapped: {ours:?}"
+    );
+    drop(rt);
+    for t in [MemTag::JAVA_HEAP, MemTag::CLASS, MemTag::METASPACE] {
+        let totals = nmt.totals(t);
+        assert_eq!(
+            (totals.reserved, totals.committed),
+            (0, 0),
+            "{t} after drop"
+        );
+    }
+    let maps = procfs::smaps().unwrap();
+    for r in &ours {
+        let left: Vec<_> = maps.iter().filter(|m| m.range.overlaps(*r)).collect();
+        assert!(left.is_empty(), "{r} still mapped: {left:?}");
+    }
+}

@@ -1,0 +1,93 @@
+//! A live set larger than the heap gets a clear error, not a panic, and the
+//! runtime works again once the live set shrinks.
+
+use hotmem::objects::SimpleObjects;
+use hotmem::{AllocError, BuildError, MIN_HEAP, NumaConfig, Runtime};
+
+#[test]
+fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(MIN_HEAP)
+        .numa(NumaConfig::Off)
+        .object_model(objects.clone())
+        .build()
+        .unwrap();
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let size = 64 << 10;
+    let mut id = 0;
+    let err = loop {
+        match me.alloc(size) {
+            Ok(addr) => {
+                // SAFETY: a fresh allocation.
+                roots.push(unsafe { SimpleObjects::init(addr, size, id) });
+                id += 1;
+            }
+            Err(e) => break e,
+        }
+        assert!(id < 1_000_000, "a 16 MiB heap cannot hold that much");
+    };
+    let AllocError::OutOfMemory {
+        size: asked,
+        max_capacity,
+        ..
+    } = err
+    else {
+        panic!("expected out of memory, got {err:?}");
+    };
+    assert_eq!((asked, max_capacity), (size, MIN_HEAP));
+    assert!(
+        rt.gc_totals().allocation_failures >= 1,
+        "the failure triggered a collection first"
+    );
+    assert!(err.to_string().contains("out of memory"));
+
+    // The live set shrinks: allocation works again and every survivor is intact.
+    while roots.len() > 10 {
+        roots.swap_remove(0);
+    }
+    for _ in 0..100 {
+        let addr = me
+            .alloc(size)
+            .expect("room again after the live set shrank");
+        // SAFETY: a fresh allocation.
+        let _ = unsafe { SimpleObjects::init(addr, size, id) };
+        id += 1;
+    }
+    // SAFETY: single mutator, not collecting.
+    assert_eq!(unsafe { objects.verify() }.unwrap(), 10);
+}
+
+#[test]
+fn bad_configuration_is_a_typed_error() {
+    let small = Runtime::builder().heap_max(1 << 20).build();
+    assert!(matches!(small, Err(BuildError::Config(_))));
+    let limit = Runtime::builder().fragmentation_limit(1.5).build();
+    assert!(matches!(limit, Err(BuildError::Config(_))));
+    let workers = Runtime::builder().gc_workers(0).build();
+    assert!(matches!(workers, Err(BuildError::Config(_))));
+    #[cfg(feature = "numa")]
+    {
+        let topo = Runtime::builder()
+            .numa(NumaConfig::Synthetic("pack:zero".into()))
+            .build();
+        assert!(matches!(topo, Err(BuildError::Topology(_))), "{topo:?}");
+    }
+    #[cfg(not(feature = "numa"))]
+    {
+        let topo = Runtime::builder()
+            .numa(NumaConfig::Synthetic("pack:2 numa:1 pu:1".into()))
+            .build();
+        assert!(matches!(topo, Err(BuildError::NumaDisabled)), "{topo:?}");
+        let rt = Runtime::builder().numa(NumaConfig::Detect).build().unwrap();
+        assert_eq!(rt.partitions().len(), 1, "without hwloc: one partition");
+    }
+    // Without an object model the runtime allocates but cannot collect.
+    let rt = Runtime::builder().numa(NumaConfig::Off).build().unwrap();
+    assert_eq!(rt.collect().unwrap_err(), hotmem::GcError::NoObjectModel);
+    assert!(matches!(
+        rt.attach_mutator().unwrap().alloc(0),
+        Err(AllocError::Layout(_))
+    ));
+}
