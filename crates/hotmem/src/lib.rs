@@ -91,6 +91,11 @@
 //! With `default-features = false` the crate builds without `hotmem-numa`
 //! (and so without hwloc): one heap partition, unbound GC workers.
 
+/// The repository README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 mod class_loader;
 mod config;
 mod error;
