@@ -4,9 +4,11 @@
 //! hand-out serial, packed in one `u32` so that checking a handle is one
 //! load); the entries of the other units say "not a chunk start".
 //! Splitting writes one header, merging clears one, so "is the buddy at unit
-//! `b` a free chunk of level `l`" is two array loads: O(1), no list walk.
-//! Stored as separate arrays of plain integers, so that a large space's table
-//! is zero-filled lazily by the allocator (`calloc`) rather than touched.
+//! `b` a free chunk of level `l`" is one array load: O(1), no list walk.
+//! Each entry also holds the unit's free-list links, so that testing a buddy
+//! and unlinking it touch the same cache line. Entries are arrays of plain
+//! integers, so that a large space's table is zero-filled lazily by the
+//! allocator (`calloc`) rather than touched.
 
 use crate::ChunkLevel;
 
@@ -33,21 +35,47 @@ const LEVEL: u8 = 0x1F;
 /// Bits of the hand-out serial kept in a header.
 pub(crate) const SERIAL_BITS: u32 = 24;
 
+const CELL: usize = 0;
+const PREV: usize = 1;
+const NEXT: usize = 2;
+
 pub(crate) struct Occupancy {
-    /// `serial << 8 | head byte` per unit.
-    cells: Vec<u32>,
+    /// Per unit: `serial << 8 | head byte`, free-list prev, free-list next.
+    cells: Vec<[u32; 3]>,
 }
 
 impl Occupancy {
     pub(crate) fn new(units: usize) -> Occupancy {
         Occupancy {
-            cells: vec![0; units],
+            cells: vec![[0; 3]; units],
         }
     }
 
     #[inline]
     fn head(&self, unit: u32) -> u8 {
-        self.cells[unit as usize] as u8
+        self.cells[unit as usize][CELL] as u8
+    }
+
+    /// The free-list predecessor of the chunk at `unit`.
+    #[inline]
+    pub(crate) fn prev(&self, unit: u32) -> u32 {
+        self.cells[unit as usize][PREV]
+    }
+
+    /// The free-list successor of the chunk at `unit`.
+    #[inline]
+    pub(crate) fn next(&self, unit: u32) -> u32 {
+        self.cells[unit as usize][NEXT]
+    }
+
+    #[inline]
+    pub(crate) fn set_prev(&mut self, unit: u32, prev: u32) {
+        self.cells[unit as usize][PREV] = prev;
+    }
+
+    #[inline]
+    pub(crate) fn set_next(&mut self, unit: u32, next: u32) {
+        self.cells[unit as usize][NEXT] = next;
     }
 
     #[inline]
@@ -72,7 +100,7 @@ impl Occupancy {
 
     #[inline]
     pub(crate) fn serial(&self, unit: u32) -> u32 {
-        self.cells[unit as usize] >> 8
+        self.cells[unit as usize][CELL] >> 8
     }
 
     /// Whether a free chunk of exactly `level` starts at `unit`: the buddy test.
@@ -83,19 +111,19 @@ impl Occupancy {
 
     #[inline]
     pub(crate) fn set_free(&mut self, unit: u32, level: ChunkLevel) {
-        self.cells[unit as usize] = u32::from(FREE | level.raw());
+        self.cells[unit as usize][CELL] = u32::from(FREE | level.raw());
     }
 
     #[inline]
     pub(crate) fn set_in_use(&mut self, unit: u32, level: ChunkLevel, serial: u32) {
         debug_assert!(serial < 1 << SERIAL_BITS);
-        self.cells[unit as usize] = serial << 8 | u32::from(IN_USE | level.raw());
+        self.cells[unit as usize][CELL] = serial << 8 | u32::from(IN_USE | level.raw());
     }
 
     /// Changes the level of the header at `unit`, keeping its state.
     #[inline]
     pub(crate) fn set_level(&mut self, unit: u32, level: ChunkLevel) {
-        let c = &mut self.cells[unit as usize];
+        let c = &mut self.cells[unit as usize][CELL];
         debug_assert_ne!(*c as u8, INNER);
         *c = (*c & !u32::from(LEVEL)) | u32::from(level.raw());
     }
@@ -103,6 +131,6 @@ impl Occupancy {
     /// `unit` is no longer a chunk start (it was merged into its lower buddy).
     #[inline]
     pub(crate) fn clear(&mut self, unit: u32) {
-        self.cells[unit as usize] = u32::from(INNER);
+        self.cells[unit as usize][CELL] = u32::from(INNER);
     }
 }

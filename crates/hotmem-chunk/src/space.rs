@@ -58,7 +58,7 @@ impl SpaceState {
             granule_bytes,
             carved: 0,
             occ: Occupancy::new(units),
-            free: FreeLists::new(geo.levels(), units),
+            free: FreeLists::new(geo.levels()),
             commit: CommitMap::new(size / granule_bytes, units_shift),
             counters: ChunkCounters::default(),
             next_serial: 1,
@@ -167,7 +167,7 @@ impl SpaceState {
         }
         match source {
             Source::FreeList { unit, level: from } => {
-                self.free.remove(from, unit);
+                self.free.remove(&mut self.occ, from, unit);
                 self.split(unit, from, level);
             }
             Source::Carve { unit, level: from } => {
@@ -224,7 +224,7 @@ impl SpaceState {
         } else {
             End::Back
         };
-        self.free.push(level, unit, end);
+        self.free.push(&mut self.occ, level, unit, end);
     }
 
     /// The buddy of the chunk at `unit`, if it lies in carved space.
@@ -246,7 +246,7 @@ impl SpaceState {
                 if !self.occ.is_free_chunk(buddy, level) {
                     break;
                 }
-                self.free.remove(level, buddy);
+                self.free.remove(&mut self.occ, level, buddy);
                 let (lower, upper) = (unit.min(buddy), unit.max(buddy));
                 self.occ.clear(upper);
                 unit = lower;
@@ -271,7 +271,7 @@ impl SpaceState {
         if buddy + units > self.carved || !self.occ.is_free_chunk(buddy, level) {
             return Err(Refusal::BuddyNotFree);
         }
-        self.free.remove(level, buddy);
+        self.free.remove(&mut self.occ, level, buddy);
         self.occ.clear(buddy);
         self.occ.set_level(unit, larger);
         self.counters.enlargements += 1;
@@ -330,7 +330,7 @@ impl SpaceState {
             if self.units_of(level) < per {
                 break;
             }
-            let units: Vec<u32> = self.free.iter(level).collect();
+            let units: Vec<u32> = self.free.iter(&self.occ, level).collect();
             for unit in units {
                 let granules = self.commit.granules_of(unit, self.units_of(level));
                 let changed = self
@@ -343,8 +343,8 @@ impl SpaceState {
                     self.counters.uncommitted_bytes +=
                         (changed.granules * self.granule_bytes) as u64;
                     // Uncommitted chunks belong at the back of their list.
-                    self.free.remove(level, unit);
-                    self.free.push(level, unit, End::Back);
+                    self.free.remove(&mut self.occ, level, unit);
+                    self.free.push(&mut self.occ, level, unit, End::Back);
                 }
             }
         }

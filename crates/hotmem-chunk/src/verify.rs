@@ -122,7 +122,7 @@ impl SpaceState {
         // Free lists hold exactly the free chunks, each on its level's list.
         for level in self.geo.all_levels() {
             let mut n = 0u32;
-            for u in self.free.iter(level) {
+            for u in self.free.iter(&self.occ, level) {
                 n += 1;
                 if n > units {
                     return Err(VerifyError::new(
