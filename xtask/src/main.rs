@@ -16,10 +16,11 @@ usage: cargo xtask <command>
 commands:
   demo [ARGS...]            build and run the demo (examples/demo) in release
   test                      unit, integration and doc tests, loom models, fuzz smoke
-  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, then test
+  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
   fuzz TARGET [--secs N]    run one fuzz target for N seconds (default 60)
   loom [--preemptions N]    run the loom models (default LOOM_MAX_PREEMPTIONS=2)
+  soak [--secs N]           the whole runtime under load for N seconds (default 60), leak-checked
   deps                      only check/install the system packages
 ";
 
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         "bench" => steps::bench(&mut runner, rest.first().map(String::as_str)),
         "fuzz" => steps::fuzz_cmd(&mut runner, rest),
         "loom" => steps::loom_cmd(&mut runner, rest),
+        "soak" => steps::soak_cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });
     runner.summary();

@@ -139,7 +139,32 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
         "benches compile",
         &mut cargo(&["bench", "--workspace", "--no-run"]),
     )?;
-    test(r)
+    test(r)?;
+    soak(r, CI_SOAK_SECS)
+}
+
+/// Seconds of soak that `ci` runs.
+const CI_SOAK_SECS: u32 = 20;
+
+/// `cargo xtask soak [--secs N]`: the whole runtime under load, with
+/// invariant checks and a leak check at the end.
+pub(crate) fn soak(r: &mut Runner, secs: u32) -> Result<(), String> {
+    let mut c = cargo(&[
+        "run",
+        "--release",
+        "-p",
+        "hotmem-examples",
+        "--example",
+        "soak",
+        "--",
+    ]);
+    c.args(["--secs", &secs.to_string()]);
+    r.step(&format!("soak ({secs}s)"), &mut c)
+}
+
+/// `cargo xtask soak [--secs N]`.
+pub(crate) fn soak_cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    soak(r, flag_value(args, "--secs")?.unwrap_or(60))
 }
 
 /// `cargo xtask bench [NAME]`.

@@ -8,6 +8,10 @@ use hotmem_page::{Age, NodeId, ObjectLayout};
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
 use std::sync::atomic::Ordering;
 
+/// Collections an allocation that finds the heap full may wait for before
+/// it reports out of memory.
+const ALLOC_GC_ROUNDS: usize = 3;
+
 /// A thread attached to a [`Runtime`]: it allocates objects, polls for
 /// safepoints, and marks the regions where it runs native code. Not `Send`:
 /// it belongs to the thread that attached. Dropping it detaches the thread.
@@ -45,7 +49,7 @@ impl Mutator {
     /// Allocates `size` bytes (a new, young object) on this thread's NUMA
     /// partition. The memory is not zeroed: the embedder initializes it.
     /// When the heap is full this runs a collection (or waits for the one
-    /// another thread runs) and retries once.
+    /// another thread runs) and retries, for up to three collections.
     ///
     /// # Errors
     /// [`AllocError::Layout`] for a size no page can hold;
@@ -86,16 +90,28 @@ impl Mutator {
         if !e.is_heap_exhausted() || self.runtime.inner.config.object_model.is_none() {
             return Err(self.oom_or(layout, e));
         }
-        let seen = self.runtime.inner.gc_epoch.load(Ordering::Acquire);
-        // Collect, unless another thread finished a collection since our
-        // attempt failed. Whatever the collection's outcome, the retry below
-        // decides: a heap still full is out of memory.
-        let _ = self.collect_inner(GcCause::AllocationFailure, Some(seen));
-        self.runtime
-            .inner
-            .mutator_alloc
-            .alloc_object(layout, age, self.partition)
-            .map_err(|e| self.oom_or(layout, e))
+        // Collect and retry. With many allocating threads, what one
+        // collection frees can be taken by others before this thread
+        // retries, so a few rounds are allowed; the allocation fails only
+        // when collections no longer make room for it.
+        let mut last = e;
+        for _ in 0..ALLOC_GC_ROUNDS {
+            let seen = self.runtime.inner.gc_epoch.load(Ordering::Acquire);
+            // Collect, unless another thread finished a collection since our
+            // attempt failed. Whatever the outcome, the retry decides.
+            let _ = self.collect_inner(GcCause::AllocationFailure, Some(seen));
+            match self
+                .runtime
+                .inner
+                .mutator_alloc
+                .alloc_object(layout, age, self.partition)
+            {
+                Ok(addr) => return Ok(addr),
+                Err(e) if e.is_heap_exhausted() => last = e,
+                Err(e) => return Err(AllocError::Heap(e)),
+            }
+        }
+        Err(self.oom_or(layout, last))
     }
 
     fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {

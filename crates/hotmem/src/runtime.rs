@@ -311,6 +311,30 @@ impl Runtime {
         result.map(Some)
     }
 
+    /// Runs `op` with every mutator stopped, serialized with collections:
+    /// the place to check invariants or walk the heap. Call it from a thread
+    /// that is not an attached mutator (the safepoint would wait for it).
+    ///
+    /// # Errors
+    /// [`GcError::Safepoint`] if the safepoint cannot begin (another one,
+    /// begun directly on [`Runtime::safepoints`], is in progress).
+    pub fn run_at_safepoint<R>(
+        &self,
+        name: &'static str,
+        op: impl FnOnce() -> R,
+    ) -> Result<R, GcError> {
+        let _gc = self.inner.gc.lock();
+        let guard = self
+            .inner
+            .safepoints
+            .begin(name)
+            .map_err(GcError::Safepoint)?;
+        let result = op();
+        // A guard we own cannot fail to end.
+        let _ = guard.end();
+        Ok(result)
+    }
+
     /// The report: gc,stats, collections, safepoints, metaspace, NMT summary
     /// and the annotated OS memory map.
     pub fn report(&self) -> Report {

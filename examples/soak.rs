@@ -1,0 +1,294 @@
+//! Soak test of the whole runtime: `cargo xtask soak [--secs N]`.
+//!
+//! 16 mutator threads allocate and drop checksummed objects and class
+//! loaders without pause; collections run periodically and on allocation
+//! failure; another thread requests handshakes and NMT reports all the
+//! time. Every few seconds, at a safepoint, it checks the invariants: every
+//! live object's checksum, NMT's totals against the allocators' own
+//! accounting, the metaspace's `verify()` and the heap's invariants. At the
+//! end it drops the runtime and checks that nothing leaked: no mapping of
+//! the runtime left, NMT at zero, resident memory back near the start.
+
+#[path = "workload.rs"]
+mod workload;
+
+use hotmem::nmt::Scale;
+use hotmem::objects::SimpleObjects;
+use hotmem::os::{MemRange, MemTag, procfs};
+use hotmem::{MetadataType, NumaConfig, Runtime};
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+use workload::{Counters, mutator};
+
+const USAGE: &str =
+    "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC]";
+
+/// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
+fn status_bytes(field: &str) -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix(field)?
+                    .strip_prefix(':')?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<usize>()
+                    .ok()
+            })
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+/// The invariants, checked with the world stopped.
+fn check(rt: &Runtime, objects: &SimpleObjects) -> Result<usize, String> {
+    // SAFETY: called at a safepoint, serialized with collections.
+    let live = unsafe { objects.verify() }.map_err(|e| format!("object corrupted: {e}"))?;
+    let nmt = rt.nmt();
+    let heap = nmt.totals(MemTag::JAVA_HEAP);
+    if heap.committed != rt.heap().committed_bytes() || heap.reserved != rt.heap().reserved().len()
+    {
+        return Err(format!(
+            "NMT heap {heap:?} != heap committed {} reserved {}",
+            rt.heap().committed_bytes(),
+            rt.heap().reserved().len()
+        ));
+    }
+    for (tag, ty) in [
+        (MemTag::CLASS, MetadataType::Class),
+        (MemTag::METASPACE, MetadataType::NonClass),
+    ] {
+        let space = rt.metaspace().space(ty);
+        let t = nmt.totals(tag);
+        if t.committed != space.committed_bytes() || t.reserved != space.reserved_bytes() {
+            return Err(format!(
+                "NMT {tag} {t:?} != space committed {} reserved {}",
+                space.committed_bytes(),
+                space.reserved_bytes()
+            ));
+        }
+    }
+    rt.metaspace()
+        .verify()
+        .map_err(|e| format!("metaspace: {e}"))?;
+    rt.heap().check_invariants();
+    Ok(live)
+}
+
+struct Args {
+    secs: f64,
+    threads: usize,
+    heap_mib: usize,
+    numa: NumaConfig,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        secs: 60.0,
+        threads: 16,
+        heap_mib: 256,
+        numa: NumaConfig::Detect,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let v = it.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
+        let bad = || format!("bad value {v:?} for {flag}\n{USAGE}");
+        match flag.as_str() {
+            "--secs" => a.secs = v.parse().map_err(|_| bad())?,
+            "--threads" => a.threads = v.parse().map_err(|_| bad())?,
+            "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
+            "--numa" => {
+                a.numa = match v.as_str() {
+                    "detect" => NumaConfig::Detect,
+                    "off" => NumaConfig::Off,
+                    s => NumaConfig::Synthetic(
+                        s.strip_prefix("synthetic:").ok_or_else(bad)?.to_string(),
+                    ),
+                }
+            }
+            _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    match soak(&args) {
+        Ok(()) => println!("soak: PASSED"),
+        Err(e) => {
+            eprintln!("soak: FAILED: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn soak(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let rss_start = status_bytes("VmRSS");
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(args.heap_mib << 20)
+        .numa(args.numa.clone())
+        .uncommit_delay(Duration::from_secs(2))
+        .object_model(objects.clone())
+        .build()?;
+    println!(
+        "soak: {} mutators for {:.0} s on a {} MiB heap ({} partition(s), {} GC workers); RSS at start {} MiB",
+        args.threads,
+        args.secs,
+        args.heap_mib,
+        rt.partitions().len(),
+        rt.gc_workers(),
+        rss_start >> 20
+    );
+    let c = Arc::new(Counters::default());
+    let budget = (args.heap_mib << 20) * 3 / 10 / args.threads;
+    let mutators: Vec<_> = (0..args.threads)
+        .map(|t| {
+            let (rt, objects, c) = (rt.clone(), objects.clone(), c.clone());
+            std::thread::Builder::new()
+                .name(format!("soak-mutator-{t}"))
+                .spawn(move || mutator(rt, objects, c, 0x51_7CC1_B727 * (t as u64 + 1), budget))
+        })
+        .collect::<Result<_, _>>()?;
+    let collector = {
+        let (rt, c) = (rt.clone(), c.clone());
+        std::thread::spawn(move || -> Result<(), String> {
+            while !c.stop.load(Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                rt.collect().map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })
+    };
+    let reports = Arc::new(AtomicU64::new(0));
+    let reporter = {
+        let (rt, c, reports) = (rt.clone(), c.clone(), reports.clone());
+        std::thread::spawn(move || {
+            let mut text = String::with_capacity(16 << 10);
+            while !c.stop.load(Relaxed) {
+                let h = c.clone();
+                // A safepoint may be in progress: then this round is skipped.
+                let _ = rt.safepoints().handshake_all(move |_| {
+                    h.handshakes.fetch_add(1, Relaxed);
+                });
+                text.clear();
+                let _ = rt.nmt().write_summary(&mut text, Scale::Kilo);
+                let _ = writeln!(text, "{}", rt.report().sections().len());
+                reports.fetch_add(1, Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(args.secs);
+    let mut checks = 0;
+    while Instant::now() < deadline {
+        std::thread::sleep(
+            Duration::from_secs(2).min(deadline.saturating_duration_since(Instant::now())),
+        );
+        let live = rt.run_at_safepoint("soak-check", || check(&rt, &objects))??;
+        checks += 1;
+        let gc = rt.gc_totals();
+        println!(
+            "[{:5.1}s] invariants OK: {live} live objects verified; {} collections, {} MiB allocated, {} loaders, {} handshake ops, {} reports, RSS {} MiB",
+            start.elapsed().as_secs_f64(),
+            gc.cycles,
+            c.bytes.load(Relaxed) >> 20,
+            c.loaders.load(Relaxed),
+            c.handshakes.load(Relaxed),
+            reports.load(Relaxed),
+            status_bytes("VmRSS") >> 20
+        );
+    }
+    c.stop.store(true, Relaxed);
+    let mut loaders = Vec::new();
+    for m in mutators {
+        loaders.extend(m.join().map_err(|_| "a mutator panicked")??);
+    }
+    collector.join().map_err(|_| "the collector panicked")??;
+    reporter.join().map_err(|_| "the reporter panicked")?;
+    drop(loaders);
+    rt.collect()?;
+    let live = rt.run_at_safepoint("soak-final-check", || check(&rt, &objects))??;
+    let gc = rt.gc_totals();
+
+    // Leaks: every mapping NMT knew of must go with the runtime.
+    let nmt = rt.nmt().clone();
+    let ours: Vec<MemRange> = nmt
+        .annotated_map(Scale::Kilo)?
+        .entries()
+        .iter()
+        .filter(|e| !e.tags.is_empty())
+        .map(|e| e.mapping.range)
+        .collect();
+    drop(rt);
+    drop(objects);
+    let maps = procfs::smaps()?;
+    let left = ours
+        .iter()
+        .filter(|r| maps.iter().any(|m| m.range.overlaps(**r)))
+        .count();
+    let nmt_left: usize = [
+        MemTag::JAVA_HEAP,
+        MemTag::CLASS,
+        MemTag::METASPACE,
+        MemTag::THREAD_STACK,
+    ]
+    .iter()
+    .map(|t| nmt.totals(*t).reserved)
+    .sum();
+    let rss_end = status_bytes("VmRSS");
+    let peak = status_bytes("VmHWM");
+    println!(
+        "\nsoak figures: {:.1} s, {} objects ({} MiB) allocated, {} collections ({} on allocation failure, {} objects / {} MiB relocated, max pause {:.2} ms), {} class loaders, {} handshake operations, {} NMT reports, {} invariant checks (last: {live} objects), {} heap and {} metaspace out-of-memory recoveries",
+        start.elapsed().as_secs_f64(),
+        c.objects.load(Relaxed),
+        c.bytes.load(Relaxed) >> 20,
+        gc.cycles,
+        gc.allocation_failures,
+        gc.objects_relocated,
+        gc.bytes_relocated >> 20,
+        gc.max_pause_ns as f64 / 1e6,
+        c.loaders.load(Relaxed),
+        c.handshakes.load(Relaxed),
+        reports.load(Relaxed),
+        checks + 1,
+        c.out_of_memory.load(Relaxed),
+        c.metaspace_full.load(Relaxed),
+    );
+    println!(
+        "memory: RSS {} MiB at start, peak {} MiB, {} MiB at the end; runtime mappings left: {left} of {}; NMT bytes left: {nmt_left}",
+        rss_start >> 20,
+        peak >> 20,
+        rss_end >> 20,
+        ours.len()
+    );
+    if left != 0 || nmt_left != 0 {
+        return Err(format!(
+            "leak: {left} mapping(s) and {nmt_left} NMT bytes left after dropping the runtime"
+        )
+        .into());
+    }
+    // Malloc arenas and cached thread stacks may keep a little; the heap and
+    // metaspace (hundreds of MiB at peak) must be gone.
+    if rss_end > rss_start + (32 << 20) {
+        return Err(format!(
+            "resident memory did not come back: {} MiB -> {} MiB",
+            rss_start >> 20,
+            rss_end >> 20
+        )
+        .into());
+    }
+    Ok(())
+}

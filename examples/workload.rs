@@ -1,0 +1,155 @@
+//! The workload the demo and the soak test run: mutator threads that
+//! allocate small, medium and large checksummed objects, keep a few alive
+//! within a budget, spot-check them, and create and drop class loaders.
+
+use hotmem::objects::{Root, RootTable, SimpleObjects};
+use hotmem::{AllocError, ArenaKind, ClassLoader, Runtime};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// Counters the threads share with the progress line.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) stop: AtomicBool,
+    pub(crate) next_id: AtomicU64,
+    pub(crate) objects: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+    pub(crate) out_of_memory: AtomicU64,
+    pub(crate) loaders: AtomicU64,
+    pub(crate) checks: AtomicU64,
+    pub(crate) handshakes: AtomicU64,
+    pub(crate) metaspace_full: AtomicU64,
+}
+
+/// A small deterministic generator, one per thread.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn range8(&mut self, lo: usize, hi: usize) -> usize {
+        (lo + self.below((hi - lo) as u64 + 1) as usize) & !7
+    }
+}
+
+/// Object sizes: mostly small, some medium, a few large (by page type).
+fn pick_size(rng: &mut Rng, sizes: &hotmem::page::PageSizes) -> usize {
+    let roll = rng.below(1000);
+    if roll < 970 {
+        rng.range8(32, 2048)
+    } else if roll < 997 {
+        rng.range8(sizes.small_object_max() + 8, sizes.medium_object_max())
+    } else {
+        rng.range8(sizes.medium_object_max() + 8, 3 * sizes.medium_object_max())
+    }
+}
+
+fn drop_random(roots: &RootTable, rng: &mut Rng, live: &mut usize) {
+    let n = roots.len();
+    if let Some(r) = roots.swap_remove(rng.below(n as u64) as usize) {
+        *live -= r.size;
+    }
+}
+
+/// A mutator thread's loop; returns the class loaders still alive at the end.
+pub(crate) fn mutator(
+    rt: Runtime,
+    objects: Arc<SimpleObjects>,
+    c: Arc<Counters>,
+    seed: u64,
+    budget: usize,
+) -> Result<VecDeque<ClassLoader>, String> {
+    let mut me = rt.attach_mutator().map_err(|e| e.to_string())?;
+    let roots = objects.root_table();
+    let sizes = rt.heap().page_sizes();
+    let mut rng = Rng(seed | 1);
+    let mut live = 0usize;
+    let mut loaders: VecDeque<ClassLoader> = VecDeque::new();
+    let mut i = 0u64;
+    while !c.stop.load(Relaxed) {
+        i += 1;
+        let size = pick_size(&mut rng, &sizes);
+        let id = c.next_id.fetch_add(1, Relaxed);
+        match me.alloc(size) {
+            Ok(addr) => {
+                // SAFETY: a fresh allocation of `size` bytes, 8-byte aligned.
+                let root: Root = unsafe { SimpleObjects::init(addr, size, id) };
+                c.objects.fetch_add(1, Relaxed);
+                c.bytes.fetch_add(size as u64, Relaxed);
+                let keep = if size <= sizes.small_object_max() {
+                    40
+                } else {
+                    25
+                };
+                if rng.below(1000) < keep {
+                    roots.push(root);
+                    live += size;
+                }
+            }
+            Err(AllocError::OutOfMemory { .. }) => {
+                // The live set outgrew the heap: let half of it die.
+                c.out_of_memory.fetch_add(1, Relaxed);
+                for _ in 0..roots.len() / 2 {
+                    drop_random(&roots, &mut rng, &mut live);
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+        while live > budget {
+            drop_random(&roots, &mut rng, &mut live);
+        }
+        if i % 64 == 0 && !roots.is_empty() {
+            if let Some(root) = roots.get(rng.below(roots.len() as u64) as usize) {
+                // SAFETY: this thread is attached and has not polled since it
+                // read the root: no collection can move objects meanwhile.
+                unsafe { SimpleObjects::check(&root) }.map_err(|e| e.to_string())?;
+                c.checks.fetch_add(1, Relaxed);
+            }
+        }
+        if i % 512 == 0 {
+            // Application loaders mostly, some reflection accessors (there is
+            // one boot loader, created by the caller, not here).
+            let kind = if rng.below(4) == 0 {
+                ArenaKind::Reflection
+            } else {
+                ArenaKind::Standard
+            };
+            let mut loader = rt.class_loader(kind);
+            let mut loaded: Result<_, hotmem::chunk::AllocError> = Ok(hotmem::Address::NULL);
+            for _ in 0..1 + rng.below(6) {
+                loaded = loader
+                    .alloc_class(rng.range8(256, 4096))
+                    .and_then(|_| loader.alloc_metadata(rng.range8(64, 16 << 10)));
+                if loaded.is_err() {
+                    break;
+                }
+            }
+            if loaded.is_err() {
+                // Metaspace is full (OutOfMemoryError: Metaspace in a JVM):
+                // the oldest loaders die and their chunks come back.
+                c.metaspace_full.fetch_add(1, Relaxed);
+                drop(loader);
+                let keep = loaders.len() / 2;
+                while loaders.len() > keep {
+                    loaders.pop_front();
+                }
+                continue;
+            }
+            loaders.push_back(loader);
+            c.loaders.fetch_add(1, Relaxed);
+            if loaders.len() > 16 {
+                loaders.pop_front(); // the loader dies: its chunks go back
+            }
+        }
+        me.poll();
+    }
+    Ok(loaders)
+}
