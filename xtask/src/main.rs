@@ -4,6 +4,7 @@
 //! udev, pkg-config), then runs its steps one by one, printing each command
 //! and how long it took. A failing step stops the run with its own error.
 
+mod fuzz;
 mod steps;
 mod system;
 
@@ -18,7 +19,7 @@ commands:
   test                      unit, integration and doc tests, loom models, fuzz smoke
   ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
-  fuzz TARGET [--secs N]    run one fuzz target for N seconds (default 60)
+  fuzz TARGET|--all [--secs N]  fuzz for N seconds each (default 60); prints executions and coverage
   loom [--preemptions N]    run the loom models (default LOOM_MAX_PREEMPTIONS=2)
   soak [--secs N]           the whole runtime under load for N seconds (default 60), leak-checked
   deps                      only check/install the system packages
@@ -42,7 +43,7 @@ fn main() -> ExitCode {
         "test" => steps::test(&mut runner),
         "ci" => steps::ci(&mut runner),
         "bench" => steps::bench(&mut runner, rest.first().map(String::as_str)),
-        "fuzz" => steps::fuzz_cmd(&mut runner, rest),
+        "fuzz" => fuzz::cmd(&mut runner, rest),
         "loom" => steps::loom_cmd(&mut runner, rest),
         "soak" => steps::soak_cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),

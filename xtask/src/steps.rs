@@ -4,10 +4,6 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Seconds each fuzz target runs in the smoke step of `test`.
-const FUZZ_SMOKE_SECS: u32 = 5;
-/// The cargo-fuzz version that `test` installs when it is missing.
-const CARGO_FUZZ_VERSION: &str = "0.13.1";
 /// Packages that are not libraries (no lib target, no unit tests of their own).
 const NON_LIB_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples"];
 
@@ -26,7 +22,7 @@ impl Runner {
     }
 
     /// Runs one step; a failure stops the run with the step's name.
-    fn step(&mut self, name: &str, cmd: &mut Command) -> Result<(), String> {
+    pub(crate) fn step(&mut self, name: &str, cmd: &mut Command) -> Result<(), String> {
         let shown = show(cmd);
         eprintln!("\n==> [{name}] {shown}");
         let t = Instant::now();
@@ -75,7 +71,7 @@ fn show(cmd: &Command) -> String {
     s
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest
         .parent()
@@ -83,7 +79,7 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn cargo(args: &[&str]) -> Command {
+pub(crate) fn cargo(args: &[&str]) -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root()).args(args);
     c
@@ -115,7 +111,7 @@ pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
         &mut cargo(&["test", "-p", "hotmem", "--no-default-features"]),
     )?;
     loom(r, 2)?;
-    fuzz_smoke(r)
+    crate::fuzz::smoke(r)
 }
 
 /// `cargo xtask ci`: the gates in order, then `test`.
@@ -195,7 +191,7 @@ pub(crate) fn loom_cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     loom(r, n)
 }
 
-fn flag_value(args: &[String], flag: &str) -> Result<Option<u32>, String> {
+pub(crate) fn flag_value(args: &[String], flag: &str) -> Result<Option<u32>, String> {
     match args.iter().position(|a| a == flag) {
         None => Ok(None),
         Some(i) => args
@@ -204,76 +200,4 @@ fn flag_value(args: &[String], flag: &str) -> Result<Option<u32>, String> {
             .map(Some)
             .ok_or_else(|| format!("{flag} needs a number")),
     }
-}
-
-fn ensure_cargo_fuzz(r: &mut Runner) -> Result<(), String> {
-    let present = cargo(&["fuzz", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if present {
-        return Ok(());
-    }
-    let version = format!("cargo-fuzz@{CARGO_FUZZ_VERSION}");
-    r.step(
-        "install cargo-fuzz",
-        &mut cargo(&["install", "--locked", &version]),
-    )
-}
-
-fn fuzz_targets() -> Result<Vec<String>, String> {
-    let dir = root().join("fuzz/fuzz_targets");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let p = e.path();
-            if p.extension()? != "rs" {
-                return None;
-            }
-            Some(p.file_stem()?.to_string_lossy().into_owned())
-        })
-        .collect();
-    names.sort();
-    Ok(names)
-}
-
-fn fuzz_run(r: &mut Runner, target: &str, secs: u32) -> Result<(), String> {
-    let mut c = cargo(&[
-        "fuzz",
-        "run",
-        "--sanitizer",
-        "none",
-        "--release",
-        target,
-        "--",
-    ]);
-    c.arg(format!("-max_total_time={secs}"))
-        .arg("-print_final_stats=1")
-        .env("CARGO_TARGET_DIR", root().join("target/fuzz"));
-    r.step(&format!("fuzz {target} ({secs}s)"), &mut c)
-}
-
-fn fuzz_smoke(r: &mut Runner) -> Result<(), String> {
-    ensure_cargo_fuzz(r)?;
-    let targets = fuzz_targets()?;
-    let mut build = cargo(&["fuzz", "build", "--sanitizer", "none", "--release"]);
-    build.env("CARGO_TARGET_DIR", root().join("target/fuzz"));
-    r.step("fuzz build", &mut build)?;
-    for t in &targets {
-        fuzz_run(r, t, FUZZ_SMOKE_SECS)?;
-    }
-    Ok(())
-}
-
-/// `cargo xtask fuzz TARGET [--secs N]`.
-pub(crate) fn fuzz_cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
-    let Some(target) = args.first().filter(|a| !a.starts_with("--")) else {
-        return Err(format!(
-            "fuzz needs a target: one of {}",
-            fuzz_targets()?.join(", ")
-        ));
-    };
-    let secs = flag_value(args, "--secs")?.unwrap_or(60);
-    ensure_cargo_fuzz(r)?;
-    fuzz_run(r, target, secs)
 }
