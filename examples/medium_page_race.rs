@@ -87,7 +87,7 @@ fn run(mode: MediumPageMode, a: &Args) -> RunResult {
                 start.clone(),
             );
             std::thread::spawn(move || {
-                let mut x = 0x2545_F491_4F6C_DD1D_u64 ^ (t as u64 + 1) * 0x9E37_79B9_7F4A_7C15;
+                let mut x = 0x2545_F491_4F6C_DD1D_u64 ^ ((t as u64 + 1) * 0x9E37_79B9_7F4A_7C15);
                 let (mut bytes, mut count, mut gcs) = (0u64, 0u64, 0u64);
                 start.wait();
                 while !stop.load(Ordering::Relaxed) {

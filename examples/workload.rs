@@ -106,15 +106,16 @@ pub(crate) fn mutator(
         while live > budget {
             drop_random(&roots, &mut rng, &mut live);
         }
-        if i % 64 == 0 && !roots.is_empty() {
-            if let Some(root) = roots.get(rng.below(roots.len() as u64) as usize) {
-                // SAFETY: this thread is attached and has not polled since it
-                // read the root: no collection can move objects meanwhile.
-                unsafe { SimpleObjects::check(&root) }.map_err(|e| e.to_string())?;
-                c.checks.fetch_add(1, Relaxed);
-            }
+        let spot = rng.below(roots.len().max(1) as u64) as usize;
+        if i.is_multiple_of(64)
+            && let Some(root) = roots.get(spot)
+        {
+            // SAFETY: this thread is attached and has not polled since it
+            // read the root: no collection can move objects meanwhile.
+            unsafe { SimpleObjects::check(&root) }.map_err(|e| e.to_string())?;
+            c.checks.fetch_add(1, Relaxed);
         }
-        if i % 512 == 0 {
+        if i.is_multiple_of(512) {
             // Application loaders mostly, some reflection accessors (there is
             // one boot loader, created by the caller, not here).
             let kind = if rng.below(4) == 0 {

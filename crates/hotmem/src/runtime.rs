@@ -134,12 +134,12 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
     let binder: Option<Arc<dyn hotmem_page::NodeBinder>> = if memory_bound {
         let t = topology.clone();
         Some(Arc::new(move |range, node: NodeId| {
+            let node = hotmem_numa::NodeId::new(node.0 as usize);
+            // Preferred, not strict: a full node spills over instead of
+            // failing the allocation.
             // SAFETY: the heap calls the binder with a range of its own that
             // it has just mapped and keeps mapped during the call (see
             // `hotmem_page::NodeBinder`); binding reads and writes no byte.
-            // Preferred, not strict: a full node spills over instead of
-            // failing the allocation.
-            let node = hotmem_numa::NodeId::new(node.0 as usize);
             let r = unsafe { t.bind_memory(range, node, MemoryPolicy::Preferred) };
             // A failed bind leaves the memory merely not node-local.
             let _ = r;

@@ -181,8 +181,6 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
         "every page evacuated by a worker bound to its node"
     );
     // SAFETY: single mutator, not collecting.
-    assert_eq!(
-        unsafe { objects.verify() }.unwrap(),
-        roots[0].len() + roots[1].len()
-    );
+    let verified = unsafe { objects.verify() }.unwrap();
+    assert_eq!(verified, roots[0].len() + roots[1].len());
 }
