@@ -229,7 +229,13 @@ fn soak(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .annotated_map(Scale::Kilo)?
         .entries()
         .iter()
-        .filter(|e| !e.tags.is_empty())
+        // What the runtime reserved itself; thread stacks belong to libc,
+        // which caches them after the threads exit.
+        .filter(|e| {
+            e.tags
+                .iter()
+                .any(|(t, _)| [MemTag::JAVA_HEAP, MemTag::CLASS, MemTag::METASPACE].contains(t))
+        })
         .map(|e| e.mapping.range)
         .collect();
     drop(rt);

@@ -301,3 +301,16 @@ fn work_for_another_topology_is_refused() {
     let mut pool = WorkerPool::new(&two, PoolConfig::new(1, AffinityPolicy::Off)).unwrap();
     let _ = pool.run_phase(PhaseWork::<u8>::new(&four), |_, x| x);
 }
+
+#[test]
+fn on_each_worker_runs_once_on_every_worker_thread() {
+    let topology = hotmem_numa::Topology::synthetic("pack:2 numa:1 core:2 pu:1").unwrap();
+    let config = hotmem_numa::PoolConfig::new(3, hotmem_numa::AffinityPolicy::BindDuringPhases);
+    let pool = hotmem_numa::WorkerPool::new(&topology, config).unwrap();
+    let seen = pool.on_each_worker(|i| (i, std::thread::current().id()));
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+    let mut threads: Vec<_> = seen.iter().map(|s| s.1).collect();
+    threads.dedup();
+    assert_eq!(threads.len(), 3, "three distinct worker threads");
+    assert!(!threads.contains(&std::thread::current().id()));
+}

@@ -2,6 +2,7 @@
 
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 use crate::gc::{self, CollectStats, GcCause, GcTotals};
+use crate::stacks::ThreadStack;
 use crate::workers::GcWorkers;
 use crate::{BuildError, ClassLoader, GcError, Mutator, Report};
 use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
@@ -53,6 +54,16 @@ pub(crate) struct Inner {
     pub(crate) numa: NumaSummary,
     #[cfg(feature = "numa")]
     pub(crate) topology: Option<Arc<hotmem_numa::Topology>>,
+    /// The GC worker threads' stacks, recorded in NMT while the pool lives.
+    worker_stacks: Vec<ThreadStack>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for stack in self.worker_stacks.drain(..) {
+            stack.release(&self.nmt);
+        }
+    }
 }
 
 /// A managed runtime's memory system: a heap of pages, two metaspaces, native
@@ -170,6 +181,25 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
     }
 }
 
+/// Records the stack of every long-lived GC worker thread in NMT (tag
+/// Thread Stack). Plain workers live for one phase only and are not recorded.
+fn record_worker_stacks(workers: &GcWorkers, nmt: &Arc<Tracker>) -> Vec<ThreadStack> {
+    match workers {
+        #[cfg(feature = "numa")]
+        GcWorkers::Numa(pool) => {
+            let nmt = nmt.clone();
+            pool.on_each_worker(move |_| ThreadStack::record_current(&nmt))
+                .into_iter()
+                .flatten()
+                .collect()
+        }
+        GcWorkers::Plain { .. } => {
+            let _ = nmt;
+            Vec::new()
+        }
+    }
+}
+
 impl Runtime {
     /// A builder with the defaults.
     pub fn builder() -> RuntimeBuilder {
@@ -198,7 +228,9 @@ impl Runtime {
             },
         )
         .map_err(BuildError::Metaspace)?;
+        let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
         let inner = Inner {
+            worker_stacks,
             mutator_alloc: ObjectAllocator::new(heap.clone(), config.medium_page_mode),
             // GC workers share their relocation targets; synchronized so that
             // workers do not race for the medium target page.

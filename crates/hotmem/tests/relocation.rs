@@ -130,7 +130,8 @@ fn collections_from_another_thread_stop_running_mutators() {
     for _ in 0..20 {
         rt.collect().unwrap();
         // Mutators run again after the collection: compare with them stopped.
-        rt.run_at_safepoint("check", || nmt_matches_allocators(&rt)).unwrap();
+        rt.run_at_safepoint("check", || nmt_matches_allocators(&rt))
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -193,6 +193,44 @@ impl WorkerPool {
         self.record.as_ref().map(|r| lock(r).clone())
     }
 
+    /// Runs `f` once on every worker thread, with the worker's index, and
+    /// returns the results in worker order: for per-thread setup or
+    /// inspection between phases (recording each worker's stack in a memory
+    /// tracker, warming thread-local caches).
+    ///
+    /// # Panics
+    /// If `f` panics on a worker (the worker survives), or if a worker
+    /// thread is gone.
+    pub fn on_each_worker<R, F>(&self, f: F) -> Vec<R>
+    where
+        R: Send + 'static,
+        F: Fn(usize) -> R + Send + Sync + 'static,
+    {
+        let f = Arc::new(f);
+        let replies: Vec<_> = self
+            .workers
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let (tx, rx) = crossbeam_channel::bounded(1);
+                let f = f.clone();
+                let jobs = w.jobs.as_ref().expect("pool is running");
+                jobs.send(Job::Call(Box::new(move || {
+                    let _ = tx.send(f(i));
+                })))
+                .expect("worker thread alive");
+                rx
+            })
+            .collect();
+        replies
+            .into_iter()
+            .map(|rx| {
+                rx.recv()
+                    .expect("the closure ran on the worker without panicking")
+            })
+            .collect()
+    }
+
     /// Each worker's CPU binding now, as its own thread reads it (from the
     /// OS on a detected topology). Between phases this is the original mask.
     ///

@@ -56,6 +56,8 @@ pub(crate) enum Job {
     Phase { task: TaskRef, done: Arc<Latch> },
     /// Report your thread's current binding.
     ReadBinding(Sender<Result<CpuSet, BindError>>),
+    /// Run a closure of the pool's user on this thread.
+    Call(Box<dyn FnOnce() + Send>),
 }
 
 /// The body of a worker thread: runs jobs until the pool drops its sender.
@@ -79,6 +81,11 @@ pub(crate) fn worker_main(mut state: WorkerState, jobs: Receiver<Job>) {
             Job::ReadBinding(reply) => {
                 // The pool may have stopped listening; nothing to do then.
                 let _ = reply.send(state.binder.read());
+            }
+            Job::Call(f) => {
+                // A panic drops the closure's reply sender, which tells the
+                // caller; the worker itself lives on.
+                let _ = catch_unwind(AssertUnwindSafe(f));
             }
         }
     }
