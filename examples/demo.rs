@@ -15,59 +15,20 @@ use hotmem::{ArenaKind, NumaConfig, Runtime};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use workload::{Counters, mutator};
+use workload::{Counters, RunArgs, mutator, parse_args};
 
 const USAGE: &str =
     "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json]";
 
-struct Args {
-    threads: usize,
-    secs: f64,
-    heap_mib: usize,
-    numa: NumaConfig,
-    json: bool,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
+fn main() {
+    let defaults = RunArgs {
         threads: 4,
         secs: 12.0,
         heap_mib: 256,
         numa: NumaConfig::Detect,
-        json: false,
+        json: Some(false),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("{flag} needs a value\n{USAGE}"));
-        let bad = |v: &str| format!("bad value {v:?} for {flag}\n{USAGE}");
-        match flag.as_str() {
-            "--threads" => a.threads = value()?.parse().map_err(|_| bad("threads"))?,
-            "--secs" => a.secs = value()?.parse().map_err(|_| bad("secs"))?,
-            "--heap" => a.heap_mib = value()?.parse().map_err(|_| bad("heap"))?,
-            "--numa" => {
-                let v = value()?;
-                a.numa = match v.as_str() {
-                    "detect" => NumaConfig::Detect,
-                    "off" => NumaConfig::Off,
-                    s => match s.strip_prefix("synthetic:") {
-                        Some(d) => NumaConfig::Synthetic(d.to_string()),
-                        None => return Err(bad(s)),
-                    },
-                };
-            }
-            "--json" => a.json = true,
-            "-h" | "--help" => return Err(USAGE.to_string()),
-            other => return Err(format!("unknown flag {other}\n{USAGE}")),
-        }
-    }
-    if a.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
-    Ok(a)
-}
-
-fn main() {
-    let args = match parse_args() {
+    let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
@@ -80,7 +41,7 @@ fn main() {
     }
 }
 
-fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()
         .heap_max(args.heap_mib << 20)
@@ -88,7 +49,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .object_model(objects.clone())
         .build()?;
     let numa = rt.numa();
-    if !args.json {
+    if args.json != Some(true) {
         println!(
             "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB in {} partition(s) (NUMA {}), {} GC workers, medium pages of {} MiB",
             args.threads,
@@ -147,7 +108,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         {
             // A safepoint was in progress: skip this round.
         }
-        if !args.json {
+        if args.json != Some(true) {
             let t = start.elapsed().as_secs_f64();
             let (live_n, live_b) = objects.live();
             let gc = rt.gc_totals();
@@ -181,7 +142,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let verified = unsafe { objects.verify() }.map_err(|e| format!("verification failed: {e}"))?;
     let gc = rt.gc_totals();
     let report = rt.report();
-    if args.json {
+    if args.json == Some(true) {
         let out = serde_json::json!({
             "verified_objects": verified,
             "collections": gc.cycles,

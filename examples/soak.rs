@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-use workload::{Counters, mutator};
+use workload::{Counters, RunArgs, mutator, parse_args};
 
 const USAGE: &str =
     "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC]";
@@ -78,45 +78,15 @@ fn check(rt: &Runtime, objects: &SimpleObjects) -> Result<usize, String> {
     Ok(live)
 }
 
-struct Args {
-    secs: f64,
-    threads: usize,
-    heap_mib: usize,
-    numa: NumaConfig,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        secs: 60.0,
+fn main() {
+    let defaults = RunArgs {
         threads: 16,
+        secs: 60.0,
         heap_mib: 256,
         numa: NumaConfig::Detect,
+        json: None,
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let v = it.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
-        let bad = || format!("bad value {v:?} for {flag}\n{USAGE}");
-        match flag.as_str() {
-            "--secs" => a.secs = v.parse().map_err(|_| bad())?,
-            "--threads" => a.threads = v.parse().map_err(|_| bad())?,
-            "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
-            "--numa" => {
-                a.numa = match v.as_str() {
-                    "detect" => NumaConfig::Detect,
-                    "off" => NumaConfig::Off,
-                    s => NumaConfig::Synthetic(
-                        s.strip_prefix("synthetic:").ok_or_else(bad)?.to_string(),
-                    ),
-                }
-            }
-            _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
-        }
-    }
-    Ok(a)
-}
-
-fn main() {
-    let args = match parse_args() {
+    let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
@@ -132,7 +102,7 @@ fn main() {
     }
 }
 
-fn soak(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let rss_start = status_bytes("VmRSS");
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()

@@ -3,7 +3,7 @@
 //! within a budget, spot-check them, and create and drop class loaders.
 
 use hotmem::objects::{Root, RootTable, SimpleObjects};
-use hotmem::{AllocError, ArenaKind, ClassLoader, Runtime};
+use hotmem::{AllocError, ArenaKind, ClassLoader, NumaConfig, Runtime};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -153,4 +153,53 @@ pub(crate) fn mutator(
         me.poll();
     }
     Ok(loaders)
+}
+
+/// The command line both programs take.
+pub(crate) struct RunArgs {
+    pub(crate) threads: usize,
+    pub(crate) secs: f64,
+    pub(crate) heap_mib: usize,
+    pub(crate) numa: NumaConfig,
+    /// `None`: the program has no `--json` flag.
+    pub(crate) json: Option<bool>,
+}
+
+/// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
+/// [--json]` over `defaults`; the error carries `usage`.
+pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        if flag == "--json" && a.json.is_some() {
+            a.json = Some(true);
+            continue;
+        }
+        if flag == "-h" || flag == "--help" {
+            return Err(usage.to_string());
+        }
+        if !["--threads", "--secs", "--heap", "--numa"].contains(&flag.as_str()) {
+            return Err(format!("unknown flag {flag}\n{usage}"));
+        }
+        let v = it.next().ok_or(format!("{flag} needs a value\n{usage}"))?;
+        let bad = || format!("bad value {v:?} for {flag}\n{usage}");
+        match flag.as_str() {
+            "--threads" => a.threads = v.parse().map_err(|_| bad())?,
+            "--secs" => a.secs = v.parse().map_err(|_| bad())?,
+            "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
+            "--numa" => {
+                a.numa = match v.as_str() {
+                    "detect" => NumaConfig::Detect,
+                    "off" => NumaConfig::Off,
+                    s => NumaConfig::Synthetic(
+                        s.strip_prefix("synthetic:").ok_or_else(bad)?.to_string(),
+                    ),
+                }
+            }
+            _ => unreachable!("checked above"),
+        }
+    }
+    if a.threads == 0 {
+        return Err(format!("--threads must be at least 1\n{usage}"));
+    }
+    Ok(a)
 }
