@@ -269,8 +269,14 @@ impl Shared {
     }
 
     fn wait_until_resumed(&self) {
-        while let Some(id) = self.stats.lock().leaving_id() {
-            self.leaving.wait_done(id);
+        loop {
+            // Not in the loop condition: its temporary guard would be held
+            // while we sleep, and the last thread to leave needs the lock.
+            let leaving = self.stats.lock().leaving_id();
+            match leaving {
+                Some(id) => self.leaving.wait_done(id),
+                None => return,
+            }
         }
     }
 }
