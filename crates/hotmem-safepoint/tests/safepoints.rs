@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{BusyThreads, assert_world_stopped};
+use common::{BusyThreads, assert_all_safe, assert_world_stopped};
 use hotmem_safepoint::{
     BeginError, Coordinator, EndError, RegisterError, SafepointId, Strategy, ThreadState,
 };
@@ -54,9 +54,7 @@ fn thousand_back_to_back_safepoints_with_16_threads() {
         for _ in 0..rounds {
             let guard = c.begin("back-to-back").unwrap();
             let frozen = busy.progress.load(Ordering::SeqCst);
-            for (_, state) in c.mutators() {
-                assert!(state.is_safe());
-            }
+            assert_all_safe(&c);
             assert_eq!(busy.progress.load(Ordering::SeqCst), frozen);
             drop(guard);
         }
