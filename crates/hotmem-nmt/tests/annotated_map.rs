@@ -7,6 +7,16 @@ use std::sync::Arc;
 
 #[test]
 fn map_shows_tracked_memory_with_tags_and_residency() {
+    // ThreadSanitizer's runtime places its own anonymous mappings next to
+    // ours and the kernel merges them, so our mappings' exact boundaries,
+    // which this test checks, do not hold under it; `cargo xtask sanitize`
+    // sets HOTMEM_SANITIZER.
+    if std::env::var_os("HOTMEM_SANITIZER").is_some_and(|s| s == "thread") {
+        eprintln!(
+            "skipped under ThreadSanitizer: its mappings merge with ours in /proc/self/smaps"
+        );
+        return;
+    }
     let nmt = Arc::new(Tracker::new(Level::Summary));
     let memory = Memory::with_observer(nmt.clone());
     let page = page_size();
