@@ -544,17 +544,23 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
         #[test]
+        #[cfg_attr(miri, ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri")]
         fn buddy_space_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
             check_ops(Coalescing::Buddy, &ops);
         }
 
         #[test]
+        #[cfg_attr(miri, ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri")]
         fn baseline_space_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
             check_ops(Coalescing::None, &ops);
         }
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
     fn fuzz_decoder_runs() {
         let data: Vec<u8> = (0..400u32).map(|i| (i * 37 % 251) as u8).collect();
         fuzz(&data);

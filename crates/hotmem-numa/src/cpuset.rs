@@ -180,6 +180,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn round_trips_through_hwloc() {
         let s: CpuSet = [1, 5, 6, 7, 70].into_iter().collect();
         assert_eq!(CpuSet::from_hwloc(&s.to_hwloc()), s);

@@ -103,6 +103,7 @@ fn check_consistent(t: &Topology) {
 #[cfg(test)]
 mod tests {
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn fuzz_inputs_run() {
         for input in [
             &[0u8, 0x81, 0x82, 0x03, 0x80, 0x01][..],

@@ -134,6 +134,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn from_a_topology() {
         let t = Topology::synthetic("pack:4 numa:1 core:1 pu:1").unwrap();
         assert_eq!(AffinityPolicy::default_for(&t), BindDuringPhases);

@@ -189,6 +189,7 @@ mod tests {
     use hotmem_os::{MemTag, Memory, page_size};
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn synthetic_topologies_cannot_bind_or_locate() {
         let t = Topology::synthetic("pack:2 numa:1 core:2 pu:1").unwrap();
         let mut buf = vec![0u8; 64];
@@ -214,6 +215,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn real_binding_places_touched_pages_on_the_node() {
         let t = Topology::detect().unwrap();
         let node = t.node_ids().last().unwrap();

@@ -287,6 +287,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn synthetic_two_nodes() {
         let t = Topology::synthetic("pack:2 numa:1 core:4 pu:1").unwrap();
         assert!(!t.is_this_system());
@@ -304,6 +305,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn synthetic_memory_size_is_reported() {
         let t = Topology::synthetic("numa:4(memory=1GB) core:2 pu:2").unwrap();
         assert_eq!(t.node_count(), 4);
@@ -314,6 +316,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn invalid_descriptions_are_typed_errors() {
         for (bad, reason) in [
             ("pack:2 bogus:3", InvalidDescription::Rejected),
@@ -351,6 +354,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn detected_topology_holds_every_cpu_in_a_node() {
         let t = Topology::detect().unwrap();
         assert!(t.is_this_system());

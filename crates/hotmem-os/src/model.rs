@@ -163,6 +163,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
+        #[cfg_attr(miri, ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri")]
         fn reservation_matches_model(ops in proptest::collection::vec(op(), 1..40)) {
             check_ops(&ops);
         }

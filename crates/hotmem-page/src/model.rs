@@ -230,6 +230,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
+        #[cfg_attr(miri, ignore = "memfd and real mappings: not supported by Miri")]
         fn page_allocator_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
             check_ops(&ops);
         }

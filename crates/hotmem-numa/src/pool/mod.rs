@@ -423,6 +423,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn zero_workers_is_an_error() {
         let t = Topology::synthetic("numa:2 core:1 pu:1").unwrap();
         assert!(matches!(

@@ -79,6 +79,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn groups_by_node_and_hands_back_unknown_nodes() {
         let t = Topology::synthetic("pack:2 numa:1 core:1 pu:1").unwrap();
         let mut w = PhaseWork::new(&t);
