@@ -5,6 +5,8 @@
 //! and how long it took. A failing step stops the run with its own error.
 
 mod fuzz;
+mod miri;
+mod sanitize;
 mod steps;
 mod system;
 
@@ -17,11 +19,13 @@ usage: cargo xtask <command>
 commands:
   demo [ARGS...]            build and run the demo (examples/demo) in release
   test                      unit, integration and doc tests, loom models, fuzz smoke
-  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, a 20 s soak
+  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, ASan (fast crates), a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
   fuzz TARGET|--all [--secs N]  fuzz for N seconds each (default 60); prints executions and coverage
   loom [--preemptions N]    run the loom models (default LOOM_MAX_PREEMPTIONS=2)
   soak [--secs N]           the whole runtime under load for N seconds (default 60), leak-checked
+  sanitize [address|thread|all]  lib and integration tests under ASan/TSan (default all)
+  miri                      the crates' lib tests under Miri (skipped, exit 0, without nightly miri)
   deps                      only check/install the system packages
 ";
 
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
         "fuzz" => fuzz::cmd(&mut runner, rest),
         "loom" => steps::loom_cmd(&mut runner, rest),
         "soak" => steps::soak_cmd(&mut runner, rest),
+        "sanitize" => sanitize::cmd(&mut runner, rest),
+        "miri" => miri::cmd(&mut runner),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });
     runner.summary();

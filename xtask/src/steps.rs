@@ -114,7 +114,8 @@ pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
     crate::fuzz::smoke(r)
 }
 
-/// `cargo xtask ci`: the gates in order, then `test`.
+/// `cargo xtask ci`: the gates in order, then `test`, a short ASan run and
+/// a short soak.
 pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
     r.step("fmt", &mut cargo(&["fmt", "--all", "--check"]))?;
     r.step(
@@ -136,6 +137,7 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
         &mut cargo(&["bench", "--workspace", "--no-run"]),
     )?;
     test(r)?;
+    crate::sanitize::ci(r)?;
     soak(r, CI_SOAK_SECS)
 }
 
