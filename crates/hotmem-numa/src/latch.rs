@@ -7,7 +7,7 @@
 //! borrowed phase data may go away. The loom model in
 //! `tests/loom_phase_end.rs` checks it, and checks that the wrong order fails.
 
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, lock, wait};
 
 /// Counts down from the number of workers in a phase.
 pub(crate) struct Latch {
@@ -40,10 +40,7 @@ impl Latch {
     pub(crate) fn wait(&self) {
         let mut n = lock(&self.remaining);
         while *n != 0 {
-            n = self
-                .zero
-                .wait(n)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            n = wait(&self.zero, n);
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::error::BindError;
 use crate::heuristics::{WorkerKind, workers_for};
 use crate::latch::Latch;
 use crate::stats::{NodePhaseStats, PhaseStats};
-use crate::sync::{Arc, Mutex, Sender, lock, unbounded};
+use crate::sync::{Arc, Mutex, Sender, into_inner, lock, unbounded};
 use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
 use phase::{Phase, PhaseTask};
 use std::fmt;
@@ -334,9 +334,7 @@ impl WorkerPool {
         let mut results = Vec::new();
         let mut payload = None;
         for (i, slot) in phase.slots.into_iter().enumerate() {
-            let report = slot
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            let report = into_inner(slot)
                 .unwrap_or_else(|| panic!("worker {i} handed in no report (worker thread gone)"));
             for (ns, (items, local)) in node_stats.iter_mut().zip(&report.per_node) {
                 ns.items += items;
