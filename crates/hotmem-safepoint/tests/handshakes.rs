@@ -179,8 +179,11 @@ fn handshakes_and_safepoints_interleave_without_hanging() {
         let stop = Arc::new(AtomicBool::new(false));
         let runs = Arc::new(AtomicUsize::new(0));
         // A mutator that flips in and out of native, so both executors occur.
+        // Its own stop flag: it must stay registered until the handshaker
+        // has finished, or a last round would see one mutator fewer.
+        let stop_flipper = Arc::new(AtomicBool::new(false));
         let flipper = {
-            let (c, stop) = (c.clone(), stop.clone());
+            let (c, stop) = (c.clone(), stop_flipper.clone());
             std::thread::spawn(move || {
                 let mut me = c.register().unwrap();
                 while !stop.load(Ordering::Relaxed) {
@@ -217,6 +220,7 @@ fn handshakes_and_safepoints_interleave_without_hanging() {
         }
         stop.store(true, Ordering::Relaxed);
         let rounds = handshaker.join().unwrap();
+        stop_flipper.store(true, Ordering::Relaxed);
         flipper.join().unwrap();
         busy.finish();
         assert_eq!(runs.load(Ordering::Relaxed), rounds * 5);

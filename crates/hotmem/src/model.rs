@@ -74,3 +74,37 @@ impl Forwarding {
         self.entries.iter().copied()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Forwarding;
+    use hotmem_os::Address;
+
+    fn a(n: usize) -> Address {
+        Address::new(n)
+    }
+
+    #[test]
+    fn forwarding_finds_moved_objects_and_leaves_others() {
+        let f = Forwarding::from_unsorted(vec![
+            (a(0x3000), a(0x9000)),
+            (a(0x1000), a(0x8000)),
+            (a(0x2000), a(0x8800)),
+        ]);
+        assert_eq!(f.len(), 3);
+        assert_eq!(f.lookup(a(0x1000)), Some(a(0x8000)));
+        assert_eq!(f.lookup(a(0x3000)), Some(a(0x9000)));
+        assert_eq!(
+            f.lookup(a(0x1008)),
+            None,
+            "an interior address is not an object"
+        );
+        assert_eq!(f.forward(a(0x4000)), a(0x4000), "unmoved objects stay");
+        let pairs: Vec<_> = f.iter().collect();
+        assert!(
+            pairs.windows(2).all(|w| w[0].0 < w[1].0),
+            "sorted by old address"
+        );
+        assert!(Forwarding::default().is_empty());
+    }
+}
