@@ -15,7 +15,7 @@ use hotmem::{ArenaKind, NumaConfig, Runtime};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use workload::{Counters, RunArgs, mutator, parse_args};
+use workload::{Counters, RunArgs, parse_args};
 
 const USAGE: &str =
     "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json]";
@@ -69,27 +69,15 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         boot.alloc_metadata(2048 + (i % 16) * 256)?;
     }
     let c = Arc::new(Counters::default());
-    let budget = (args.heap_mib << 20) * 3 / 10 / args.threads;
-    let mutators: Vec<_> = (0..args.threads)
-        .map(|t| {
-            let (rt, objects, c) = (rt.clone(), objects.clone(), c.clone());
-            std::thread::Builder::new()
-                .name(format!("mutator-{t}"))
-                .spawn(move || mutator(rt, objects, c, 0x9E37_79B9 * (t as u64 + 1), budget))
-        })
-        .collect::<Result<_, _>>()?;
-    let collector = {
-        let (rt, c) = (rt.clone(), c.clone());
-        std::thread::Builder::new()
-            .name("periodic-gc".into())
-            .spawn(move || -> Result<(), String> {
-                while !c.stop.load(Relaxed) {
-                    std::thread::sleep(Duration::from_millis(250));
-                    rt.collect().map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })?
-    };
+    let workload = workload::start(
+        &rt,
+        &objects,
+        &c,
+        args.threads,
+        "mutator",
+        0x9E37_79B9,
+        Duration::from_millis(250),
+    )?;
 
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(args.secs);
@@ -130,11 +118,7 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     c.stop.store(true, Relaxed);
-    let mut alive_loaders = Vec::new();
-    for m in mutators {
-        alive_loaders.extend(m.join().map_err(|_| "a mutator panicked")??);
-    }
-    collector.join().map_err(|_| "the collector panicked")??;
+    let alive_loaders = workload.join()?;
 
     // One more collection with no mutator attached, then check every object.
     let last = rt.collect()?;

@@ -14,13 +14,13 @@ mod workload;
 
 use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
-use hotmem::os::{MemRange, MemTag, procfs};
+use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-use workload::{Counters, RunArgs, mutator, parse_args};
+use workload::{Counters, RunArgs, parse_args};
 
 const USAGE: &str =
     "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC]";
@@ -121,25 +121,15 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         rss_start >> 20
     );
     let c = Arc::new(Counters::default());
-    let budget = (args.heap_mib << 20) * 3 / 10 / args.threads;
-    let mutators: Vec<_> = (0..args.threads)
-        .map(|t| {
-            let (rt, objects, c) = (rt.clone(), objects.clone(), c.clone());
-            std::thread::Builder::new()
-                .name(format!("soak-mutator-{t}"))
-                .spawn(move || mutator(rt, objects, c, 0x51_7CC1_B727 * (t as u64 + 1), budget))
-        })
-        .collect::<Result<_, _>>()?;
-    let collector = {
-        let (rt, c) = (rt.clone(), c.clone());
-        std::thread::spawn(move || -> Result<(), String> {
-            while !c.stop.load(Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                rt.collect().map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        })
-    };
+    let workload = workload::start(
+        &rt,
+        &objects,
+        &c,
+        args.threads,
+        "soak-mutator",
+        0x51_7CC1_B727,
+        Duration::from_millis(100),
+    )?;
     let reports = Arc::new(AtomicU64::new(0));
     let reporter = {
         let (rt, c, reports) = (rt.clone(), c.clone(), reports.clone());
@@ -182,11 +172,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     c.stop.store(true, Relaxed);
-    let mut loaders = Vec::new();
-    for m in mutators {
-        loaders.extend(m.join().map_err(|_| "a mutator panicked")??);
-    }
-    collector.join().map_err(|_| "the collector panicked")??;
+    let loaders = workload.join()?;
     reporter.join().map_err(|_| "the reporter panicked")?;
     drop(loaders);
     rt.collect()?;
@@ -195,19 +181,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     // Leaks: every mapping NMT knew of must go with the runtime.
     let nmt = rt.nmt().clone();
-    let ours: Vec<MemRange> = nmt
-        .annotated_map(Scale::Kilo)?
-        .entries()
-        .iter()
-        // What the runtime reserved itself; thread stacks belong to libc,
-        // which caches them after the threads exit.
-        .filter(|e| {
-            e.tags
-                .iter()
-                .any(|(t, _)| [MemTag::JAVA_HEAP, MemTag::CLASS, MemTag::METASPACE].contains(t))
-        })
-        .map(|e| e.mapping.range)
-        .collect();
+    let ours = rt.reserved_ranges();
     drop(rt);
     drop(objects);
     let maps = procfs::smaps()?;
@@ -244,7 +218,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         c.metaspace_full.load(Relaxed),
     );
     println!(
-        "memory: RSS {} MiB at start, peak {} MiB, {} MiB at the end; runtime mappings left: {left} of {}; NMT bytes left: {nmt_left}",
+        "memory: RSS {} MiB at start, peak {} MiB, {} MiB at the end; runtime reservations (heap, class space, metaspace) still mapped: {left} of {}; NMT bytes left: {nmt_left}",
         rss_start >> 20,
         peak >> 20,
         rss_end >> 20,

@@ -7,6 +7,8 @@ use hotmem::{AllocError, ArenaKind, ClassLoader, NumaConfig, Runtime};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Counters the threads share with the progress line.
 #[derive(Default)]
@@ -60,7 +62,7 @@ fn drop_random(roots: &RootTable, rng: &mut Rng, live: &mut usize) {
 }
 
 /// A mutator thread's loop; returns the class loaders still alive at the end.
-pub(crate) fn mutator(
+fn mutator(
     rt: Runtime,
     objects: Arc<SimpleObjects>,
     c: Arc<Counters>,
@@ -202,4 +204,62 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
         return Err(format!("--threads must be at least 1\n{usage}"));
     }
     Ok(a)
+}
+
+/// The threads of a running workload: the mutators and a collector.
+pub(crate) struct Workload {
+    mutators: Vec<JoinHandle<Result<VecDeque<ClassLoader>, String>>>,
+    collector: JoinHandle<Result<(), String>>,
+}
+
+/// Starts `threads` mutators named `name-N` (each keeping at most 30% of the
+/// heap divided by the thread count alive) and a thread that collects every
+/// `gc_every`, until `c.stop` is set.
+pub(crate) fn start(
+    rt: &Runtime,
+    objects: &Arc<SimpleObjects>,
+    c: &Arc<Counters>,
+    threads: usize,
+    name: &str,
+    seed: u64,
+    gc_every: Duration,
+) -> std::io::Result<Workload> {
+    let budget = rt.heap().usage().max_capacity * 3 / 10 / threads;
+    let mutators = (0..threads)
+        .map(|t| {
+            let (rt, objects, c) = (rt.clone(), objects.clone(), c.clone());
+            std::thread::Builder::new()
+                .name(format!("{name}-{t}"))
+                .spawn(move || mutator(rt, objects, c, seed.wrapping_mul(t as u64 + 1), budget))
+        })
+        .collect::<Result<_, _>>()?;
+    let (rt, c) = (rt.clone(), c.clone());
+    let collector = std::thread::Builder::new()
+        .name(format!("{name}-gc"))
+        .spawn(move || {
+            while !c.stop.load(Relaxed) {
+                std::thread::sleep(gc_every);
+                rt.collect().map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })?;
+    Ok(Workload {
+        mutators,
+        collector,
+    })
+}
+
+impl Workload {
+    /// Waits for every thread (set `stop` first); returns the class loaders
+    /// the mutators still had.
+    pub(crate) fn join(self) -> Result<Vec<ClassLoader>, String> {
+        let mut loaders = Vec::new();
+        for m in self.mutators {
+            loaders.extend(m.join().map_err(|_| "a mutator panicked")??);
+        }
+        self.collector
+            .join()
+            .map_err(|_| "the collector panicked")??;
+        Ok(loaders)
+    }
 }

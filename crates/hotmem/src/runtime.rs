@@ -390,6 +390,18 @@ impl Runtime {
         &self.inner.heap
     }
 
+    /// The address ranges the runtime reserved itself: the heap, the class
+    /// space and the non-class metaspace. None of it is mapped any more once
+    /// the runtime is dropped.
+    pub fn reserved_ranges(&self) -> [hotmem_os::MemRange; 3] {
+        use hotmem_chunk::MetadataType;
+        [
+            self.inner.heap.reserved(),
+            self.inner.metaspace.space(MetadataType::Class).range(),
+            self.inner.metaspace.space(MetadataType::NonClass).range(),
+        ]
+    }
+
     /// The class and non-class metaspaces.
     pub fn metaspace(&self) -> &Metaspace {
         &self.inner.metaspace

@@ -3,7 +3,7 @@
 //! memory into the ranges while this one checks them.
 
 use hotmem::objects::SimpleObjects;
-use hotmem::os::{MemRange, MemTag, procfs};
+use hotmem::os::{MemTag, procfs};
 use hotmem::{ArenaKind, NumaConfig, Runtime};
 
 #[test]
@@ -42,23 +42,17 @@ fn dropping_the_runtime_releases_everything() {
         workers_stacks,
         "detached: its stack record is gone"
     );
-    let ours: Vec<MemRange> = nmt
+    let ours = rt.reserved_ranges();
+    let tagged = nmt
         .annotated_map(hotmem::nmt::Scale::Kilo)
         .unwrap()
         .entries()
         .iter()
-        // What the runtime reserved itself; thread stacks belong to libc,
-        // which caches them after the threads exit.
-        .filter(|e| {
-            e.tags
-                .iter()
-                .any(|(t, _)| [MemTag::JAVA_HEAP, MemTag::CLASS, MemTag::METASPACE].contains(t))
-        })
-        .map(|e| e.mapping.range)
-        .collect();
+        .filter(|e| ours.iter().any(|r| r.overlaps(e.mapping.range)))
+        .all(|e| !e.tags.is_empty());
     assert!(
-        ours.len() >= 3,
-        "heap and both metaspaces are mapped: {ours:?}"
+        tagged,
+        "NMT tagged every mapping of the runtime's reservations"
     );
     drop(rt);
     for t in [
