@@ -25,7 +25,7 @@ use crate::ids::{MutatorId, SafepointId};
 use crate::leaving::LeaveTracker;
 use crate::legacy::{self, LegacyGate};
 use crate::mutator::MutatorHandle;
-use crate::operation::OperationGate;
+use crate::operation::{HandshakeTicket, OperationGate};
 use crate::registry::{Registry, Slot};
 use crate::state::ThreadState;
 use crate::stats::{InFlight, LeaveEnd, SafepointRecord, SafepointStats, StatsCollector};
@@ -464,6 +464,22 @@ impl Coordinator {
         self.shared.stats.lock().reset();
     }
 
+    /// Checks that the calling thread may request a handshake (it is not a
+    /// mutator in managed code, and does not own the safepoint in progress)
+    /// and takes the ticket that keeps safepoints out while it lasts.
+    fn start_handshake(&self) -> Result<HandshakeTicket<'_>, HandshakeError> {
+        let caller = sync::current_thread();
+        drop(
+            self.shared
+                .registry_checked(caller)
+                .map_err(HandshakeError::CallerIsManaged)?,
+        );
+        self.shared
+            .operations
+            .start_handshake(caller)
+            .map_err(|owned| HandshakeError::InsideSafepoint(owned.0))
+    }
+
     /// Run `op` for thread `target` without stopping the others: at the
     /// target's next poll, or right here if the target is safe. Runs exactly
     /// once; returns after it ran.
@@ -482,17 +498,7 @@ impl Coordinator {
     where
         F: FnOnce(HandshakeContext) + Send + 'static,
     {
-        let caller = sync::current_thread();
-        drop(
-            self.shared
-                .registry_checked(caller)
-                .map_err(HandshakeError::CallerIsManaged)?,
-        );
-        let _ticket = self
-            .shared
-            .operations
-            .start_handshake(caller)
-            .map_err(|owned| HandshakeError::InsideSafepoint(owned.0))?;
+        let _ticket = self.start_handshake()?;
         let slot = self
             .shared
             .registry
@@ -522,17 +528,7 @@ impl Coordinator {
     where
         F: Fn(HandshakeContext) + Send + Sync + 'static,
     {
-        let caller = sync::current_thread();
-        drop(
-            self.shared
-                .registry_checked(caller)
-                .map_err(HandshakeError::CallerIsManaged)?,
-        );
-        let _ticket = self
-            .shared
-            .operations
-            .start_handshake(caller)
-            .map_err(|owned| HandshakeError::InsideSafepoint(owned.0))?;
+        let _ticket = self.start_handshake()?;
         let slots = self.shared.registry.lock().slots.clone();
         let op = Arc::new(op);
         let ops: Vec<_> = slots
