@@ -153,13 +153,7 @@ impl Arena {
     pub fn allocate(&mut self, bytes: usize) -> Result<Address, AllocError> {
         let size = word_align(bytes);
         if bytes.wrapping_sub(1) < self.max_fast && size <= self.committed_end - self.top {
-            let at = self.top;
-            self.top += size;
-            self.live += size;
-            self.allocations += 1;
-            self.manager
-                .set_used(self.unit, self.top - self.chunk_start);
-            return Ok(Address::new(at));
+            return Ok(self.bump(size));
         }
         self.allocate_slow(bytes)
     }
