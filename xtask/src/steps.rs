@@ -85,17 +85,29 @@ pub(crate) fn cargo(args: &[&str]) -> Command {
     c
 }
 
-/// `cargo xtask demo`: the main job.
-pub(crate) fn demo(r: &mut Runner, args: &[String]) -> Result<(), String> {
-    let mut c = cargo(&[
+/// `cargo run --release` of an example of the examples crate, ready for
+/// the example's own arguments.
+fn release_example(name: &str) -> Command {
+    cargo(&[
         "run",
         "--release",
         "-p",
         "hotmem-examples",
         "--example",
-        "demo",
+        name,
         "--",
-    ]);
+    ])
+}
+
+/// `cargo xtask demo`: the main job.
+pub(crate) fn demo(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    let mut c = release_example("demo");
+    // `cargo xtask demo -- --flags` (as the README writes it) hands us the
+    // separator too; the demo's arguments are what follows it.
+    let args = match args.first() {
+        Some(sep) if sep == "--" => &args[1..],
+        _ => args,
+    };
     c.args(args);
     r.step("demo", &mut c)
 }
@@ -147,15 +159,7 @@ const CI_SOAK_SECS: u32 = 20;
 /// `cargo xtask soak [--secs N]`: the whole runtime under load, with
 /// invariant checks and a leak check at the end.
 pub(crate) fn soak(r: &mut Runner, secs: u32) -> Result<(), String> {
-    let mut c = cargo(&[
-        "run",
-        "--release",
-        "-p",
-        "hotmem-examples",
-        "--example",
-        "soak",
-        "--",
-    ]);
+    let mut c = release_example("soak");
     c.args(["--secs", &secs.to_string()]);
     r.step(&format!("soak ({secs}s)"), &mut c)
 }
