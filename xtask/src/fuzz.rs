@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 /// Seconds each fuzz target runs in the smoke step of `test`.
 const SMOKE_SECS: u32 = 5;
+/// Seconds one fuzz input may run before libFuzzer reports it as a hang.
+const INPUT_TIMEOUT_SECS: u32 = 60;
 /// The cargo-fuzz version that `test` installs when it is missing.
 const CARGO_FUZZ_VERSION: &str = "0.13.1";
 
@@ -118,9 +120,12 @@ fn run(r: &mut Runner, target: &str, secs: u32) -> Result<Stats, String> {
     let log = File::create(&log_path)
         .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
     let mut c = run_cmd(target);
+    // -max_total_time does not interrupt an input that runs long: -timeout
+    // turns such an input into a reported failure (with its artifact).
     c.args([
         "--",
         &format!("-max_total_time={secs}"),
+        &format!("-timeout={INPUT_TIMEOUT_SECS}"),
         "-print_final_stats=1",
     ])
     .stderr(log.try_clone().map_err(|e| e.to_string())?)

@@ -219,7 +219,7 @@ impl Topology {
 /// above any real machine, far below what would exhaust memory.
 pub const MAX_SYNTHETIC_PUS: u64 = 1 << 16;
 
-/// The product of the arities (`type:N`) of a synthetic description, outside
+/// The product of the arities (`type:N` or bare `N`) of a synthetic description, outside
 /// parenthesised attributes: the number of leaves it describes. Tokens
 /// without an arity count as 1 (hwloc's parser judges them).
 fn described_leaves(description: &str) -> u64 {
@@ -236,7 +236,13 @@ fn described_leaves(description: &str) -> u64 {
     outside
         .split_whitespace()
         .filter_map(|token| {
-            let (_, arity) = token.split_once(':')?;
+            // `type:N`, or a bare `N` (hwloc reads a bare number as the
+            // arity of the next level: "99999" is 99999 PUs).
+            let arity = match token.split_once(':') {
+                Some((_, arity)) => arity,
+                None if token.starts_with(|c: char| c.is_ascii_digit()) => token,
+                None => return None,
+            };
             let digits: String = arity.chars().take_while(char::is_ascii_digit).collect();
             Some(digits.parse::<u64>().unwrap_or(u64::MAX))
         })
@@ -285,6 +291,25 @@ impl fmt::Display for Topology {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bare_arities_count_toward_the_size_limit() {
+        // Found by the fuzzer: hwloc reads bare numbers as arities, and a
+        // five-byte "99999" built 99999 PUs (minutes of work) past the limit.
+        for d in ["99999", "300 300", "pack:2 99999"] {
+            assert!(
+                matches!(
+                    Topology::synthetic(d),
+                    Err(TopologyError::InvalidDescription {
+                        reason: InvalidDescription::TooLarge,
+                        ..
+                    })
+                ),
+                "{d}"
+            );
+        }
+        assert_eq!(super::described_leaves("2 4 pu:2"), 16);
+    }
 
     #[test]
     #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
