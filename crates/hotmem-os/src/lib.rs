@@ -54,6 +54,7 @@ mod error;
 mod memory;
 #[cfg(any(test, fuzzing))]
 pub mod model;
+mod node;
 mod observer;
 mod physical;
 pub mod procfs;
@@ -64,6 +65,7 @@ mod tag;
 pub use address::{Address, MemRange, align_down, align_up, is_aligned, page_size};
 pub use error::{CommitError, MapError, OsError, OsOp, PhysicalError, RangeError, ReserveError};
 pub use memory::{Memory, round_to_pages};
+pub use node::NodeId;
 pub use observer::{MemoryEvent, MemoryObserver};
 pub use physical::PhysicalMemory;
 pub use reservation::Reservation;
