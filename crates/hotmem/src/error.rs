@@ -4,7 +4,12 @@ use hotmem_os::Address;
 use std::fmt;
 
 /// Why [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) refused.
+///
+/// The same variants exist with and without the `numa` feature (feature
+/// unification must not change a public type): the NUMA failures carry a
+/// [`NumaError`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A setting is out of range; the message says which and why.
     Config(String),
@@ -14,11 +19,9 @@ pub enum BuildError {
     Metaspace(hotmem_chunk::SpaceError),
     /// The NUMA topology could not be built (an invalid synthetic
     /// description, or hwloc failed).
-    #[cfg(feature = "numa")]
-    Topology(hotmem_numa::TopologyError),
+    Topology(NumaError),
     /// The GC worker pool could not be started.
-    #[cfg(feature = "numa")]
-    Workers(hotmem_numa::PoolError),
+    Workers(NumaError),
     /// A synthetic topology was asked for, but the crate was built without
     /// its `numa` feature.
     NumaDisabled,
@@ -30,9 +33,7 @@ impl fmt::Display for BuildError {
             BuildError::Config(why) => write!(f, "bad runtime configuration: {why}"),
             BuildError::Heap(e) => write!(f, "cannot create the heap: {e}"),
             BuildError::Metaspace(e) => write!(f, "cannot create metaspace: {e}"),
-            #[cfg(feature = "numa")]
             BuildError::Topology(e) => write!(f, "cannot build the NUMA topology: {e}"),
-            #[cfg(feature = "numa")]
             BuildError::Workers(e) => write!(f, "cannot start the GC workers: {e}"),
             BuildError::NumaDisabled => f.write_str(
                 "a NUMA topology was asked for, but hotmem was built without its `numa` feature",
@@ -41,10 +42,88 @@ impl fmt::Display for BuildError {
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Heap(e) => Some(e),
+            BuildError::Metaspace(e) => Some(e),
+            BuildError::Topology(e) | BuildError::Workers(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A failure of the NUMA side (`hotmem-numa`'s topology or worker pool
+/// error, as its [`source`](std::error::Error::source)). A type of its own
+/// so that [`BuildError`] is the same with and without the `numa` feature.
+#[derive(Debug)]
+pub struct NumaError {
+    source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl NumaError {
+    #[cfg(feature = "numa")]
+    pub(crate) fn new(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        NumaError {
+            source: Box::new(source),
+        }
+    }
+
+    /// The underlying error, to downcast to `hotmem_numa::TopologyError`
+    /// or `hotmem_numa::PoolError`.
+    pub fn get_ref(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+}
+
+impl fmt::Display for NumaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.source, f)
+    }
+}
+
+impl std::error::Error for NumaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Why [`Runtime::attach_mutator`](crate::Runtime::attach_mutator) refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AttachError {
+    /// The safepoint coordinator refused the registration (for example the
+    /// thread is already attached, or it owns the safepoint in progress).
+    Register(hotmem_safepoint::RegisterError),
+    /// Called from an object model callback (or a `run_at_safepoint`
+    /// operation) of this runtime: the new mutator would wait for the
+    /// collection that is waiting for the callback.
+    InsideCollection,
+}
+
+impl fmt::Display for AttachError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttachError::Register(e) => write!(f, "cannot attach the thread: {e}"),
+            AttachError::InsideCollection => f.write_str(
+                "cannot attach a mutator from inside a collection or safepoint operation of the same runtime",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for AttachError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AttachError::Register(e) => Some(e),
+            AttachError::InsideCollection => None,
+        }
+    }
+}
 
 /// Why an allocation failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocError {
     /// The size cannot be allocated at all (zero, or too large for any page).
     Layout(hotmem_page::LayoutError),
@@ -61,6 +140,10 @@ pub enum AllocError {
     },
     /// Any other failure of the page allocator.
     Heap(hotmem_page::AllocError),
+    /// The heap is full and the allocation was made from an object model
+    /// callback, inside a collection of the same runtime: it cannot collect
+    /// to make room.
+    InsideCollection,
 }
 
 impl fmt::Display for AllocError {
@@ -76,6 +159,9 @@ impl fmt::Display for AllocError {
                 "out of memory: {size} bytes requested, {used} of {max_capacity} heap bytes live after a collection"
             ),
             AllocError::Heap(e) => write!(f, "allocation failed: {e}"),
+            AllocError::InsideCollection => f.write_str(
+                "the heap is full and the allocation runs inside a collection, which cannot collect again",
+            ),
         }
     }
 }
@@ -85,6 +171,7 @@ impl std::error::Error for AllocError {}
 /// Why a collection failed. The heap is left consistent: nothing was freed
 /// that is still referenced.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GcError {
     /// The runtime was built without an [`ObjectModel`](crate::ObjectModel),
     /// so it cannot tell live objects from dead ones.
@@ -103,6 +190,18 @@ pub enum GcError {
     /// A relocation task panicked (a bug in the object model); the message
     /// of the panic.
     WorkerPanicked(String),
+    /// An [`ObjectModel`](crate::ObjectModel) callback panicked; the message
+    /// of the panic. If it was `update_references`, the evacuated pages are
+    /// kept (references may still point into them); the next collection
+    /// frees them once nothing does.
+    ObjectModelPanicked(String),
+    /// Called from an [`ObjectModel`](crate::ObjectModel) callback or a
+    /// `run_at_safepoint` operation of the same runtime, on the thread that
+    /// holds its collection: it would wait for itself.
+    InsideCollection,
+    /// The heap refused to free pages the collection found (a bug in
+    /// hotmem); the pages stay allocated and the heap consistent.
+    Heap(hotmem_page::FreeError),
 }
 
 impl fmt::Display for GcError {
@@ -115,6 +214,11 @@ impl fmt::Display for GcError {
             ),
             GcError::Safepoint(e) => write!(f, "cannot stop the mutators: {e}"),
             GcError::WorkerPanicked(m) => write!(f, "a GC worker panicked: {m}"),
+            GcError::ObjectModelPanicked(m) => write!(f, "the object model panicked: {m}"),
+            GcError::InsideCollection => f.write_str(
+                "called from inside a collection or safepoint operation of the same runtime",
+            ),
+            GcError::Heap(e) => write!(f, "the heap refused to free a page: {e}"),
         }
     }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Why a collection ran.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub enum GcCause {
     /// Asked for by [`Runtime::collect`](crate::Runtime::collect) or
     /// [`Mutator::collect`](crate::Mutator::collect).
@@ -124,32 +125,60 @@ fn live_by_page(
     by_page.sort_unstable_by_key(|p| p.page.range().start());
     let mut invalid = None;
     let mut count = 0u64;
-    model.mark(&mut |addr| {
-        if invalid.is_some() {
-            return;
-        }
-        let size = model.object_size(addr);
-        let i = by_page.partition_point(|p| p.page.range().start() <= addr);
-        let inside = i > 0 && {
-            let p = &by_page[i - 1].page;
-            size > 0
-                && addr
-                    .get()
-                    .checked_add(size)
-                    .is_some_and(|end| end <= p.top().get())
-        };
-        if inside {
-            let p = &mut by_page[i - 1];
-            p.objects.push((addr, size));
-            p.bytes += size;
-            count += 1;
-        } else {
-            invalid = Some(GcError::InvalidObject { addr, size });
-        }
-    });
+    call_model(|| {
+        model.mark(&mut |addr| {
+            if invalid.is_some() {
+                return;
+            }
+            let size = model.object_size(addr);
+            let i = by_page.partition_point(|p| p.page.range().start() <= addr);
+            let inside = i > 0 && {
+                let p = &by_page[i - 1].page;
+                size > 0
+                    && addr
+                        .get()
+                        .checked_add(size)
+                        .is_some_and(|end| end <= p.top().get())
+            };
+            if inside {
+                let p = &mut by_page[i - 1];
+                p.objects.push((addr, size));
+                p.bytes += size;
+                count += 1;
+            } else {
+                invalid = Some(GcError::InvalidObject { addr, size });
+            }
+        })
+    })?;
     match invalid {
         Some(e) => Err(e),
         None => Ok((by_page, count)),
+    }
+}
+
+/// Runs an object model callback; its panic becomes
+/// [`GcError::ObjectModelPanicked`] instead of unwinding through the pause.
+fn call_model<R>(f: impl FnOnce() -> R) -> Result<R, GcError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .map_err(|payload| GcError::ObjectModelPanicked(panic_message(&*payload)))
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+/// Frees pages the collection found unused; returns how many were freed.
+/// The heap refuses only what it does not own (a bug): those stay
+/// allocated, the heap consistent, and the pause goes on.
+fn free_pages(inner: &Inner, pages: &[PageRef]) -> usize {
+    match inner.heap.free_pages(pages) {
+        Ok(()) => pages.len(),
+        Err(_) => 0,
     }
 }
 
@@ -166,7 +195,12 @@ fn evacuate(inner: &Inner, item: PageLive) -> Evacuated {
     let mut bytes = 0;
     let mut complete = true;
     for &(from, size) in &item.objects {
-        let layout = ObjectLayout::new(size).expect("the object fitted a page before");
+        // The size fitted its page, so it is a valid layout; should it not
+        // be, the object stays where it is (the page is kept).
+        let Ok(layout) = ObjectLayout::new(size) else {
+            complete = false;
+            break;
+        };
         let Ok(to) = inner.gc_alloc.alloc_object(layout, age, node) else {
             complete = false;
             break;
@@ -230,10 +264,9 @@ pub(crate) fn collect(
             selected.push(p);
         }
     }
-    inner
-        .heap
-        .free_pages(&empty)
-        .expect("pages of this heap, allocated");
+    // A refusal changes nothing: the pages stay allocated, and the
+    // collection goes on (the next one finds them empty again).
+    let freed_empty = free_pages(inner, &empty);
 
     let relocation_start = Instant::now();
     let items: Vec<(hotmem_page::NodeId, PageLive)> =
@@ -256,13 +289,13 @@ pub(crate) fn collect(
     }
     let objects_relocated = all_moved.len() as u64;
     let forwarding = Forwarding::from_unsorted(all_moved);
-    model.update_references(&forwarding);
-    inner
-        .heap
-        .free_pages(&evacuated)
-        .expect("pages of this heap, allocated");
     // SAFETY: the workers are done; mutators are still stopped.
     unsafe { inner.gc_alloc.retire_pages() };
+    // If the model panics here, some references may still point into the
+    // evacuated pages: they are kept, and the next collection frees them
+    // once nothing does.
+    call_model(|| model.update_references(&forwarding))?;
+    let freed_evacuated = free_pages(inner, &evacuated);
 
     Ok(CollectStats {
         cycle,
@@ -270,8 +303,8 @@ pub(crate) fn collect(
         live_objects,
         live_bytes,
         pages: page_count,
-        pages_freed_empty: empty.len(),
-        pages_evacuated: evacuated.len(),
+        pages_freed_empty: freed_empty,
+        pages_evacuated: freed_evacuated,
         pages_evacuation_incomplete: incomplete,
         objects_relocated,
         bytes_relocated,

@@ -103,19 +103,22 @@ mod gc;
 mod model;
 mod mutator;
 pub mod objects;
+mod reentry;
 mod report;
 mod runtime;
 mod stacks;
+mod views;
 mod workers;
 
 pub use class_loader::ClassLoader;
 pub use config::{MIN_HEAP, NumaConfig, RuntimeBuilder, RuntimeConfig};
-pub use error::{AllocError, BuildError, GcError};
+pub use error::{AllocError, AttachError, BuildError, GcError, NumaError};
 pub use gc::{CollectStats, GcCause, GcTotals};
 pub use model::{Forwarding, ObjectModel};
 pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
+pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
 pub use workers::PhaseSummary;
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};

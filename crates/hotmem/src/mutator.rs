@@ -2,7 +2,7 @@
 
 use crate::gc::{CollectStats, GcCause};
 use crate::stacks::ThreadStack;
-use crate::{AllocError, GcError, Runtime};
+use crate::{AllocError, GcError, Runtime, reentry};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
@@ -89,6 +89,9 @@ impl Mutator {
     ) -> Result<Address, AllocError> {
         if !e.is_heap_exhausted() || self.runtime.inner.config.object_model.is_none() {
             return Err(self.oom_or(layout, e));
+        }
+        if reentry::inside(&*self.runtime.inner) {
+            return Err(AllocError::InsideCollection);
         }
         // Collect and retry. With many allocating threads, what one
         // collection frees can be taken by others before this thread

@@ -53,11 +53,11 @@ impl Report {
             inner.numa.source, inner.numa.nodes, inner.numa.memory_bound, inner.numa.workers_bound
         );
         let (gc_json, stats_json) = {
-            let gc = inner.gc.lock();
+            let gc = inner.gc_record.lock();
             let _ = writeln!(
                 text,
                 "gc: {} worker(s), {} collection(s) ({} for allocation failure), {} objects / {} MiB relocated, {} pages freed, pause total {:.3} ms, max {:.3} ms",
-                gc.workers.count(),
+                inner.gc_worker_count,
                 gc.totals.cycles,
                 gc.totals.allocation_failures,
                 gc.totals.objects_relocated,

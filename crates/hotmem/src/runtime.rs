@@ -1,10 +1,13 @@
 //! `Runtime`: the parts, built from one configuration and wired together.
 
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
+#[cfg(feature = "numa")]
+use crate::error::NumaError;
 use crate::gc::{self, CollectStats, GcCause, GcTotals};
 use crate::stacks::ThreadStack;
+use crate::views::{HeapView, MetaspaceView, NmtView};
 use crate::workers::GcWorkers;
-use crate::{BuildError, ClassLoader, GcError, Mutator, Report};
+use crate::{AttachError, BuildError, ClassLoader, GcError, Mutator, Report, reentry};
 use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
 use hotmem_os::Memory;
@@ -28,9 +31,10 @@ pub struct NumaSummary {
     pub workers_bound: bool,
 }
 
-/// Collection state, behind the GC lock.
-pub(crate) struct GcState {
-    pub(crate) workers: GcWorkers,
+/// What collections leave behind for reports: statistics, the last one,
+/// totals. Behind its own lock, taken only briefly, so that reports never
+/// wait for a collection (and an object model callback may ask for one).
+pub(crate) struct GcRecord {
     pub(crate) sampler: StatSampler,
     pub(crate) last: Option<CollectStats>,
     pub(crate) totals: GcTotals,
@@ -45,7 +49,11 @@ pub(crate) struct Inner {
     pub(crate) gc_alloc: ObjectAllocator<Arc<PageAllocator>>,
     pub(crate) safepoints: Coordinator,
     pub(crate) metaspace: Metaspace,
-    pub(crate) gc: Mutex<GcState>,
+    /// The collection lock: held by the thread that runs a collection (or
+    /// an embedder's `run_at_safepoint`) for the whole pause.
+    pub(crate) gc: Mutex<GcWorkers>,
+    pub(crate) gc_record: Mutex<GcRecord>,
+    pub(crate) gc_worker_count: usize,
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) gc_epoch: AtomicU64,
@@ -122,11 +130,11 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
     let (topology, source) = match &config.numa {
         NumaConfig::Off => return Ok(plain_parts(config, "off")),
         NumaConfig::Detect => (
-            Topology::detect().map_err(BuildError::Topology)?,
+            Topology::detect().map_err(|e| BuildError::Topology(NumaError::new(e)))?,
             "detected".to_string(),
         ),
         NumaConfig::Synthetic(d) => (
-            Topology::synthetic(d).map_err(BuildError::Topology)?,
+            Topology::synthetic(d).map_err(|e| BuildError::Topology(NumaError::new(e)))?,
             format!("synthetic: {d}"),
         ),
     };
@@ -140,7 +148,7 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
         &topology,
         PoolConfig::new(workers, affinity).named("hotmem-gc"),
     )
-    .map_err(BuildError::Workers)?;
+    .map_err(|e| BuildError::Workers(NumaError::new(e)))?;
     let memory_bound = nodes > 1 && topology.is_this_system();
     let binder: Option<Arc<dyn hotmem_page::NodeBinder>> = if memory_bound {
         let t = topology.clone();
@@ -236,8 +244,9 @@ impl Runtime {
             // workers do not race for the medium target page.
             gc_alloc: ObjectAllocator::new(heap.clone(), hotmem_page::MediumPageMode::Synchronized),
             safepoints: Coordinator::new(config.safepoint_strategy),
-            gc: Mutex::new(GcState {
-                workers: parts.workers,
+            gc_worker_count: parts.workers.count(),
+            gc: Mutex::new(parts.workers),
+            gc_record: Mutex::new(GcRecord {
                 sampler: StatSampler::new(heap.counters(), Instant::now()),
                 last: None,
                 totals: GcTotals::default(),
@@ -265,10 +274,18 @@ impl Runtime {
     /// until the handle is dropped.
     ///
     /// # Errors
-    /// The safepoint coordinator's refusal (e.g. the thread is already
-    /// registered).
-    pub fn attach_mutator(&self) -> Result<Mutator, hotmem_safepoint::RegisterError> {
-        let handle = self.inner.safepoints.register()?;
+    /// [`AttachError::Register`] with the safepoint coordinator's refusal
+    /// (e.g. the thread is already attached);
+    /// [`AttachError::InsideCollection`] from an object model callback.
+    pub fn attach_mutator(&self) -> Result<Mutator, AttachError> {
+        if reentry::inside(&*self.inner) {
+            return Err(AttachError::InsideCollection);
+        }
+        let handle = self
+            .inner
+            .safepoints
+            .register()
+            .map_err(AttachError::Register)?;
         Ok(Mutator::new(
             self.clone(),
             handle,
@@ -317,7 +334,10 @@ impl Runtime {
         seen_epoch: Option<u64>,
     ) -> Result<Option<CollectStats>, GcError> {
         let inner = &*self.inner;
-        let mut gc = inner.gc.lock();
+        if reentry::inside(inner) {
+            return Err(GcError::InsideCollection);
+        }
+        let mut workers = inner.gc.lock();
         if let Some(seen) = seen_epoch {
             if inner.gc_epoch.load(Ordering::Acquire) != seen {
                 return Ok(None);
@@ -326,14 +346,19 @@ impl Runtime {
         let asked = Instant::now();
         let guard = inner.safepoints.begin("GC").map_err(GcError::Safepoint)?;
         let ttsp = asked.elapsed();
-        let cycle = gc.totals.cycles + 1;
-        let GcState { workers, .. } = &mut *gc;
-        let result = gc::collect(inner, workers, cause, cycle, ttsp);
+        let cycle = inner.gc_record.lock().totals.cycles + 1;
+        let result = {
+            let _inside = reentry::enter(inner);
+            gc::collect(inner, &mut workers, cause, cycle, ttsp)
+        };
         if let Ok(stats) = &result {
-            gc.totals.add(stats);
-            gc.last = Some(stats.clone());
             let now = Instant::now();
-            gc.sampler.sample(inner.heap.counters(), now);
+            {
+                let mut record = inner.gc_record.lock();
+                record.totals.add(stats);
+                record.last = Some(stats.clone());
+                record.sampler.sample(inner.heap.counters(), now);
+            }
             // Cached pages unused for the uncommit delay go back to the OS.
             let _ = inner.heap.uncommit(now);
             inner.gc_epoch.fetch_add(1, Ordering::AcqRel);
@@ -349,19 +374,25 @@ impl Runtime {
     ///
     /// # Errors
     /// [`GcError::Safepoint`] if the safepoint cannot begin (another one,
-    /// begun directly on [`Runtime::safepoints`], is in progress).
+    /// begun directly on [`Runtime::safepoints`], is in progress, or the
+    /// calling thread is a mutator in managed code);
+    /// [`GcError::InsideCollection`] if called from an object model callback
+    /// or from inside another `run_at_safepoint` of this runtime.
     pub fn run_at_safepoint<R>(
         &self,
         name: &'static str,
         op: impl FnOnce() -> R,
     ) -> Result<R, GcError> {
-        let _gc = self.inner.gc.lock();
-        let guard = self
-            .inner
-            .safepoints
-            .begin(name)
-            .map_err(GcError::Safepoint)?;
-        let result = op();
+        let inner = &*self.inner;
+        if reentry::inside(inner) {
+            return Err(GcError::InsideCollection);
+        }
+        let _gc = inner.gc.lock();
+        let guard = inner.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        let result = {
+            let _inside = reentry::enter(inner);
+            op()
+        };
         // A guard we own cannot fail to end.
         let _ = guard.end();
         Ok(result)
@@ -374,9 +405,10 @@ impl Runtime {
     }
 
     /// The native memory tracker that observes every reservation of this
-    /// runtime.
-    pub fn nmt(&self) -> &Arc<Tracker> {
-        &self.inner.nmt
+    /// runtime, read-only (the runtime's memory records into it). The view
+    /// may outlive the runtime, to check that everything was released.
+    pub fn nmt(&self) -> NmtView {
+        NmtView::new(self.inner.nmt.clone())
     }
 
     /// The memory (with NMT attached) the runtime reserves through; an
@@ -385,9 +417,9 @@ impl Runtime {
         &self.inner.memory
     }
 
-    /// The heap's page allocator.
-    pub fn heap(&self) -> &Arc<PageAllocator> {
-        &self.inner.heap
+    /// The heap, read-only (only the collector frees its pages).
+    pub fn heap(&self) -> HeapView<'_> {
+        HeapView::new(&self.inner.heap)
     }
 
     /// The address ranges the runtime reserved itself: the heap, the class
@@ -402,9 +434,10 @@ impl Runtime {
         ]
     }
 
-    /// The class and non-class metaspaces.
-    pub fn metaspace(&self) -> &Metaspace {
-        &self.inner.metaspace
+    /// The class and non-class metaspaces, read-only (only a class
+    /// loader's arenas return their chunks, when it is dropped).
+    pub fn metaspace(&self) -> MetaspaceView<'_> {
+        MetaspaceView::new(&self.inner.metaspace)
     }
 
     /// The safepoint coordinator (for the embedder's own safepoints and
@@ -425,12 +458,12 @@ impl Runtime {
 
     /// The number of GC workers.
     pub fn gc_workers(&self) -> usize {
-        self.inner.gc.lock().workers.count()
+        self.inner.gc_worker_count
     }
 
     /// Totals over every collection so far.
     pub fn gc_totals(&self) -> GcTotals {
-        self.inner.gc.lock().totals.clone()
+        self.inner.gc_record.lock().totals.clone()
     }
 
     /// The configuration the runtime was built with.

@@ -1,0 +1,80 @@
+//! Which runtimes the current thread is collecting (or holding at a
+//! safepoint through `run_at_safepoint`).
+//!
+//! An [`ObjectModel`](crate::ObjectModel) callback runs on the collecting
+//! thread while that thread holds the runtime's collection lock and its
+//! safepoint. A callback that asks the same runtime for another collection,
+//! a safepoint, or a new mutator would wait for itself forever; the entry
+//! points check this mark first and return a typed error instead.
+
+use std::cell::RefCell;
+
+thread_local! {
+    /// Addresses of the runtimes (their shared `Inner`) this thread is inside
+    /// a collection of, innermost last. Nested only when one runtime's
+    /// callback collects another runtime.
+    static INSIDE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+fn key<T>(runtime: &T) -> usize {
+    runtime as *const T as usize
+}
+
+/// Whether the current thread is inside a collection (or safepoint
+/// operation) of `runtime`.
+pub(crate) fn inside<T>(runtime: &T) -> bool {
+    let k = key(runtime);
+    INSIDE.with(|v| v.borrow().contains(&k))
+}
+
+/// Marks the current thread as inside a collection of `runtime` until the
+/// returned scope is dropped (also when a callback unwinds).
+pub(crate) fn enter<T>(runtime: &T) -> Scope {
+    let k = key(runtime);
+    INSIDE.with(|v| v.borrow_mut().push(k));
+    Scope { key: k }
+}
+
+/// The mark, removed on drop.
+pub(crate) struct Scope {
+    key: usize,
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        INSIDE.with(|v| {
+            let mut v = v.borrow_mut();
+            if let Some(i) = v.iter().rposition(|&k| k == self.key) {
+                v.remove(i);
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scopes_nest_and_unwind() {
+        let (a, b) = (1u8, 2u8);
+        assert!(!super::inside(&a));
+        {
+            let _sa = super::enter(&a);
+            assert!(super::inside(&a) && !super::inside(&b));
+            {
+                let _sb = super::enter(&b);
+                assert!(super::inside(&a) && super::inside(&b));
+            }
+            assert!(!super::inside(&b));
+        }
+        assert!(!super::inside(&a));
+        let r = std::panic::catch_unwind(|| {
+            let _sa = super::enter(&a);
+            panic!("callback panicked");
+        });
+        assert!(r.is_err());
+        assert!(
+            !super::inside(&a),
+            "the mark goes away when a callback unwinds"
+        );
+    }
+}

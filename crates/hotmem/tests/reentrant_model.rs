@@ -1,0 +1,240 @@
+//! An object model whose callbacks call back into the runtime: every such
+//! call returns (an error where it would wait for the collection itself)
+//! and the collection completes; a panicking callback is an error, not a
+//! torn pause. Each scenario runs under a deadline: a hang fails the test
+//! instead of blocking the suite.
+
+use hotmem::{Address, AttachError, Forwarding, GcError, NumaConfig, ObjectModel, Runtime};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Generous: the scenarios take milliseconds; this only turns a hang into a
+/// failure.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// What a callback does besides its job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Meddle {
+    Nothing,
+    CallRuntime,
+    PanicInMark,
+    PanicInUpdate,
+}
+
+/// Objects start with their size; the roots are a list.
+struct Model {
+    roots: Mutex<Vec<Address>>,
+    runtime: Mutex<Option<Runtime>>,
+    meddle: Mutex<Meddle>,
+    /// What each call into the runtime returned, from inside `mark`.
+    seen: Mutex<Vec<String>>,
+}
+
+impl Model {
+    fn call_runtime(&self) {
+        let rt = self
+            .runtime
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("set after build");
+        let mut seen = self.seen.lock().unwrap();
+        match rt.collect() {
+            Err(GcError::InsideCollection) => seen.push("collect: inside".into()),
+            other => seen.push(format!("collect: {other:?}")),
+        }
+        match rt.run_at_safepoint("nested", || ()) {
+            Err(GcError::InsideCollection) => seen.push("run_at_safepoint: inside".into()),
+            other => seen.push(format!("run_at_safepoint: {other:?}")),
+        }
+        match rt.attach_mutator() {
+            Err(AttachError::InsideCollection) => seen.push("attach: inside".into()),
+            other => seen.push(format!("attach: {other:?}")),
+        }
+        match rt.safepoints().begin("nested") {
+            Err(e) => seen.push(format!("begin: refused ({e})")),
+            Ok(_) => seen.push("begin: Ok".into()),
+        }
+        match rt.safepoints().handshake_all(|_| {}) {
+            Err(e) => seen.push(format!("handshake_all: refused ({e})")),
+            Ok(_) => seen.push("handshake_all: Ok".into()),
+        }
+        // Read-only calls work from inside a collection.
+        let report = rt.report();
+        seen.push(format!("report: {} sections", report.sections().len()));
+        seen.push(format!("gc_totals: {}", rt.gc_totals().cycles));
+        seen.push(format!("heap used: {}", rt.heap().usage().used > 0));
+    }
+}
+
+impl ObjectModel for Model {
+    fn mark(&self, live: &mut dyn FnMut(Address)) {
+        let meddle = *self.meddle.lock().unwrap();
+        match meddle {
+            Meddle::CallRuntime => self.call_runtime(),
+            Meddle::PanicInMark => panic!("mark failed on purpose"),
+            Meddle::Nothing | Meddle::PanicInUpdate => {}
+        }
+        self.roots.lock().unwrap().iter().for_each(|&r| live(r));
+    }
+
+    fn object_size(&self, obj: Address) -> usize {
+        // SAFETY: the runtime asks only about objects `mark` reported, which
+        // are live and start with their size.
+        unsafe { obj.as_ptr::<u64>().read() as usize }
+    }
+
+    fn update_references(&self, forwarding: &Forwarding) {
+        if *self.meddle.lock().unwrap() == Meddle::PanicInUpdate {
+            panic!("update failed on purpose");
+        }
+        for r in self.roots.lock().unwrap().iter_mut() {
+            *r = forwarding.forward(*r);
+        }
+    }
+}
+
+fn setup() -> (Runtime, Arc<Model>) {
+    let model = Arc::new(Model {
+        roots: Mutex::new(Vec::new()),
+        runtime: Mutex::new(None),
+        meddle: Mutex::new(Meddle::Nothing),
+        seen: Mutex::new(Vec::new()),
+    });
+    let rt = Runtime::builder()
+        .heap_max(64 << 20)
+        .numa(NumaConfig::Off)
+        .gc_workers(2)
+        .object_model(model.clone())
+        .build()
+        .expect("runtime");
+    *model.runtime.lock().unwrap() = Some(rt.clone());
+    (rt, model)
+}
+
+/// Fills a few pages, keeping every tenth object, and returns the expected
+/// payload of each root.
+fn populate(rt: &Runtime, model: &Model) -> Vec<u64> {
+    let mut me = rt.attach_mutator().expect("attach");
+    let mut expected = Vec::new();
+    for i in 0..20_000u64 {
+        let obj = me.alloc(64).expect("alloc");
+        // SAFETY: a fresh 64-byte object: we write its first two words.
+        unsafe {
+            obj.as_ptr::<u64>().write(64);
+            obj.as_ptr::<u64>().add(1).write(i);
+        }
+        if i % 10 == 0 {
+            model.roots.lock().unwrap().push(obj);
+            expected.push(i);
+        }
+    }
+    expected
+}
+
+fn check_roots(model: &Model, expected: &[u64]) {
+    let roots = model.roots.lock().unwrap();
+    assert_eq!(roots.len(), expected.len());
+    for (&obj, &want) in roots.iter().zip(expected) {
+        // SAFETY: roots are live objects, updated when they moved.
+        let got = unsafe { obj.as_ptr::<u64>().add(1).read() };
+        assert_eq!(got, want, "object at {obj} lost its payload");
+    }
+}
+
+/// Runs `f` on its own thread; fails the test if it does not finish in time.
+fn with_deadline<R: Send + 'static>(name: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(r) => {
+            worker.join().expect("scenario thread");
+            r
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name}: hung for {DEADLINE:?}"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            // The scenario panicked: re-raise its panic here.
+            match worker.join() {
+                Err(payload) => std::panic::resume_unwind(payload),
+                Ok(()) => unreachable!("sent nothing but returned"),
+            }
+        }
+    }
+}
+
+#[test]
+fn callbacks_that_call_the_runtime_get_errors_and_the_collection_completes() {
+    with_deadline("reentrant callbacks", || {
+        let (rt, model) = setup();
+        let expected = populate(&rt, &model);
+        *model.meddle.lock().unwrap() = Meddle::CallRuntime;
+        let stats = rt.collect().expect("the collection itself succeeds");
+        assert_eq!(stats.live_objects, expected.len() as u64);
+        check_roots(&model, &expected);
+        let seen = model.seen.lock().unwrap().clone();
+        let want_prefixes = [
+            "collect: inside",
+            "run_at_safepoint: inside",
+            "attach: inside",
+            "begin: refused",
+            "handshake_all: refused",
+            "report: ",
+            "gc_totals: 0",
+            "heap used: true",
+        ];
+        assert_eq!(seen.len(), want_prefixes.len(), "{seen:#?}");
+        for (got, want) in seen.iter().zip(want_prefixes) {
+            assert!(got.starts_with(want), "expected {want:?}, got {got:?}");
+        }
+        // And the runtime works normally afterwards.
+        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        rt.collect().expect("a normal collection");
+        check_roots(&model, &expected);
+        *model.runtime.lock().unwrap() = None;
+    });
+}
+
+#[test]
+fn a_panicking_mark_is_an_error_and_changes_nothing() {
+    with_deadline("panicking mark", || {
+        let (rt, model) = setup();
+        let expected = populate(&rt, &model);
+        let used = rt.heap().usage().used;
+        *model.meddle.lock().unwrap() = Meddle::PanicInMark;
+        match rt.collect() {
+            Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
+            other => panic!("expected ObjectModelPanicked, got {other:?}"),
+        }
+        assert_eq!(rt.heap().usage().used, used, "nothing was freed");
+        rt.heap().check_invariants();
+        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        let stats = rt.collect().expect("the runtime recovers");
+        assert_eq!(stats.live_objects, expected.len() as u64);
+        check_roots(&model, &expected);
+        *model.runtime.lock().unwrap() = None;
+    });
+}
+
+#[test]
+fn a_panicking_update_keeps_the_old_copies_until_the_next_collection() {
+    with_deadline("panicking update", || {
+        let (rt, model) = setup();
+        let expected = populate(&rt, &model);
+        *model.meddle.lock().unwrap() = Meddle::PanicInUpdate;
+        match rt.collect() {
+            Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
+            other => panic!("expected ObjectModelPanicked, got {other:?}"),
+        }
+        // The roots were not updated, and still point at the old copies,
+        // which were kept.
+        check_roots(&model, &expected);
+        rt.heap().check_invariants();
+        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        rt.collect().expect("the runtime recovers");
+        check_roots(&model, &expected);
+        *model.runtime.lock().unwrap() = None;
+    });
+}
