@@ -10,6 +10,7 @@ use std::time::Duration;
 
 /// Where the runtime's NUMA topology comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NumaConfig {
     /// The machine's topology, detected by hwloc. Without the `numa`
     /// feature: one partition and unbound workers.
