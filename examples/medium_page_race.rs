@@ -97,7 +97,7 @@ fn run(mode: MediumPageMode, a: &Args) -> RunResult {
                         let _mutator = safepoint.read().expect("lock");
                         for _ in 0..16 {
                             let layout = ObjectLayout::new(next_size(&mut x)).expect("layout");
-                            match objects.alloc_object(layout, Age::EDEN, NodeId(0)) {
+                            match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
                                 Ok(addr) => {
                                     // SAFETY: a fresh object in a mapped page; this thread owns it.
                                     // Initialize it, as a mutator does.

@@ -199,7 +199,7 @@ impl<F: Fn(MemRange, NodeId) + Send + Sync> NodeBinder for F {
 /// use hotmem_page::{HeapConfig, NodeId};
 /// use std::time::Duration;
 /// let config = HeapConfig::new(256 << 20)
-///     .partitions(&[NodeId(0), NodeId(1)])
+///     .partitions(&[NodeId::ZERO, NodeId::new(1)])
 ///     .uncommit_delay(Duration::from_secs(300));
 /// assert_eq!(config.max_capacity(), 256 << 20);
 /// ```
@@ -233,7 +233,7 @@ impl HeapConfig {
     pub fn new(max_capacity: usize) -> HeapConfig {
         HeapConfig {
             max_capacity,
-            partitions: vec![NodeId(0)],
+            partitions: vec![NodeId::ZERO],
             binder: None,
             uncommit_delay: Duration::from_secs(300),
             address_space_ratio: 4,
@@ -367,7 +367,7 @@ mod tests {
         );
         assert_eq!(
             HeapConfig::new(64 << 20)
-                .partitions(&[NodeId(1), NodeId(1)])
+                .partitions(&[NodeId::new(1), NodeId::new(1)])
                 .validate(),
             Err(ConfigError::BadPartitions)
         );

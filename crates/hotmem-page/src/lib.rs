@@ -29,8 +29,8 @@
 //! let objects = ObjectAllocator::new(heap.clone(), MediumPageMode::Synchronized);
 //!
 //! // A small object (per-CPU small page) and a medium one (shared medium page).
-//! let small = objects.alloc_object(ObjectLayout::new(64)?, Age::EDEN, NodeId(0))?;
-//! let medium = objects.alloc_object(ObjectLayout::new(300 << 10)?, Age::EDEN, NodeId(0))?;
+//! let small = objects.alloc_object(ObjectLayout::new(64)?, Age::EDEN, NodeId::ZERO)?;
+//! let medium = objects.alloc_object(ObjectLayout::new(300 << 10)?, Age::EDEN, NodeId::ZERO)?;
 //! // SAFETY: both objects were just allocated in mapped, committed pages.
 //! unsafe {
 //!     small.as_ptr::<u64>().write(1);

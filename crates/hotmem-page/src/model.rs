@@ -50,7 +50,7 @@ const PART: usize = 16 << 20;
 const MEDIUM: usize = 4 << 20;
 
 fn node(n: u8) -> NodeId {
-    NodeId(u32::from(n % 3))
+    NodeId::new(usize::from(n % 3))
 }
 
 /// Runs `ops`, checking after each that the allocator agrees with the
@@ -63,7 +63,7 @@ fn node(n: u8) -> NodeId {
 pub fn check_ops(ops: &[Op]) {
     let memory = Memory::new();
     let config = HeapConfig::new(2 * PART)
-        .partitions(&[NodeId(0), NodeId(1)])
+        .partitions(&[NodeId::ZERO, NodeId::new(1)])
         .medium_page_size(MEDIUM);
     let heap = PageAllocator::new(&memory, config).expect("heap");
     let foreign_heap = PageAllocator::new(&memory, HeapConfig::new(8 << 20)).expect("heap");
@@ -88,7 +88,7 @@ pub fn check_ops(ops: &[Op]) {
                 let result = heap.alloc_page(req);
                 let p = n % 3;
                 if p == 2 {
-                    assert_eq!(result.unwrap_err(), AllocPageError::UnknownNode(NodeId(2)));
+                    assert_eq!(result.unwrap_err(), AllocPageError::UnknownNode(NodeId::new(2)));
                 } else if req.size == 0 {
                     assert!(matches!(result, Err(AllocPageError::BadSize { .. })));
                 } else {
@@ -103,7 +103,7 @@ pub fn check_ops(ops: &[Op]) {
                     };
                     match (expect, result) {
                         (Some(i), Ok(page)) => {
-                            assert_eq!(page.node(), NodeId(i as u32));
+                            assert_eq!(page.node(), NodeId::new(i));
                             assert_eq!(page.size(), req.size);
                             used[i] += req.size;
                             mark(&page);
@@ -120,7 +120,7 @@ pub fn check_ops(ops: &[Op]) {
             Op::Free { index, .. } | Op::Undo { index } if !live.is_empty() => {
                 let twice = matches!(op, Op::Free { twice: true, .. });
                 let page = live.swap_remove(usize::from(index) % live.len());
-                let i = page.node().0 as usize;
+                let i = page.node().index();
                 if matches!(op, Op::Free { .. }) {
                     heap.free_page(&page).expect("free");
                 } else {
@@ -140,7 +140,7 @@ pub fn check_ops(ops: &[Op]) {
             }
             Op::Free { .. } | Op::Undo { .. } => {}
             Op::FreeForeign => {
-                let req = PageRequest::small(&foreign_heap.page_sizes(), Age::EDEN, NodeId(0));
+                let req = PageRequest::small(&foreign_heap.page_sizes(), Age::EDEN, NodeId::ZERO);
                 let other = foreign_heap.alloc_page(req).expect("foreign page");
                 assert_eq!(heap.free_page(&other), Err(FreeError::ForeignPage));
                 assert_eq!(heap.usage(), before, "a rejected free changed the heap");

@@ -90,7 +90,7 @@ impl<S: PageSource> ObjectAllocator<S> {
     #[inline]
     fn node_index(&self, node: NodeId) -> Result<usize, AllocError> {
         // Nodes are usually 0..n: try the identity first.
-        let i = node.0 as usize;
+        let i = node.index();
         if self.nodes.get(i) == Some(&node) {
             return Ok(i);
         }

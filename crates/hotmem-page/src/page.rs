@@ -257,7 +257,7 @@ mod tests {
     #[test]
     fn bump_allocation_respects_alignment_and_end() {
         let range = MemRange::new(Address::new(0x10000), 256).unwrap();
-        let page = Page::new(PageType::Small, Age::EDEN, NodeId(0), range, 0, 1);
+        let page = Page::new(PageType::Small, Age::EDEN, NodeId::ZERO, range, 0, 1);
         let a = page.alloc_object(ObjectLayout::new(10).unwrap()).unwrap();
         assert_eq!(a, Address::new(0x10000));
         let b = page
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn state_transitions() {
         let range = MemRange::new(Address::new(0x10000), 256).unwrap();
-        let page = Page::new(PageType::Medium, Age::OLD, NodeId(1), range, 7, 2);
+        let page = Page::new(PageType::Medium, Age::OLD, NodeId::new(1), range, 7, 2);
         assert_eq!(page.state(), PageState::Allocated);
         assert_eq!(
             page.transition(PageState::Installed, PageState::Allocated),

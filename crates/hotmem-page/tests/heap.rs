@@ -22,12 +22,12 @@ fn heap(capacity: usize) -> PageAllocator {
 }
 
 fn small(h: &PageAllocator) -> PageRef {
-    h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId(0)))
+    h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId::ZERO))
         .expect("small page")
 }
 
 fn medium(h: &PageAllocator) -> PageRef {
-    h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0)))
+    h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId::ZERO))
         .expect("medium page")
 }
 
@@ -60,7 +60,7 @@ fn flush_harvests_cached_small_pages_for_a_medium_page() {
     let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
     smalls.iter().for_each(touch);
     assert!(matches!(
-        h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0))),
+        h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId::ZERO)),
         Err(AllocPageError::HeapExhausted { .. })
     ));
     h.free_pages(&smalls).unwrap();
@@ -175,7 +175,7 @@ fn partitions_prefer_the_callers_node_and_bind_fresh_memory() {
     let bound: Arc<Mutex<Vec<(MemRange, NodeId)>>> = Arc::default();
     let log = bound.clone();
     let config = HeapConfig::new(16 * MIB)
-        .partitions(&[NodeId(3), NodeId(7)])
+        .partitions(&[NodeId::new(3), NodeId::new(7)])
         .medium_page_size(4 * MIB)
         .binder(Arc::new(move |r: MemRange, n: NodeId| {
             log.lock().unwrap().push((r, n))
@@ -184,25 +184,25 @@ fn partitions_prefer_the_callers_node_and_bind_fresh_memory() {
     let sizes = h.page_sizes();
     let on7: Vec<_> = (0..4)
         .map(|_| {
-            h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+            h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(7)))
                 .unwrap()
         })
         .collect();
-    assert!(on7.iter().all(|p| p.node() == NodeId(7)));
+    assert!(on7.iter().all(|p| p.node() == NodeId::new(7)));
     // Node 7 is full: the next one comes from node 3.
     let spill = h
-        .alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+        .alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(7)))
         .unwrap();
-    assert_eq!(spill.node(), NodeId(3));
+    assert_eq!(spill.node(), NodeId::new(3));
     let b = bound.lock().unwrap();
     assert_eq!(b.len(), 5);
-    assert!(b[..4].iter().all(|&(_, n)| n == NodeId(7)));
-    assert_eq!(b[4], (spill.range(), NodeId(3)));
+    assert!(b[..4].iter().all(|&(_, n)| n == NodeId::new(7)));
+    assert_eq!(b[4], (spill.range(), NodeId::new(3)));
     assert_eq!(h.usage().partitions[1].used, 8 * MIB);
     assert_eq!(
-        h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(5)))
+        h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(5)))
             .unwrap_err(),
-        AllocPageError::UnknownNode(NodeId(5))
+        AllocPageError::UnknownNode(NodeId::new(5))
     );
 }
 
@@ -217,7 +217,7 @@ fn bad_input_changes_nothing() {
         page_type: PageType::Large,
         size,
         age: Age::EDEN,
-        node: NodeId(0),
+        node: NodeId::ZERO,
     };
     assert_eq!(
         h.alloc_page(bad(0)).unwrap_err(),
@@ -237,7 +237,7 @@ fn bad_input_changes_nothing() {
     ));
     let wrong = PageRequest {
         page_type: PageType::Medium,
-        ..PageRequest::small(&sizes, Age::EDEN, NodeId(0))
+        ..PageRequest::small(&sizes, Age::EDEN, NodeId::ZERO)
     };
     assert!(matches!(
         h.alloc_page(wrong),
@@ -266,22 +266,22 @@ fn object_allocator_errors_and_retirement() {
     let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
     let l = |n| ObjectLayout::new(n).unwrap();
     let obj = objects
-        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId::ZERO)
         .unwrap();
     let page = objects
-        .current_medium_page(Age::EDEN, NodeId(0))
+        .current_medium_page(Age::EDEN, NodeId::ZERO)
         .expect("installed");
     assert!(page.contains_object(obj));
     assert_eq!(page.state(), PageState::Installed);
     assert_eq!(h.free_page(&page), Err(FreeError::InUse));
     assert_eq!(
-        objects.alloc_object(l(64), Age::EDEN, NodeId(9)),
-        Err(AllocError::Page(AllocPageError::UnknownNode(NodeId(9))))
+        objects.alloc_object(l(64), Age::EDEN, NodeId::new(9)),
+        Err(AllocError::Page(AllocPageError::UnknownNode(NodeId::new(9))))
     );
     // Exhaustion is an error a GC can act on, never a panic.
     let mut large = Vec::new();
     let err = loop {
-        match objects.alloc_object(l(3 * MIB), Age::OLD, NodeId(0)) {
+        match objects.alloc_object(l(3 * MIB), Age::OLD, NodeId::ZERO) {
             Ok(a) => large.push(a),
             Err(e) => break e,
         }
@@ -291,12 +291,12 @@ fn object_allocator_errors_and_retirement() {
     // SAFETY: `objects` is used by this thread only.
     let retired = unsafe { objects.retire_pages() };
     assert_eq!(retired.len(), 1);
-    assert!(objects.current_medium_page(Age::EDEN, NodeId(0)).is_none());
+    assert!(objects.current_medium_page(Age::EDEN, NodeId::ZERO).is_none());
     assert_eq!(page.state(), PageState::Allocated);
     h.free_pages(&h.pages()).unwrap();
     assert_eq!(h.usage().used, 0);
     let again = objects
-        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId::ZERO)
         .unwrap();
     assert!(h.pages().iter().any(|p| p.contains_object(again)));
 }

@@ -45,7 +45,7 @@ fn stress(mode: MediumPageMode) {
                         break;
                     }
                     let layout = ObjectLayout::new(size).expect("layout");
-                    let Ok(addr) = objects.alloc_object(layout, Age::EDEN, NodeId(0)) else {
+                    let Ok(addr) = objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) else {
                         break;
                     };
                     let stamp = ((t as u64) << 32) | seq as u64;

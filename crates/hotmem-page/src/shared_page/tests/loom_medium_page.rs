@@ -32,7 +32,7 @@ impl ModelPages {
     fn new() -> ModelPages {
         ModelPages {
             sizes: PageSizes::custom(64, 64, MEDIUM, 8, OBJECT).expect("model sizes"),
-            nodes: [NodeId(0)],
+            nodes: [NodeId::ZERO],
             next: AtomicUsize::new(0),
             allocated: AtomicUsize::new(0),
             undone: AtomicUsize::new(0),
@@ -96,7 +96,7 @@ fn run(mode: MediumPageMode, threads: usize, per_thread: usize) -> Outcome {
                 (0..per_thread)
                     .map(|_| {
                         alloc
-                            .alloc_object(layout, Age::EDEN, NodeId(0))
+                            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
                             .expect("every allocation succeeds")
                     })
                     .collect::<Vec<_>>()
