@@ -13,6 +13,7 @@ pub const GRANULE_SIZE: usize = 2 << 20;
 
 /// How the per-age shared medium page is replaced when it fills up.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum MediumPageMode {
     /// One thread at a time allocates the next medium page, under a lock that
     /// only the slow path takes. Under the lock a thread first retries the

@@ -6,6 +6,7 @@ use std::fmt;
 
 /// An object size or alignment that cannot be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LayoutError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -45,6 +46,7 @@ impl std::error::Error for LayoutError {}
 
 /// A heap configuration that cannot be built.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The capacity is too small for one medium page per partition.
     CapacityTooSmall {
@@ -104,6 +106,7 @@ impl std::error::Error for ConfigError {}
 
 /// Why a heap could not be created.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HeapError {
     /// The configuration is invalid.
     Config(ConfigError),
@@ -141,6 +144,7 @@ impl From<ConfigError> for HeapError {
 
 /// A failed system call while mapping or committing heap memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryError {
     /// Committing or uncommitting physical memory failed.
     Physical(PhysicalError),
@@ -172,6 +176,7 @@ impl std::error::Error for MemoryError {
 
 /// Why a page could not be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocPageError {
     /// The heap (every partition the request may use) has no room for the
     /// page: used plus the page would exceed the maximum capacity. The caller
@@ -224,6 +229,7 @@ impl std::error::Error for AllocPageError {
 
 /// Why an object could not be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocError {
     /// No page could be had for it. [`AllocPageError::HeapExhausted`] is the
     /// one a GC fixes; see [`AllocError::is_heap_exhausted`].
@@ -261,6 +267,7 @@ impl From<AllocPageError> for AllocError {
 
 /// Why a page could not be freed (or its allocation undone). Nothing changed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FreeError {
     /// The page belongs to another heap.
     ForeignPage,
