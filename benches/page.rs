@@ -23,7 +23,9 @@ fn heap(capacity: usize, mode: MediumPageMode) -> (Arc<PageAllocator>, Arc<Objec
     // configuration measures allocation, not first-time commits.
     let req = PageRequest::medium(&heap.page_sizes(), Age::EDEN, NodeId::ZERO);
     let pages: Vec<_> = std::iter::from_fn(|| heap.alloc_page(req).ok()).collect();
-    heap.free_pages(&pages).expect("free");
+    for page in pages {
+        heap.free_page(page).expect("free");
+    }
     let objects = Arc::new(ObjectAllocator::new(heap.clone(), mode));
     (heap, objects)
 }
@@ -31,9 +33,12 @@ fn heap(capacity: usize, mode: MediumPageMode) -> (Arc<PageAllocator>, Arc<Objec
 /// The "GC": free everything. The caller holds the write side of the
 /// safepoint lock (or is the only thread).
 fn collect(heap: &PageAllocator, objects: &Objects) {
-    // SAFETY: no thread allocates: the caller excludes them.
-    unsafe { objects.retire_pages() };
-    heap.free_pages(&heap.pages()).expect("free");
+    // SAFETY: no thread allocates: the caller excludes them; no object is
+    // used any more (this "GC" frees everything).
+    unsafe {
+        objects.retire_pages();
+        heap.free_pages(&heap.pages()).expect("free");
+    }
 }
 
 fn small_fast_path(c: &mut Criterion) {

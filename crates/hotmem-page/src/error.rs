@@ -1,6 +1,6 @@
 //! Typed errors. Every failed operation leaves the heap exactly as it was.
 
-use crate::{NodeId, PageType};
+use crate::{NodeId, OwnedPage, PageType};
 use hotmem_os::{CommitError, MapError, PhysicalError, ReserveError};
 use std::fmt;
 
@@ -269,7 +269,8 @@ impl From<AllocPageError> for AllocError {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FreeError {
-    /// The page belongs to another heap.
+    /// The page belongs to another heap, or is not the very page this heap
+    /// handed out (identity is checked, not ids).
     ForeignPage,
     /// The page was already freed.
     AlreadyFreed,
@@ -289,3 +290,40 @@ impl fmt::Display for FreeError {
 }
 
 impl std::error::Error for FreeError {}
+
+/// A page that [`PageAllocator::free_page`](crate::PageAllocator::free_page)
+/// or [`undo_alloc_page`](crate::PageAllocator::undo_alloc_page) did not
+/// take, handed back to its owner with the reason. Nothing changed.
+#[derive(Debug)]
+pub struct RejectedPage {
+    error: FreeError,
+    page: OwnedPage,
+}
+
+impl RejectedPage {
+    pub(crate) fn new(error: FreeError, page: OwnedPage) -> RejectedPage {
+        RejectedPage { error, page }
+    }
+
+    /// Why the page was not taken.
+    pub fn error(&self) -> FreeError {
+        self.error
+    }
+
+    /// The page, back to its owner (e.g. to free it in the heap it belongs to).
+    pub fn into_page(self) -> OwnedPage {
+        self.page
+    }
+}
+
+impl fmt::Display for RejectedPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "page {} not freed: {}", self.page.id(), self.error)
+    }
+}
+
+impl std::error::Error for RejectedPage {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -230,10 +230,10 @@ pub(crate) fn collect(
             selected.push(p);
         }
     }
-    inner
-        .heap
-        .free_pages(&empty)
-        .expect("pages of this heap, allocated");
+    // SAFETY: at the safepoint, after both object allocators were retired:
+    // nobody allocates in these pages, and they hold no live object, so
+    // nobody uses their memory any more (the retired handles were dropped).
+    unsafe { inner.heap.free_pages(&empty) }.expect("pages of this heap, allocated");
 
     let relocation_start = Instant::now();
     let items: Vec<(hotmem_page::NodeId, PageLive)> =
@@ -257,10 +257,11 @@ pub(crate) fn collect(
     let objects_relocated = all_moved.len() as u64;
     let forwarding = Forwarding::from_unsorted(all_moved);
     model.update_references(&forwarding);
-    inner
-        .heap
-        .free_pages(&evacuated)
-        .expect("pages of this heap, allocated");
+    // SAFETY: still at the safepoint; every live object of these pages was
+    // copied and every reference updated to the copies, the workers are done,
+    // and these pages were retired before the relocation (targets are
+    // allocated in new pages): nobody allocates in them or uses their memory.
+    unsafe { inner.heap.free_pages(&evacuated) }.expect("pages of this heap, allocated");
     // SAFETY: the workers are done; mutators are still stopped.
     unsafe { inner.gc_alloc.retire_pages() };
 
