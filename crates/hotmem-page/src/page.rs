@@ -206,13 +206,14 @@ impl Page {
         let end = self.range.end().get();
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
-            // `top <= end` and the layout leaves MAX_ALIGN of headroom, so
-            // neither addition can overflow.
+            // `top <= end` lies in the address space, far below
+            // `usize::MAX - MAX_ALIGN`: aligning it cannot overflow. The size
+            // is the caller's and can be close to `usize::MAX`: checked.
             let start = (top + layout.align() - 1) & !(layout.align() - 1);
-            let new_top = start + layout.size();
-            if new_top > end {
-                return None;
-            }
+            let new_top = match start.checked_add(layout.size()) {
+                Some(new_top) if new_top <= end => new_top,
+                _ => return None,
+            };
             // Relaxed is enough: the bytes belong to the winner alone, and
             // the page itself was published with release/acquire.
             match self
@@ -370,6 +371,26 @@ mod tests {
         assert_eq!(page.free_bytes(), 0);
         assert!(page.alloc_object(ObjectLayout::new(8).unwrap()).is_none());
         assert_eq!(page.info().used, 256);
+    }
+
+    /// Issue 12: the bump added the caller's size unchecked; a layout near
+    /// `usize::MAX` wrapped the bump pointer (backwards, in release builds).
+    #[test]
+    fn a_size_near_the_top_of_usize_does_not_fit() {
+        let range = MemRange::new(Address::new(0x10000), 256).unwrap();
+        let page = Page::new(PageType::Small, Age::EDEN, NodeId::ZERO, range, 0, 1);
+        page.alloc_object(ObjectLayout::new(16).unwrap()).unwrap();
+        for size in [
+            usize::MAX - ObjectLayout::MAX_ALIGN - ObjectLayout::MIN_ALIGN,
+            usize::MAX - 0x10000 - 16,
+            isize::MAX as usize,
+        ] {
+            for align in [8, ObjectLayout::MAX_ALIGN] {
+                let layout = ObjectLayout::aligned(size, align).unwrap();
+                assert_eq!(page.alloc_object(layout), None, "{size:#x}");
+            }
+        }
+        assert_eq!(page.used_bytes(), 16);
     }
 
     #[test]

@@ -141,6 +141,26 @@ fn uncommit_returns_memory_unused_for_the_delay() {
     h.check_invariants();
 }
 
+/// Issue 12: `uncommit` with a delay longer than the clock has run (a young
+/// process or machine, here a delay no clock reaches) uncommitted every
+/// cached page at once, instead of none.
+#[test]
+fn uncommit_with_a_delay_beyond_the_clock_uncommits_nothing() {
+    for delay in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let h = PageAllocator::new(
+            &Memory::new(),
+            HeapConfig::new(16 * MIB).uncommit_delay(delay),
+        )
+        .unwrap();
+        let p = small(&h);
+        h.free_page(p).unwrap();
+        let stats = h.uncommit(Instant::now()).unwrap();
+        assert_eq!((stats.blocks, stats.bytes), (0, 0), "{delay:?}");
+        assert_eq!(h.usage().cached, 2 * MIB);
+        h.check_invariants();
+    }
+}
+
 /// Counts committed JAVA_HEAP bytes the way NMT does, from the events.
 #[derive(Default)]
 struct CommittedHeap(AtomicIsize);
