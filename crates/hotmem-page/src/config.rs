@@ -301,7 +301,9 @@ impl HeapConfig {
         if n == 0 || sorted.len() != n {
             return Err(ConfigError::BadPartitions);
         }
-        let multiple = GRANULE_SIZE * n;
+        let multiple = GRANULE_SIZE
+            .checked_mul(n)
+            .ok_or(ConfigError::BadPartitions)?;
         if self.max_capacity % multiple != 0 {
             return Err(ConfigError::CapacityMisaligned {
                 capacity: self.max_capacity,
@@ -379,5 +381,33 @@ mod tests {
                 .is_err()
         );
         assert!(HeapConfig::new(64 << 20).validate().is_ok());
+    }
+
+    /// Issue 12: capacities near the top of `usize` are errors, never an
+    /// overflow.
+    #[test]
+    fn huge_capacities_are_rejected() {
+        let top = usize::MAX - usize::MAX % GRANULE_SIZE;
+        assert_eq!(
+            HeapConfig::new(top).validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: 4 })
+        );
+        let half = (isize::MAX as usize) - (isize::MAX as usize) % GRANULE_SIZE;
+        assert_eq!(
+            HeapConfig::new(half).validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: 4 })
+        );
+        assert_eq!(
+            HeapConfig::new(64 << 20)
+                .address_space_ratio(usize::MAX)
+                .validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: usize::MAX })
+        );
+        assert_eq!(
+            HeapConfig::new(64 << 20)
+                .medium_page_size(usize::MAX)
+                .validate(),
+            Err(ConfigError::BadPageSize { size: usize::MAX })
+        );
     }
 }

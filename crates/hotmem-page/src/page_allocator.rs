@@ -3,7 +3,7 @@
 
 use crate::block::{Block, Segment};
 use crate::cache::CacheHit;
-use crate::error::{AllocPageError, FreeError, HeapError, MemoryError, RejectedPage};
+use crate::error::{AllocPageError, ConfigError, FreeError, HeapError, MemoryError, RejectedPage};
 use crate::partition::{HeapUsage, Partition};
 use crate::source::{PageRequest, PageSource};
 use crate::stats::counters::{CounterSnapshot, Counters};
@@ -135,7 +135,12 @@ impl PageAllocator {
     /// reservation and of creating the memfds.
     pub fn new(memory: &Memory, config: HeapConfig) -> Result<PageAllocator, HeapError> {
         let (sizes, per_partition) = config.validate()?;
-        let reserved = config.max_capacity * config.address_space_ratio;
+        let reserved = config
+            .max_capacity
+            .checked_mul(config.address_space_ratio)
+            .ok_or(ConfigError::BadAddressSpaceRatio {
+                ratio: config.address_space_ratio,
+            })?;
         let reservation = memory
             .reserve_aligned(reserved, sizes.medium_page(), MemTag::JAVA_HEAP)
             .map_err(HeapError::Reserve)?;
