@@ -21,9 +21,11 @@ fn heap(capacity: usize, mode: MediumPageMode) -> (Arc<PageAllocator>, Arc<Objec
         Arc::new(PageAllocator::new(&Memory::new(), HeapConfig::new(capacity)).expect("heap"));
     // Commit the whole heap up front (into the page cache), so that every
     // configuration measures allocation, not first-time commits.
-    let req = PageRequest::medium(&heap.page_sizes(), Age::EDEN, NodeId(0));
+    let req = PageRequest::medium(&heap.page_sizes(), Age::EDEN, NodeId::ZERO);
     let pages: Vec<_> = std::iter::from_fn(|| heap.alloc_page(req).ok()).collect();
-    heap.free_pages(&pages).expect("free");
+    for page in pages {
+        heap.free_page(page).expect("free");
+    }
     let objects = Arc::new(ObjectAllocator::new(heap.clone(), mode));
     (heap, objects)
 }
@@ -31,9 +33,12 @@ fn heap(capacity: usize, mode: MediumPageMode) -> (Arc<PageAllocator>, Arc<Objec
 /// The "GC": free everything. The caller holds the write side of the
 /// safepoint lock (or is the only thread).
 fn collect(heap: &PageAllocator, objects: &Objects) {
-    // SAFETY: no thread allocates: the caller excludes them.
-    unsafe { objects.retire_pages() };
-    heap.free_pages(&heap.pages()).expect("free");
+    // SAFETY: no thread allocates: the caller excludes them; no object is
+    // used any more (this "GC" frees everything).
+    unsafe {
+        objects.retire_pages();
+        heap.free_pages(&heap.pages()).expect("free");
+    }
 }
 
 fn small_fast_path(c: &mut Criterion) {
@@ -44,12 +49,12 @@ fn small_fast_path(c: &mut Criterion) {
         let layout = ObjectLayout::new(size).expect("layout");
         g.bench_with_input(BenchmarkId::from_parameter(size), &layout, |b, &layout| {
             b.iter(
-                || match objects.alloc_object(layout, Age::EDEN, NodeId(0)) {
+                || match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
                     Ok(a) => black_box(a),
                     Err(_) => {
                         collect(&heap, &objects);
                         objects
-                            .alloc_object(layout, Age::EDEN, NodeId(0))
+                            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
                             .expect("after GC")
                     }
                 },
@@ -84,7 +89,7 @@ fn medium_round(
                 while done < per_thread {
                     let result = {
                         let _mutator = safepoint.read().expect("lock");
-                        objects.alloc_object(layout, Age::EDEN, NodeId(0))
+                        objects.alloc_object(layout, Age::EDEN, NodeId::ZERO)
                     };
                     match result {
                         Ok(a) => {

@@ -97,7 +97,7 @@ fn run(mode: MediumPageMode, a: &Args) -> RunResult {
                         let _mutator = safepoint.read().expect("lock");
                         for _ in 0..16 {
                             let layout = ObjectLayout::new(next_size(&mut x)).expect("layout");
-                            match objects.alloc_object(layout, Age::EDEN, NodeId(0)) {
+                            match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
                                 Ok(addr) => {
                                     // SAFETY: a fresh object in a mapped page; this thread owns it.
                                     // Initialize it, as a mutator does.
@@ -117,9 +117,14 @@ fn run(mode: MediumPageMode, a: &Args) -> RunResult {
                         let _gc = safepoint.write().expect("lock");
                         // Another thread may have collected already.
                         if gc_epoch.load(Ordering::Acquire) == epoch {
-                            // SAFETY: holding the write side, no mutator is allocating.
-                            unsafe { objects.retire_pages() };
-                            heap.free_pages(&heap.pages()).expect("free");
+                            // SAFETY: holding the write side, no mutator is
+                            // allocating, and no object is used any more (this
+                            // "GC" frees everything): the pages can be retired
+                            // and freed.
+                            unsafe {
+                                objects.retire_pages();
+                                heap.free_pages(&heap.pages()).expect("free");
+                            }
                             gc_epoch.fetch_add(1, Ordering::Release);
                             gcs += 1;
                         }

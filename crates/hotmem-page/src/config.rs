@@ -13,6 +13,7 @@ pub const GRANULE_SIZE: usize = 2 << 20;
 
 /// How the per-age shared medium page is replaced when it fills up.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum MediumPageMode {
     /// One thread at a time allocates the next medium page, under a lock that
     /// only the slow path takes. Under the lock a thread first retries the
@@ -199,7 +200,7 @@ impl<F: Fn(MemRange, NodeId) + Send + Sync> NodeBinder for F {
 /// use hotmem_page::{HeapConfig, NodeId};
 /// use std::time::Duration;
 /// let config = HeapConfig::new(256 << 20)
-///     .partitions(&[NodeId(0), NodeId(1)])
+///     .partitions(&[NodeId::ZERO, NodeId::new(1)])
 ///     .uncommit_delay(Duration::from_secs(300));
 /// assert_eq!(config.max_capacity(), 256 << 20);
 /// ```
@@ -233,7 +234,7 @@ impl HeapConfig {
     pub fn new(max_capacity: usize) -> HeapConfig {
         HeapConfig {
             max_capacity,
-            partitions: vec![NodeId(0)],
+            partitions: vec![NodeId::ZERO],
             binder: None,
             uncommit_delay: Duration::from_secs(300),
             address_space_ratio: 4,
@@ -300,7 +301,9 @@ impl HeapConfig {
         if n == 0 || sorted.len() != n {
             return Err(ConfigError::BadPartitions);
         }
-        let multiple = GRANULE_SIZE * n;
+        let multiple = GRANULE_SIZE
+            .checked_mul(n)
+            .ok_or(ConfigError::BadPartitions)?;
         if self.max_capacity % multiple != 0 {
             return Err(ConfigError::CapacityMisaligned {
                 capacity: self.max_capacity,
@@ -367,7 +370,7 @@ mod tests {
         );
         assert_eq!(
             HeapConfig::new(64 << 20)
-                .partitions(&[NodeId(1), NodeId(1)])
+                .partitions(&[NodeId::new(1), NodeId::new(1)])
                 .validate(),
             Err(ConfigError::BadPartitions)
         );
@@ -378,5 +381,33 @@ mod tests {
                 .is_err()
         );
         assert!(HeapConfig::new(64 << 20).validate().is_ok());
+    }
+
+    /// Issue 12: capacities near the top of `usize` are errors, never an
+    /// overflow.
+    #[test]
+    fn huge_capacities_are_rejected() {
+        let top = usize::MAX - usize::MAX % GRANULE_SIZE;
+        assert_eq!(
+            HeapConfig::new(top).validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: 4 })
+        );
+        let half = (isize::MAX as usize) - (isize::MAX as usize) % GRANULE_SIZE;
+        assert_eq!(
+            HeapConfig::new(half).validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: 4 })
+        );
+        assert_eq!(
+            HeapConfig::new(64 << 20)
+                .address_space_ratio(usize::MAX)
+                .validate(),
+            Err(ConfigError::BadAddressSpaceRatio { ratio: usize::MAX })
+        );
+        assert_eq!(
+            HeapConfig::new(64 << 20)
+                .medium_page_size(usize::MAX)
+                .validate(),
+            Err(ConfigError::BadPageSize { size: usize::MAX })
+        );
     }
 }

@@ -1,11 +1,12 @@
 //! Typed errors. Every failed operation leaves the heap exactly as it was.
 
-use crate::{NodeId, PageType};
+use crate::{NodeId, OwnedPage, PageType};
 use hotmem_os::{CommitError, MapError, PhysicalError, ReserveError};
 use std::fmt;
 
 /// An object size or alignment that cannot be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LayoutError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -45,6 +46,7 @@ impl std::error::Error for LayoutError {}
 
 /// A heap configuration that cannot be built.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The capacity is too small for one medium page per partition.
     CapacityTooSmall {
@@ -104,6 +106,7 @@ impl std::error::Error for ConfigError {}
 
 /// Why a heap could not be created.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HeapError {
     /// The configuration is invalid.
     Config(ConfigError),
@@ -141,6 +144,7 @@ impl From<ConfigError> for HeapError {
 
 /// A failed system call while mapping or committing heap memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryError {
     /// Committing or uncommitting physical memory failed.
     Physical(PhysicalError),
@@ -172,6 +176,7 @@ impl std::error::Error for MemoryError {
 
 /// Why a page could not be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocPageError {
     /// The heap (every partition the request may use) has no room for the
     /// page: used plus the page would exceed the maximum capacity. The caller
@@ -224,6 +229,7 @@ impl std::error::Error for AllocPageError {
 
 /// Why an object could not be allocated.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocError {
     /// No page could be had for it. [`AllocPageError::HeapExhausted`] is the
     /// one a GC fixes; see [`AllocError::is_heap_exhausted`].
@@ -261,8 +267,10 @@ impl From<AllocPageError> for AllocError {
 
 /// Why a page could not be freed (or its allocation undone). Nothing changed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FreeError {
-    /// The page belongs to another heap.
+    /// The page belongs to another heap, or is not the very page this heap
+    /// handed out (identity is checked, not ids).
     ForeignPage,
     /// The page was already freed.
     AlreadyFreed,
@@ -282,3 +290,40 @@ impl fmt::Display for FreeError {
 }
 
 impl std::error::Error for FreeError {}
+
+/// A page that [`PageAllocator::free_page`](crate::PageAllocator::free_page)
+/// or [`undo_alloc_page`](crate::PageAllocator::undo_alloc_page) did not
+/// take, handed back to its owner with the reason. Nothing changed.
+#[derive(Debug)]
+pub struct RejectedPage {
+    error: FreeError,
+    page: OwnedPage,
+}
+
+impl RejectedPage {
+    pub(crate) fn new(error: FreeError, page: OwnedPage) -> RejectedPage {
+        RejectedPage { error, page }
+    }
+
+    /// Why the page was not taken.
+    pub fn error(&self) -> FreeError {
+        self.error
+    }
+
+    /// The page, back to its owner (e.g. to free it in the heap it belongs to).
+    pub fn into_page(self) -> OwnedPage {
+        self.page
+    }
+}
+
+impl fmt::Display for RejectedPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "page {} not freed: {}", self.page.id(), self.error)
+    }
+}
+
+impl std::error::Error for RejectedPage {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

@@ -29,8 +29,8 @@
 //! let objects = ObjectAllocator::new(heap.clone(), MediumPageMode::Synchronized);
 //!
 //! // A small object (per-CPU small page) and a medium one (shared medium page).
-//! let small = objects.alloc_object(ObjectLayout::new(64)?, Age::EDEN, NodeId(0))?;
-//! let medium = objects.alloc_object(ObjectLayout::new(300 << 10)?, Age::EDEN, NodeId(0))?;
+//! let small = objects.alloc_object(ObjectLayout::new(64)?, Age::EDEN, NodeId::ZERO)?;
+//! let medium = objects.alloc_object(ObjectLayout::new(300 << 10)?, Age::EDEN, NodeId::ZERO)?;
 //! // SAFETY: both objects were just allocated in mapped, committed pages.
 //! unsafe {
 //!     small.as_ptr::<u64>().write(1);
@@ -38,10 +38,13 @@
 //! }
 //! assert_eq!(heap.counters().pages_installed.medium, 1);
 //!
-//! // A GC: retire the allocation pages (nobody allocates now), free them.
+//! // A GC: retire the allocation pages (nobody allocates now); their
+//! // owner's handles come back, and the owner frees them.
 //! // SAFETY: this thread is the only one using `objects`.
 //! let pages = unsafe { objects.retire_pages() };
-//! heap.free_pages(&pages)?;
+//! for page in pages {
+//!     heap.free_page(page)?;
+//! }
 //! assert_eq!(heap.usage().used, 0);
 //! assert_eq!(heap.usage().capacity, 6 << 20); // still committed, in the cache
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -58,9 +61,41 @@
 //! - Relocation targets: GC workers share a second `ObjectAllocator` and
 //!   call `alloc_object` with the target age and the node of the work, or
 //!   take whole pages with [`PageAllocator::alloc_page`].
-//! - Evacuated pages go back with [`PageAllocator::free_pages`].
+//! - Evacuated pages go back with [`PageAllocator::free_pages`] (`unsafe`:
+//!   see below).
 //! - [`PageAllocator::committed_bytes`] is what NMT should report as
 //!   committed heap; [`PageAllocator::counters`] feeds a [`StatSampler`].
+//!
+//! ## Who may free a page (the soundness model)
+//! Freeing a page hands its memory to the next allocation, so whoever can
+//! free a page can make two allocations overlap. Hence:
+//!
+//! - [`PageAllocator::alloc_page`] returns an [`OwnedPage`]: unique (not
+//!   `Clone`), with no public constructor, the only handle that can allocate
+//!   objects in the page. [`PageAllocator::free_page`] and
+//!   [`PageAllocator::undo_alloc_page`] consume it, check it by identity
+//!   against the page the heap lists as live (never by heap and page id), and
+//!   hand it back in a [`RejectedPage`] when they refuse. [`Page`] has no
+//!   public constructor, so no page can be forged.
+//! - Introspection — [`PageAllocator::pages`],
+//!   [`ObjectAllocator::installed_pages`],
+//!   [`ObjectAllocator::current_medium_page`] — hands out [`PageRef`]
+//!   views and [`PageAllocator::page_infos`] plain [`PageInfo`] data: they
+//!   read, never allocate or free.
+//! - A page installed in an [`ObjectAllocator`] belongs to it; nobody can
+//!   free it ([`FreeError::InUse`]) until the `unsafe`
+//!   [`ObjectAllocator::retire_pages`] (nobody allocates meanwhile) or the
+//!   safe [`ObjectAllocator::retire_pages_exclusive`] gives the owner's
+//!   handles back.
+//! - A collector frees the pages it found through views (retired pages whose
+//!   handles it dropped, large object pages, evacuated pages) with the
+//!   `unsafe` [`PageAllocator::free_pages`]: its contract is that nobody
+//!   allocates in those pages or touches their memory any more. Identity and
+//!   state are still checked.
+//!
+//! The memory of a page stays mapped while the page is not freed and its
+//! [`PageAllocator`] lives; objects are raw [`Address`](hotmem_os::Address)es,
+//! and reading or writing them is the caller's `unsafe`.
 
 mod block;
 mod cache;
@@ -82,9 +117,10 @@ mod virt;
 pub use config::{GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
 pub use error::{
     AllocError, AllocPageError, ConfigError, FreeError, HeapError, LayoutError, MemoryError,
+    RejectedPage,
 };
 pub use object_allocator::ObjectAllocator;
-pub use page::{Page, PageInfo, PageRef, PageState};
+pub use page::{OwnedPage, Page, PageInfo, PageRef, PageState};
 pub use page_allocator::{PageAllocator, UncommitStats};
 pub use partition::{CachedPages, HeapUsage, PartitionUsage};
 pub use source::{PageRequest, PageSource};

@@ -2,8 +2,8 @@
 //! fuzz target drive real allocations against.
 
 use crate::{
-    Age, AllocPageError, FreeError, HeapConfig, NodeId, PageAllocator, PageRef, PageRequest,
-    PageSizes, PageState,
+    Age, AllocPageError, FreeError, HeapConfig, NodeId, OwnedPage, Page, PageAllocator,
+    PageRequest, PageSizes, PageState,
 };
 use hotmem_os::Memory;
 use std::time::Instant;
@@ -50,7 +50,7 @@ const PART: usize = 16 << 20;
 const MEDIUM: usize = 4 << 20;
 
 fn node(n: u8) -> NodeId {
-    NodeId(u32::from(n % 3))
+    NodeId::new(usize::from(n % 3))
 }
 
 /// Runs `ops`, checking after each that the allocator agrees with the
@@ -63,12 +63,12 @@ fn node(n: u8) -> NodeId {
 pub fn check_ops(ops: &[Op]) {
     let memory = Memory::new();
     let config = HeapConfig::new(2 * PART)
-        .partitions(&[NodeId(0), NodeId(1)])
+        .partitions(&[NodeId::ZERO, NodeId::new(1)])
         .medium_page_size(MEDIUM);
     let heap = PageAllocator::new(&memory, config).expect("heap");
     let foreign_heap = PageAllocator::new(&memory, HeapConfig::new(8 << 20)).expect("heap");
     let sizes: PageSizes = heap.page_sizes();
-    let mut live: Vec<PageRef> = Vec::new();
+    let mut live: Vec<OwnedPage> = Vec::new();
     let mut used = [0usize; 2];
     for op in ops {
         let before = heap.usage();
@@ -88,8 +88,12 @@ pub fn check_ops(ops: &[Op]) {
                 let result = heap.alloc_page(req);
                 let p = n % 3;
                 if p == 2 {
-                    assert_eq!(result.unwrap_err(), AllocPageError::UnknownNode(NodeId(2)));
-                } else if req.size == 0 {
+                    assert_eq!(
+                        result.unwrap_err(),
+                        AllocPageError::UnknownNode(NodeId::new(2))
+                    );
+                } else if req.size == 0 || req.size > PART {
+                    // Zero, or more than a partition can ever hold.
                     assert!(matches!(result, Err(AllocPageError::BadSize { .. })));
                 } else {
                     let p = usize::from(p);
@@ -103,7 +107,7 @@ pub fn check_ops(ops: &[Op]) {
                     };
                     match (expect, result) {
                         (Some(i), Ok(page)) => {
-                            assert_eq!(page.node(), NodeId(i as u32));
+                            assert_eq!(page.node(), NodeId::new(i));
                             assert_eq!(page.size(), req.size);
                             used[i] += req.size;
                             mark(&page);
@@ -120,31 +124,35 @@ pub fn check_ops(ops: &[Op]) {
             Op::Free { index, .. } | Op::Undo { index } if !live.is_empty() => {
                 let twice = matches!(op, Op::Free { twice: true, .. });
                 let page = live.swap_remove(usize::from(index) % live.len());
-                let i = page.node().0 as usize;
+                let i = page.node().index();
+                let view = page.view();
                 if matches!(op, Op::Free { .. }) {
-                    heap.free_page(&page).expect("free");
+                    heap.free_page(page).expect("free");
                 } else {
-                    heap.undo_alloc_page(&page).expect("undo");
+                    heap.undo_alloc_page(page).expect("undo");
                 }
-                used[i] -= page.size();
-                assert_eq!(page.state(), PageState::Freed);
+                used[i] -= view.size();
+                assert_eq!(view.state(), PageState::Freed);
                 if twice {
+                    // The handle is gone; a view of the freed page is refused.
                     let mid = heap.usage();
-                    assert_eq!(heap.free_page(&page), Err(FreeError::AlreadyFreed));
-                    assert_eq!(
-                        heap.free_pages(std::slice::from_ref(&page)),
-                        Err(FreeError::AlreadyFreed)
-                    );
+                    // SAFETY: the page is already freed (the call must be
+                    // refused) and nobody uses its memory.
+                    let again = unsafe { heap.free_pages(std::slice::from_ref(&view)) };
+                    assert_eq!(again, Err(FreeError::AlreadyFreed));
                     assert_eq!(heap.usage(), mid, "a rejected free changed the heap");
                 }
             }
             Op::Free { .. } | Op::Undo { .. } => {}
             Op::FreeForeign => {
-                let req = PageRequest::small(&foreign_heap.page_sizes(), Age::EDEN, NodeId(0));
+                let req = PageRequest::small(&foreign_heap.page_sizes(), Age::EDEN, NodeId::ZERO);
                 let other = foreign_heap.alloc_page(req).expect("foreign page");
-                assert_eq!(heap.free_page(&other), Err(FreeError::ForeignPage));
+                let rejected = heap.free_page(other).expect_err("a foreign page");
+                assert_eq!(rejected.error(), FreeError::ForeignPage);
                 assert_eq!(heap.usage(), before, "a rejected free changed the heap");
-                foreign_heap.free_page(&other).expect("own page");
+                foreign_heap
+                    .free_page(rejected.into_page())
+                    .expect("own page");
             }
             Op::Uncommit => {
                 heap.uncommit_older_than(Instant::now()).expect("uncommit");
@@ -165,7 +173,7 @@ pub fn check_ops(ops: &[Op]) {
     }
 }
 
-fn mark(page: &PageRef) {
+fn mark(page: &Page) {
     let words = [
         page.range().start(),
         hotmem_os::Address::new(page.range().end().get() - 8),
@@ -177,7 +185,7 @@ fn mark(page: &PageRef) {
     }
 }
 
-fn check_mark(page: &PageRef) {
+fn check_mark(page: &Page) {
     let last = hotmem_os::Address::new(page.range().end().get() - 8);
     for w in [page.range().start(), last] {
         // SAFETY: the page is live (mapped and committed).

@@ -6,7 +6,8 @@ use crate::shared_page::{Installed, SharedPage};
 use crate::source::{PageRequest, PageSource};
 use crate::sync::{self, Mutex};
 use crate::{
-    Age, MediumPageMode, NodeId, ObjectLayout, Page, PageRef, PageSizes, PageState, PageType,
+    Age, MediumPageMode, NodeId, ObjectLayout, OwnedPage, Page, PageRef, PageSizes, PageState,
+    PageType,
 };
 use hotmem_os::Address;
 use std::fmt;
@@ -90,7 +91,7 @@ impl<S: PageSource> ObjectAllocator<S> {
     #[inline]
     fn node_index(&self, node: NodeId) -> Result<usize, AllocError> {
         // Nodes are usually 0..n: try the identity first.
-        let i = node.0 as usize;
+        let i = node.index();
         if self.nodes.get(i) == Some(&node) {
             return Ok(i);
         }
@@ -112,6 +113,8 @@ impl<S: PageSource> ObjectAllocator<S> {
     /// # Errors
     /// [`AllocError::Page`] with [`AllocPageError::HeapExhausted`] when no
     /// page could be had: free memory (run a GC) and retry;
+    /// [`AllocPageError::BadSize`] for an object larger than any partition
+    /// could ever hold (no GC helps: do not retry);
     /// [`AllocPageError::UnknownNode`] for a node that is not a partition.
     ///
     /// # Panics
@@ -188,6 +191,8 @@ impl<S: PageSource> ObjectAllocator<S> {
         node: NodeId,
     ) -> Result<Address, AllocError> {
         let request = PageRequest::for_object(&self.sizes, layout, age, node)?;
+        // The page stays allocated (listed by the heap) when the handle is
+        // dropped; the collector frees it when the object is dead.
         let page = self.source.alloc_page(request)?;
         Ok(page
             .alloc_object(layout)
@@ -196,7 +201,9 @@ impl<S: PageSource> ObjectAllocator<S> {
 
     /// Empties every slot and hands back the pages that were installed (in
     /// state [`PageState::Installed`] until now, [`PageState::Allocated`]
-    /// afterwards, so that they can be freed). The next allocation of each
+    /// afterwards, so that they can be freed), as their owners' handles: the
+    /// caller owns them now and may free them with
+    /// [`PageAllocator::free_page`](crate::PageAllocator::free_page). The next allocation of each
     /// kind installs a new page. This is what a GC does at the start of a
     /// cycle: the pages allocation was going on in become ordinary pages.
     ///
@@ -205,7 +212,7 @@ impl<S: PageSource> ObjectAllocator<S> {
     /// allocator while this runs (in a runtime: mutators are stopped at a
     /// safepoint, or GC workers are between phases). Allocating threads read
     /// the installed pages without holding references to them.
-    pub unsafe fn retire_pages(&self) -> Vec<PageRef> {
+    pub unsafe fn retire_pages(&self) -> Vec<OwnedPage> {
         for slot in self.medium.iter().chain(self.small.iter()) {
             slot.clear();
         }
@@ -219,15 +226,16 @@ impl<S: PageSource> ObjectAllocator<S> {
 
     /// [`ObjectAllocator::retire_pages`] when the allocator is not shared:
     /// the exclusive borrow proves that nobody allocates.
-    pub fn retire_pages_exclusive(&mut self) -> Vec<PageRef> {
+    pub fn retire_pages_exclusive(&mut self) -> Vec<OwnedPage> {
         // SAFETY: `&mut self` excludes every other use of the allocator,
         // allocation included.
         unsafe { self.retire_pages() }
     }
 
-    /// Pages installed since the last retirement, in installation order.
+    /// Pages installed since the last retirement, in installation order, as
+    /// read-only views.
     pub fn installed_pages(&self) -> Vec<PageRef> {
-        self.installed.lock().clone()
+        self.installed.lock().iter().map(OwnedPage::view).collect()
     }
 
     /// The medium page allocations currently go to for `age` on `node`, if any.
@@ -238,7 +246,7 @@ impl<S: PageSource> ObjectAllocator<S> {
             .lock()
             .iter()
             .find(|p| std::ptr::eq::<Page>(&***p, ptr))
-            .cloned()
+            .map(OwnedPage::view)
     }
 }
 

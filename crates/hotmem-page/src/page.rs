@@ -45,9 +45,36 @@ impl PageState {
 /// bump pointer with one compare-and-swap, so any number of threads may
 /// allocate in the same page at once.
 ///
-/// Pages are handed out as [`PageRef`]s; the heap keeps its own reference
-/// until the page is freed, so a `PageRef` is always safe to read, even after
-/// the page is freed (it then says [`PageState::Freed`]).
+/// A `Page` is only ever seen through a handle the heap made: its owner
+/// holds the [`OwnedPage`] that [`PageAllocator::alloc_page`](crate::PageAllocator::alloc_page)
+/// returned (the only way to allocate objects in it or to free it safely);
+/// everybody else sees read-only [`PageRef`] views, from
+/// [`PageAllocator::pages`](crate::PageAllocator::pages) and the object
+/// allocator's reports. There is no public constructor: a page cannot be
+/// forged.
+///
+/// ```compile_fail,E0624
+/// # use hotmem_os::{Address, MemRange};
+/// # use hotmem_page::{Age, NodeId, Page, PageType};
+/// let range = MemRange::new(Address::new(0x10000), 4096).unwrap();
+/// let forged = Page::new(PageType::Small, Age::EDEN, NodeId::ZERO, range, 1, 1); // private
+/// ```
+///
+/// A view cannot allocate in the page either (only the owner's handle can):
+///
+/// ```compile_fail,E0624
+/// # use hotmem_os::Memory;
+/// # use hotmem_page::{Age, HeapConfig, NodeId, ObjectLayout, PageAllocator, PageRequest};
+/// let heap = PageAllocator::new(&Memory::new(), HeapConfig::new(16 << 20)).unwrap();
+/// let owned = heap.alloc_page(PageRequest::small(&heap.page_sizes(), Age::EDEN, NodeId::ZERO)).unwrap();
+/// let view = heap.pages().pop().unwrap();
+/// view.alloc_object(ObjectLayout::new(8).unwrap()); // `Page::alloc_object` is private
+/// # drop(owned);
+/// ```
+///
+/// The heap keeps its own reference until the page is freed, so a view is
+/// always safe to read, even after the page is freed (it then says
+/// [`PageState::Freed`]).
 pub struct Page {
     top: CachePadded<AtomicUsize>,
     state: AtomicU8,
@@ -59,8 +86,74 @@ pub struct Page {
     id: u64,
 }
 
-/// A shared reference to a page.
+/// A shared, read-only view of a page: what introspection hands out
+/// ([`PageAllocator::pages`](crate::PageAllocator::pages),
+/// [`ObjectAllocator::installed_pages`](crate::ObjectAllocator::installed_pages)).
+/// It can read the page's type, range, bump pointer and state, but neither
+/// allocate in the page nor free it safely: freeing pages found through views
+/// is the collector's [`unsafe` bulk free](crate::PageAllocator::free_pages).
 pub type PageRef = crate::sync::Arc<Page>;
+
+/// The owner's handle of a page: returned by
+/// [`PageAllocator::alloc_page`](crate::PageAllocator::alloc_page) (and
+/// [`ObjectAllocator::retire_pages`](crate::ObjectAllocator::retire_pages)),
+/// unique (not `Clone`, no public constructor), and the only safe way to
+/// allocate objects in the page ([`OwnedPage::alloc_object`], from any number
+/// of threads through `&OwnedPage`) and to free it
+/// ([`PageAllocator::free_page`](crate::PageAllocator::free_page) consumes it).
+/// It dereferences to the read-only [`Page`].
+///
+/// Dropping the handle does not free the page: it stays allocated (listed by
+/// [`PageAllocator::pages`](crate::PageAllocator::pages)) until a collector
+/// frees it with [`PageAllocator::free_pages`](crate::PageAllocator::free_pages).
+///
+/// ```compile_fail,E0599
+/// # use hotmem_os::Memory;
+/// # use hotmem_page::{Age, HeapConfig, NodeId, PageAllocator, PageRequest};
+/// let heap = PageAllocator::new(&Memory::new(), HeapConfig::new(16 << 20)).unwrap();
+/// let page = heap.alloc_page(PageRequest::small(&heap.page_sizes(), Age::EDEN, NodeId::ZERO)).unwrap();
+/// let copy = page.clone(); // an owner's handle cannot be duplicated
+/// ```
+pub struct OwnedPage {
+    page: PageRef,
+}
+
+impl OwnedPage {
+    /// The owner's handle of a page the caller just created and shares with
+    /// nobody but the heap's live list.
+    pub(crate) fn new(page: PageRef) -> OwnedPage {
+        OwnedPage { page }
+    }
+
+    /// Allocates an object in this page: one compare-and-swap on the bump
+    /// pointer (retried only when another thread moved it first). `None`
+    /// when the object does not fit in what is left. The memory is mapped
+    /// and committed for as long as the page is not freed and its heap lives.
+    #[inline]
+    pub fn alloc_object(&self, layout: ObjectLayout) -> Option<Address> {
+        self.page.alloc_object(layout)
+    }
+
+    /// A read-only view of the page (for reports, or to keep after freeing it).
+    pub fn view(&self) -> PageRef {
+        self.page.clone()
+    }
+}
+
+impl std::ops::Deref for OwnedPage {
+    type Target = Page;
+
+    #[inline]
+    fn deref(&self) -> &Page {
+        &self.page
+    }
+}
+
+impl fmt::Debug for OwnedPage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("OwnedPage").field(&*self.page).finish()
+    }
+}
 
 impl fmt::Debug for Page {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -82,8 +175,9 @@ impl Page {
     /// Page sources create pages; the memory behind `range` is theirs to
     /// provide (the [`PageAllocator`](crate::PageAllocator) maps real
     /// memory there; a model may use addresses that are never touched).
-    /// `heap` tells which heap a page belongs to (0: none).
-    pub fn new(
+    /// `heap` tells which heap a page belongs to (0: none). Crate-private:
+    /// a page made outside the heap could be passed off as a live one.
+    pub(crate) fn new(
         page_type: PageType,
         age: Age,
         node: NodeId,
@@ -105,19 +199,21 @@ impl Page {
 
     /// Allocates an object in this page: one compare-and-swap on the bump
     /// pointer (retried only when another thread moved it first). `None`
-    /// when the object does not fit in what is left.
+    /// when the object does not fit in what is left. Crate-private: only the
+    /// owner ([`OwnedPage`]) and the object allocator's slots allocate.
     #[inline]
-    pub fn alloc_object(&self, layout: ObjectLayout) -> Option<Address> {
+    pub(crate) fn alloc_object(&self, layout: ObjectLayout) -> Option<Address> {
         let end = self.range.end().get();
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
-            // `top <= end` and the layout leaves MAX_ALIGN of headroom, so
-            // neither addition can overflow.
+            // `top <= end` lies in the address space, far below
+            // `usize::MAX - MAX_ALIGN`: aligning it cannot overflow. The size
+            // is the caller's and can be close to `usize::MAX`: checked.
             let start = (top + layout.align() - 1) & !(layout.align() - 1);
-            let new_top = start + layout.size();
-            if new_top > end {
-                return None;
-            }
+            let new_top = match start.checked_add(layout.size()) {
+                Some(new_top) if new_top <= end => new_top,
+                _ => return None,
+            };
             // Relaxed is enough: the bytes belong to the winner alone, and
             // the page itself was published with release/acquire.
             match self
@@ -257,7 +353,7 @@ mod tests {
     #[test]
     fn bump_allocation_respects_alignment_and_end() {
         let range = MemRange::new(Address::new(0x10000), 256).unwrap();
-        let page = Page::new(PageType::Small, Age::EDEN, NodeId(0), range, 0, 1);
+        let page = Page::new(PageType::Small, Age::EDEN, NodeId::ZERO, range, 0, 1);
         let a = page.alloc_object(ObjectLayout::new(10).unwrap()).unwrap();
         assert_eq!(a, Address::new(0x10000));
         let b = page
@@ -277,10 +373,30 @@ mod tests {
         assert_eq!(page.info().used, 256);
     }
 
+    /// Issue 12: the bump added the caller's size unchecked; a layout near
+    /// `usize::MAX` wrapped the bump pointer (backwards, in release builds).
+    #[test]
+    fn a_size_near_the_top_of_usize_does_not_fit() {
+        let range = MemRange::new(Address::new(0x10000), 256).unwrap();
+        let page = Page::new(PageType::Small, Age::EDEN, NodeId::ZERO, range, 0, 1);
+        page.alloc_object(ObjectLayout::new(16).unwrap()).unwrap();
+        for size in [
+            usize::MAX - ObjectLayout::MAX_ALIGN - ObjectLayout::MIN_ALIGN,
+            usize::MAX - 0x10000 - 16,
+            isize::MAX as usize,
+        ] {
+            for align in [8, ObjectLayout::MAX_ALIGN] {
+                let layout = ObjectLayout::aligned(size, align).unwrap();
+                assert_eq!(page.alloc_object(layout), None, "{size:#x}");
+            }
+        }
+        assert_eq!(page.used_bytes(), 16);
+    }
+
     #[test]
     fn state_transitions() {
         let range = MemRange::new(Address::new(0x10000), 256).unwrap();
-        let page = Page::new(PageType::Medium, Age::OLD, NodeId(1), range, 7, 2);
+        let page = Page::new(PageType::Medium, Age::OLD, NodeId::new(1), range, 7, 2);
         assert_eq!(page.state(), PageState::Allocated);
         assert_eq!(
             page.transition(PageState::Installed, PageState::Allocated),

@@ -3,14 +3,15 @@
 
 use crate::block::{Block, Segment};
 use crate::cache::CacheHit;
-use crate::error::{AllocPageError, FreeError, HeapError, MemoryError};
+use crate::error::{AllocPageError, ConfigError, FreeError, HeapError, MemoryError, RejectedPage};
 use crate::partition::{HeapUsage, Partition};
 use crate::source::{PageRequest, PageSource};
 use crate::stats::counters::{CounterSnapshot, Counters};
 use crate::sync::{self, Mutex, MutexGuard};
 use crate::virt::VirtualSpace;
 use crate::{
-    HeapConfig, NodeBinder, NodeId, Page, PageInfo, PageRef, PageSizes, PageState, PageType,
+    HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageInfo, PageRef, PageSizes, PageState,
+    PageType,
 };
 use hotmem_os::{MemRange, MemTag, Memory, OsError, Reservation};
 use std::collections::BTreeMap;
@@ -41,9 +42,40 @@ use std::time::{Duration, Instant};
 /// Allocation never waits for memory: when there is no room it returns
 /// [`AllocPageError::HeapExhausted`], which a GC turns into a collection and
 /// a retry.
+///
+/// # Who may free a page
+/// [`alloc_page`](Self::alloc_page) returns the page's [`OwnedPage`] handle;
+/// [`free_page`](Self::free_page) and [`undo_alloc_page`](Self::undo_alloc_page)
+/// consume it and check it by identity against the page the heap lists as
+/// live. Everything else sees read-only [`PageRef`] views
+/// ([`pages`](Self::pages)), which cannot free: a view freed safely would
+/// let its memory be handed out again while the owner still allocates in it.
+///
+/// ```compile_fail,E0308
+/// # use hotmem_os::Memory;
+/// # use hotmem_page::{Age, HeapConfig, NodeId, PageAllocator, PageRequest};
+/// let heap = PageAllocator::new(&Memory::new(), HeapConfig::new(16 << 20)).unwrap();
+/// let owned = heap.alloc_page(PageRequest::small(&heap.page_sizes(), Age::EDEN, NodeId::ZERO)).unwrap();
+/// let view = heap.pages().pop().unwrap();
+/// heap.free_page(view).unwrap(); // a view is not the owner's handle
+/// ```
+///
+/// A collector that frees pages it found through views (the pages of retired
+/// object allocators, large object pages, evacuated pages) uses the
+/// `unsafe` bulk [`free_pages`](Self::free_pages), whose contract is that
+/// nobody allocates in those pages or uses their memory any more:
+///
+/// ```compile_fail,E0133
+/// # use hotmem_os::Memory;
+/// # use hotmem_page::{HeapConfig, PageAllocator};
+/// let heap = PageAllocator::new(&Memory::new(), HeapConfig::new(16 << 20)).unwrap();
+/// heap.free_pages(&heap.pages()).unwrap(); // unsafe: needs the collector's promise
+/// ```
 pub struct PageAllocator {
     id: u64,
     sizes: PageSizes,
+    /// What one partition can hold: no page is ever larger.
+    partition_capacity: usize,
     nodes: Vec<NodeId>,
     binder: Option<Arc<dyn NodeBinder>>,
     uncommit_delay: Duration,
@@ -103,7 +135,12 @@ impl PageAllocator {
     /// reservation and of creating the memfds.
     pub fn new(memory: &Memory, config: HeapConfig) -> Result<PageAllocator, HeapError> {
         let (sizes, per_partition) = config.validate()?;
-        let reserved = config.max_capacity * config.address_space_ratio;
+        let reserved = config
+            .max_capacity
+            .checked_mul(config.address_space_ratio)
+            .ok_or(ConfigError::BadAddressSpaceRatio {
+                ratio: config.address_space_ratio,
+            })?;
         let reservation = memory
             .reserve_aligned(reserved, sizes.medium_page(), MemTag::JAVA_HEAP)
             .map_err(HeapError::Reserve)?;
@@ -122,6 +159,7 @@ impl PageAllocator {
         Ok(PageAllocator {
             id: sync::next_heap_id(),
             sizes,
+            partition_capacity: per_partition,
             nodes: config.partitions.clone(),
             binder: config.binder.clone(),
             uncommit_delay: config.uncommit_delay,
@@ -167,7 +205,10 @@ impl PageAllocator {
             PageType::Medium => req.size == self.sizes.medium_page(),
             PageType::Large => req.size > 0 && req.size % self.sizes.granule() == 0,
         };
-        if !ok {
+        // A page larger than a partition can never be had, however much a GC
+        // frees: that is a bad size, not exhaustion (a caller that collects
+        // and retries on exhaustion would loop forever).
+        if !ok || req.size > self.partition_capacity {
             return Err(AllocPageError::BadSize { size: req.size });
         }
         Ok(part)
@@ -175,28 +216,36 @@ impl PageAllocator {
 
     /// Allocates an empty page, from the preferred node's partition if it
     /// has room, else from another partition. The page comes back in state
-    /// [`PageState::Allocated`]: its owner allocates objects in it with
-    /// [`Page::alloc_object`] (from any number of threads) and frees it with
-    /// [`PageAllocator::free_page`].
+    /// [`PageState::Allocated`], as the owner's [`OwnedPage`] handle: its
+    /// owner allocates objects in it with [`OwnedPage::alloc_object`] (from
+    /// any number of threads) and frees it with [`PageAllocator::free_page`].
     ///
     /// # Errors
-    /// [`AllocPageError::HeapExhausted`] when no partition has room (used
-    /// plus the page would exceed its capacity); [`AllocPageError::BadSize`]
-    /// for a size that does not match the page type, or a large page that is
-    /// not a whole number of granules; [`AllocPageError::UnknownNode`];
-    /// [`AllocPageError::Memory`] when the OS refuses, with nothing changed.
-    pub fn alloc_page(&self, req: PageRequest) -> Result<PageRef, AllocPageError> {
+    /// [`AllocPageError::HeapExhausted`] when no partition has room now (used
+    /// plus the page would exceed its capacity): a GC may make room;
+    /// [`AllocPageError::BadSize`] for a size that does not match the page
+    /// type, a large page that is not a whole number of granules, or a page
+    /// larger than a partition (no GC can make room for it);
+    /// [`AllocPageError::UnknownNode`]; [`AllocPageError::Memory`] when the
+    /// OS refuses, with nothing changed.
+    pub fn alloc_page(&self, req: PageRequest) -> Result<OwnedPage, AllocPageError> {
         let preferred = self.check_request(&req)?;
         let mut inner = self.inner.lock();
         let n = inner.partitions.len();
         for p in (0..n).map(|i| (preferred + i) % n) {
             let part = &inner.partitions[p];
-            if part.used + req.size > part.max_capacity {
+            // `req.size` is at most a partition's capacity, but a caller's
+            // number is never added unchecked.
+            let fits = part
+                .used
+                .checked_add(req.size)
+                .is_some_and(|used| used <= part.max_capacity);
+            if !fits {
                 continue;
             }
             let block = self.alloc_block(&mut inner, p, req.page_type, req.size)?;
             let id = inner.next_page_id;
-            inner.next_page_id += 1;
+            inner.next_page_id = id.checked_add(1).expect("2^64 pages");
             let node = inner.partitions[p].node;
             let page = PageRef::new(Page::new(
                 req.page_type,
@@ -215,7 +264,7 @@ impl PageAllocator {
                 },
             );
             self.counters.page_allocated(req.page_type, req.size);
-            return Ok(page);
+            return Ok(OwnedPage::new(page));
         }
         Err(AllocPageError::HeapExhausted {
             page_type: req.page_type,
@@ -360,21 +409,39 @@ impl PageAllocator {
     /// longer counts as used. A small page in the upper half of the address
     /// space is moved to the lowest free address first (Defragment).
     ///
+    /// Takes the owner's handle: only the page's owner frees it safely, and
+    /// the handle is checked by identity against the page the heap lists.
+    ///
     /// # Errors
-    /// [`FreeError::ForeignPage`], [`FreeError::AlreadyFreed`],
-    /// [`FreeError::InUse`] (installed in an object allocator). Nothing
-    /// changes on error.
-    pub fn free_page(&self, page: &Page) -> Result<(), FreeError> {
+    /// [`FreeError::ForeignPage`] (a page of another heap),
+    /// [`FreeError::AlreadyFreed`] (the collector freed it with
+    /// [`free_pages`](Self::free_pages)), [`FreeError::InUse`]. Nothing
+    /// changes on error and the page comes back in the [`RejectedPage`].
+    pub fn free_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
         self.release(page, Release::Free)
     }
 
-    /// Frees many pages under one lock: either all of them or, on the first
-    /// error, none.
+    /// Frees many pages found through views, under one lock: either all of
+    /// them or, on the first error, none. This is the collector's free: the
+    /// pages of retired object allocators, large object pages and evacuated
+    /// pages, which it finds through [`PageAllocator::pages`]. Each page is
+    /// checked by identity against the live page the heap holds; installed
+    /// pages are refused.
     ///
     /// # Errors
-    /// As [`PageAllocator::free_page`], also [`FreeError::AlreadyFreed`] for
-    /// a page listed twice.
-    pub fn free_pages(&self, pages: &[PageRef]) -> Result<(), FreeError> {
+    /// [`FreeError::ForeignPage`], [`FreeError::AlreadyFreed`] (also for a
+    /// page listed twice), [`FreeError::InUse`] (still installed in an object
+    /// allocator: retire it first).
+    ///
+    /// # Safety
+    /// Nobody allocates in these pages or uses their memory after the call:
+    /// whoever holds an [`OwnedPage`] handle of one of them (an owner, or
+    /// the caller of [`ObjectAllocator::retire_pages`](crate::ObjectAllocator::retire_pages))
+    /// never allocates through it again, and no object in them is read or
+    /// written any more. Their memory goes back to the page cache and is
+    /// handed out again by the next allocation. In a collector: the pages
+    /// are retired, empty or evacuated, and the mutators are stopped.
+    pub unsafe fn free_pages(&self, pages: &[PageRef]) -> Result<(), FreeError> {
         let mut inner = self.inner.lock();
         let mut seen = std::collections::BTreeSet::new();
         for page in pages {
@@ -390,30 +457,40 @@ impl PageAllocator {
     }
 
     /// Takes back a page that was allocated but not needed (a lost
-    /// installation race): like a free, but counted as Undo Page Allocation.
+    /// installation race): like [`free_page`](Self::free_page), but counted
+    /// as Undo Page Allocation.
     ///
     /// # Errors
     /// As [`PageAllocator::free_page`].
-    pub fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError> {
+    pub fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
         self.release(page, Release::Undo)
     }
 
+    /// Whether `page` may be freed now: it is the very page this heap lists
+    /// as live (identity, not ids: a page with the same heap and page id is
+    /// not enough) and not installed in an object allocator.
     fn check_release(&self, inner: &Inner, page: &Page) -> Result<(), FreeError> {
         if page.heap_id() != self.id {
             return Err(FreeError::ForeignPage);
         }
-        match page.state() {
-            PageState::Installed => Err(FreeError::InUse),
-            PageState::Freed => Err(FreeError::AlreadyFreed),
-            PageState::Allocated if inner.live.contains_key(&page.id()) => Ok(()),
-            PageState::Allocated => Err(FreeError::ForeignPage),
+        let live = inner
+            .live
+            .get(&page.id())
+            .is_some_and(|l| std::ptr::eq::<Page>(&*l.page, page));
+        match (live, page.state()) {
+            (true, PageState::Allocated) => Ok(()),
+            (true, PageState::Installed) => Err(FreeError::InUse),
+            (_, PageState::Freed) => Err(FreeError::AlreadyFreed),
+            (false, _) => Err(FreeError::ForeignPage),
         }
     }
 
-    fn release(&self, page: &Page, how: Release) -> Result<(), FreeError> {
+    fn release(&self, page: OwnedPage, how: Release) -> Result<(), RejectedPage> {
         let mut inner = self.inner.lock();
-        self.check_release(&inner, page)?;
-        self.release_locked(&mut inner, page, how)
+        let result = self
+            .check_release(&inner, &page)
+            .and_then(|()| self.release_locked(&mut inner, &page, how));
+        result.map_err(|e| RejectedPage::new(e, page))
     }
 
     fn release_locked(
@@ -503,7 +580,12 @@ impl PageAllocator {
     /// The first OS error; pages uncommitted before it stay uncommitted,
     /// the failing one stays cached.
     pub fn uncommit(&self, now: Instant) -> Result<UncommitStats, MemoryError> {
-        self.uncommit_older_than(now.checked_sub(self.uncommit_delay).unwrap_or(now))
+        match now.checked_sub(self.uncommit_delay) {
+            Some(cutoff) => self.uncommit_older_than(cutoff),
+            // The clock has not run for the delay yet (a young process or
+            // machine): nothing can have been unused that long.
+            None => Ok(UncommitStats::default()),
+        }
     }
 
     /// Uncommits every cached page freed at or before `cutoff`.
@@ -554,7 +636,8 @@ impl PageAllocator {
         Ok(stats)
     }
 
-    /// Every live page, by address.
+    /// Every live page, by address, as read-only views (see
+    /// [`free_pages`](Self::free_pages) for what a collector does with them).
     pub fn pages(&self) -> Vec<PageRef> {
         let inner = self.inner.lock();
         let mut pages: Vec<PageRef> = inner.live.values().map(|l| l.page.clone()).collect();
@@ -649,15 +732,73 @@ impl PageSource for PageAllocator {
         &self.nodes
     }
 
-    fn alloc_page(&self, request: PageRequest) -> Result<PageRef, AllocPageError> {
+    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError> {
         PageAllocator::alloc_page(self, request)
     }
 
-    fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError> {
+    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
         PageAllocator::undo_alloc_page(self, page)
     }
 
     fn page_installed(&self, page: &Page) {
         self.counters.page_installed(page.page_type());
+    }
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+    use crate::{Age, PageRequest};
+
+    const MIB: usize = 1 << 20;
+
+    fn disjoint(a: MemRange, b: MemRange) -> bool {
+        a.end() <= b.start() || b.end() <= a.start()
+    }
+
+    /// Issue 12: a page rebuilt from the heap id and page id of a live page
+    /// (what the public `Page::new` allowed) freed the live page, and the
+    /// next allocation overlapped it. Frees are now checked by identity.
+    #[test]
+    fn a_page_rebuilt_from_live_ids_frees_nothing() {
+        let h = PageAllocator::new(
+            &Memory::new(),
+            HeapConfig::new(16 * MIB).medium_page_size(4 * MIB),
+        )
+        .expect("heap");
+        let req = PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId::ZERO);
+        let live = h.alloc_page(req).expect("page");
+        let forged = || {
+            PageRef::new(Page::new(
+                live.page_type(),
+                live.age(),
+                live.node(),
+                live.range(),
+                h.id(),
+                live.id(),
+            ))
+        };
+        let before = h.usage();
+        let copy = forged();
+        // SAFETY: refused (the copy is not the live page): nothing is freed.
+        let bulk = unsafe { h.free_pages(std::slice::from_ref(&copy)) };
+        assert_eq!(bulk, Err(FreeError::ForeignPage));
+        let rejected = h
+            .free_page(OwnedPage::new(forged()))
+            .expect_err("a copy is not the owner's handle");
+        assert_eq!(rejected.error(), FreeError::ForeignPage);
+        let rejected = h
+            .undo_alloc_page(OwnedPage::new(forged()))
+            .expect_err("a copy is not the owner's handle");
+        assert_eq!(rejected.error(), FreeError::ForeignPage);
+        assert_eq!(h.usage(), before, "a rejected free changed the heap");
+        assert_eq!(live.state(), PageState::Allocated);
+        // Two allocations never overlap.
+        let next = h.alloc_page(req).expect("page");
+        assert!(disjoint(next.range(), live.range()));
+        h.check_invariants();
+        h.free_page(live).expect("the owner frees it");
+        h.free_page(next).expect("the owner frees it");
+        assert_eq!(h.usage().used, 0);
     }
 }

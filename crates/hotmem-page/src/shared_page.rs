@@ -13,7 +13,7 @@
 use crate::error::AllocPageError;
 use crate::source::{PageRequest, PageSource};
 use crate::sync::{AtomicPtr, Mutex, Ordering};
-use crate::{MediumPageMode, ObjectLayout, Page, PageRef, PageState};
+use crate::{MediumPageMode, ObjectLayout, OwnedPage, Page, PageState};
 use crossbeam_utils::CachePadded;
 use hotmem_os::Address;
 use std::ptr;
@@ -28,7 +28,7 @@ pub(crate) struct SharedPage {
 /// Keeps installed pages alive while other threads may still read them
 /// through a slot: every page ever installed stays here until the owning
 /// allocator retires its pages.
-pub(crate) type Installed = Mutex<Vec<PageRef>>;
+pub(crate) type Installed = Mutex<Vec<OwnedPage>>;
 
 impl SharedPage {
     pub(crate) fn new() -> SharedPage {
@@ -104,7 +104,7 @@ impl SharedPage {
                 .expect("an object of this page type fits in an empty page");
             page.transition(PageState::Allocated, PageState::Installed)
                 .expect("a fresh page is allocated");
-            let new = ptr::from_ref::<Page>(&page).cast_mut();
+            let new = ptr::from_ref::<Page>(&*page).cast_mut();
             match self
                 .page
                 .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
@@ -119,7 +119,7 @@ impl SharedPage {
                     page.transition(PageState::Installed, PageState::Allocated)
                         .expect("nobody else saw the page");
                     source
-                        .undo_alloc_page(&page)
+                        .undo_alloc_page(page)
                         .expect("a page of this source, allocated and not installed");
                     current = winner;
                 }

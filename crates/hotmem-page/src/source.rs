@@ -1,7 +1,7 @@
 //! `PageSource`: where an object allocator gets its pages from.
 
-use crate::error::{AllocPageError, FreeError};
-use crate::{Age, NodeId, ObjectLayout, Page, PageRef, PageSizes, PageType};
+use crate::error::{AllocPageError, RejectedPage};
+use crate::{Age, NodeId, ObjectLayout, OwnedPage, Page, PageSizes, PageType};
 
 /// One page to allocate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -68,6 +68,11 @@ impl PageRequest {
 /// so that the object allocator's page installation logic, the part that
 /// races, can be checked by loom over a page source without real memory,
 /// with the very same code.
+///
+/// Pages travel as [`OwnedPage`] handles, which only a
+/// [`PageAllocator`](crate::PageAllocator) makes: a source outside this crate
+/// can wrap another source (to count or route pages) but cannot make pages
+/// up.
 pub trait PageSource: Send + Sync {
     /// The page sizes (they decide which page type an object goes to).
     fn page_sizes(&self) -> PageSizes;
@@ -80,14 +85,14 @@ pub trait PageSource: Send + Sync {
     /// # Errors
     /// [`AllocPageError::HeapExhausted`] when there is no room; others as
     /// the source defines.
-    fn alloc_page(&self, request: PageRequest) -> Result<PageRef, AllocPageError>;
+    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError>;
 
     /// Takes back a page that was allocated but is not needed, without
     /// counting it as used (Undo Page Allocation).
     ///
     /// # Errors
     /// As [`PageAllocator::free_page`](crate::PageAllocator::free_page).
-    fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError>;
+    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage>;
 
     /// Told when an object allocator installs `page` as a shared page.
     fn page_installed(&self, page: &Page) {
@@ -102,10 +107,10 @@ impl<S: PageSource + ?Sized> PageSource for std::sync::Arc<S> {
     fn nodes(&self) -> &[NodeId] {
         (**self).nodes()
     }
-    fn alloc_page(&self, request: PageRequest) -> Result<PageRef, AllocPageError> {
+    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError> {
         (**self).alloc_page(request)
     }
-    fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError> {
+    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
         (**self).undo_alloc_page(page)
     }
     fn page_installed(&self, page: &Page) {
@@ -120,10 +125,10 @@ impl<S: PageSource + ?Sized> PageSource for &S {
     fn nodes(&self) -> &[NodeId] {
         (**self).nodes()
     }
-    fn alloc_page(&self, request: PageRequest) -> Result<PageRef, AllocPageError> {
+    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError> {
         (**self).alloc_page(request)
     }
-    fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError> {
+    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
         (**self).undo_alloc_page(page)
     }
     fn page_installed(&self, page: &Page) {

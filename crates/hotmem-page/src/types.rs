@@ -1,23 +1,14 @@
-//! Small value types: node ids, object ages, page types, object layouts.
+//! Small value types: node ids (re-exported from `hotmem-os`), object ages, page types, object layouts.
 
 use crate::error::LayoutError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A NUMA node id as the caller's topology names it (the facade takes it from
-/// `hotmem-numa`; without NUMA everything is node 0). This crate never
-/// interprets it, it only keys partitions by it and hands it to the
-/// [`NodeBinder`](crate::NodeBinder).
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-pub struct NodeId(pub u32);
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "node {}", self.0)
-    }
-}
+/// A NUMA node, the one node number of every hotmem crate (see
+/// [`hotmem_os::NodeId`]). This crate never interprets it, it only keys
+/// partitions by it and hands it to the [`NodeBinder`](crate::NodeBinder).
+/// Without NUMA everything is [`NodeId::ZERO`].
+pub use hotmem_os::NodeId;
 
 /// The age of the objects a page holds, as in generational ZGC: eden,
 /// survivor ages 1 to 14, and old. Each age has its own shared medium page.

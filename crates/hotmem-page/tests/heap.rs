@@ -4,8 +4,8 @@
 use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver};
 use hotmem_page::{
     Age, AllocError, AllocPageError, FreeError, HeapConfig, MediumPageMode, NodeId,
-    ObjectAllocator, ObjectLayout, PageAllocator, PageRef, PageRequest, PageState, PageType,
-    StatSampler,
+    ObjectAllocator, ObjectLayout, OwnedPage, Page, PageAllocator, PageRequest, PageState,
+    PageType, StatSampler,
 };
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -21,17 +21,28 @@ fn heap(capacity: usize) -> PageAllocator {
     .expect("heap")
 }
 
-fn small(h: &PageAllocator) -> PageRef {
-    h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId(0)))
+fn small(h: &PageAllocator) -> OwnedPage {
+    h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId::ZERO))
         .expect("small page")
 }
 
-fn medium(h: &PageAllocator) -> PageRef {
-    h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0)))
-        .expect("medium page")
+fn medium(h: &PageAllocator) -> OwnedPage {
+    h.alloc_page(PageRequest::medium(
+        &h.page_sizes(),
+        Age::EDEN,
+        NodeId::ZERO,
+    ))
+    .expect("medium page")
 }
 
-fn touch(p: &PageRef) {
+/// Frees pages through their owners' handles.
+fn free_all(h: &PageAllocator, pages: impl IntoIterator<Item = OwnedPage>) {
+    for p in pages {
+        h.free_page(p).expect("free");
+    }
+}
+
+fn touch(p: &Page) {
     let r = p.range();
     // SAFETY: the page is live: its whole range is mapped and committed.
     unsafe {
@@ -46,7 +57,7 @@ fn cached_pages_are_reused_by_type() {
     let a = small(&h);
     touch(&a);
     let range = a.range();
-    h.free_page(&a).unwrap();
+    h.free_page(a).unwrap();
     assert_eq!(h.usage().cached, 2 * MIB);
     let b = small(&h);
     assert_eq!(b.range(), range, "the cached small page comes back");
@@ -58,12 +69,16 @@ fn cached_pages_are_reused_by_type() {
 fn flush_harvests_cached_small_pages_for_a_medium_page() {
     let h = heap(16 * MIB);
     let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
-    smalls.iter().for_each(touch);
+    smalls.iter().for_each(|p| touch(p));
     assert!(matches!(
-        h.alloc_page(PageRequest::medium(&h.page_sizes(), Age::EDEN, NodeId(0))),
+        h.alloc_page(PageRequest::medium(
+            &h.page_sizes(),
+            Age::EDEN,
+            NodeId::ZERO
+        )),
         Err(AllocPageError::HeapExhausted { .. })
     ));
-    h.free_pages(&smalls).unwrap();
+    free_all(&h, smalls);
     let m = medium(&h);
     touch(&m);
     let c = h.counters();
@@ -89,13 +104,13 @@ fn a_small_page_split_from_a_high_medium_page_is_defragmented_when_freed() {
             .iter()
             .all(|m| m.range().start().get() >= reserved.start().get() + reserved.len() / 2)
     );
-    h.free_pages(&mediums).unwrap();
+    free_all(&h, mediums);
     // No small page cached: a cached medium page is split; the small page
     // sits at a high address.
     let s = small(&h);
     assert!(s.range().start().get() >= reserved.start().get() + reserved.len() / 2);
     touch(&s);
-    h.free_page(&s).unwrap();
+    h.free_page(s).unwrap();
     assert_eq!(h.counters().defragment_ops, 1);
     // It went to the bottom of the address space and is reused from there.
     let again = small(&h);
@@ -111,9 +126,10 @@ fn uncommit_returns_memory_unused_for_the_delay() {
         HeapConfig::new(16 * MIB).uncommit_delay(Duration::from_secs(60)),
     )
     .unwrap();
-    let pages: Vec<_> = (0..3).map(|_| small(&h)).collect();
-    pages.iter().for_each(touch);
-    h.free_pages(&pages[..2]).unwrap();
+    let mut pages: Vec<_> = (0..3).map(|_| small(&h)).collect();
+    pages.iter().for_each(|p| touch(p));
+    let kept = pages.pop().unwrap();
+    free_all(&h, pages);
     let now = Instant::now();
     assert_eq!(h.uncommit(now).unwrap().bytes, 0, "not unused for 60 s yet");
     let stats = h.uncommit(now + Duration::from_secs(61)).unwrap();
@@ -121,8 +137,28 @@ fn uncommit_returns_memory_unused_for_the_delay() {
     assert_eq!(h.usage().capacity, 2 * MIB);
     assert_eq!(h.physical_committed_bytes().unwrap(), 2 * MIB);
     assert_eq!(h.counters().uncommit_bytes, 4 * MIB as u64);
-    touch(&pages[2]);
+    touch(&kept);
     h.check_invariants();
+}
+
+/// Issue 12: `uncommit` with a delay longer than the clock has run (a young
+/// process or machine, here a delay no clock reaches) uncommitted every
+/// cached page at once, instead of none.
+#[test]
+fn uncommit_with_a_delay_beyond_the_clock_uncommits_nothing() {
+    for delay in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let h = PageAllocator::new(
+            &Memory::new(),
+            HeapConfig::new(16 * MIB).uncommit_delay(delay),
+        )
+        .unwrap();
+        let p = small(&h);
+        h.free_page(p).unwrap();
+        let stats = h.uncommit(Instant::now()).unwrap();
+        assert_eq!((stats.blocks, stats.bytes), (0, 0), "{delay:?}");
+        assert_eq!(h.usage().cached, 2 * MIB);
+        h.check_invariants();
+    }
 }
 
 /// Counts committed JAVA_HEAP bytes the way NMT does, from the events.
@@ -158,12 +194,12 @@ fn an_observer_sees_exactly_the_committed_heap() {
     };
     let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
     check(&h);
-    h.free_pages(&smalls).unwrap();
+    free_all(&h, smalls);
     let m = medium(&h); // flush
     check(&h);
-    h.free_page(&m).unwrap();
+    h.free_page(m).unwrap();
     let s = small(&h); // split of a cached medium page
-    h.free_page(&s).unwrap(); // maybe defragment
+    h.free_page(s).unwrap(); // maybe defragment
     check(&h);
     h.uncommit_older_than(Instant::now()).unwrap();
     check(&h);
@@ -175,7 +211,7 @@ fn partitions_prefer_the_callers_node_and_bind_fresh_memory() {
     let bound: Arc<Mutex<Vec<(MemRange, NodeId)>>> = Arc::default();
     let log = bound.clone();
     let config = HeapConfig::new(16 * MIB)
-        .partitions(&[NodeId(3), NodeId(7)])
+        .partitions(&[NodeId::new(3), NodeId::new(7)])
         .medium_page_size(4 * MIB)
         .binder(Arc::new(move |r: MemRange, n: NodeId| {
             log.lock().unwrap().push((r, n))
@@ -184,25 +220,25 @@ fn partitions_prefer_the_callers_node_and_bind_fresh_memory() {
     let sizes = h.page_sizes();
     let on7: Vec<_> = (0..4)
         .map(|_| {
-            h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+            h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(7)))
                 .unwrap()
         })
         .collect();
-    assert!(on7.iter().all(|p| p.node() == NodeId(7)));
+    assert!(on7.iter().all(|p| p.node() == NodeId::new(7)));
     // Node 7 is full: the next one comes from node 3.
     let spill = h
-        .alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(7)))
+        .alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(7)))
         .unwrap();
-    assert_eq!(spill.node(), NodeId(3));
+    assert_eq!(spill.node(), NodeId::new(3));
     let b = bound.lock().unwrap();
     assert_eq!(b.len(), 5);
-    assert!(b[..4].iter().all(|&(_, n)| n == NodeId(7)));
-    assert_eq!(b[4], (spill.range(), NodeId(3)));
+    assert!(b[..4].iter().all(|&(_, n)| n == NodeId::new(7)));
+    assert_eq!(b[4], (spill.range(), NodeId::new(3)));
     assert_eq!(h.usage().partitions[1].used, 8 * MIB);
     assert_eq!(
-        h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId(5)))
+        h.alloc_page(PageRequest::small(&sizes, Age::OLD, NodeId::new(5)))
             .unwrap_err(),
-        AllocPageError::UnknownNode(NodeId(5))
+        AllocPageError::UnknownNode(NodeId::new(5))
     );
 }
 
@@ -217,7 +253,7 @@ fn bad_input_changes_nothing() {
         page_type: PageType::Large,
         size,
         age: Age::EDEN,
-        node: NodeId(0),
+        node: NodeId::ZERO,
     };
     assert_eq!(
         h.alloc_page(bad(0)).unwrap_err(),
@@ -231,32 +267,37 @@ fn bad_input_changes_nothing() {
         h.alloc_page(bad(usize::MAX - MIB + 1)),
         Err(AllocPageError::BadSize { .. })
     ));
-    assert!(matches!(
-        h.alloc_page(bad(64 * MIB)),
-        Err(AllocPageError::HeapExhausted { .. })
-    ));
+    // Larger than the heap: no GC can make room, so not "exhausted".
+    assert_eq!(
+        h.alloc_page(bad(64 * MIB)).unwrap_err(),
+        AllocPageError::BadSize { size: 64 * MIB }
+    );
     let wrong = PageRequest {
         page_type: PageType::Medium,
-        ..PageRequest::small(&sizes, Age::EDEN, NodeId(0))
+        ..PageRequest::small(&sizes, Age::EDEN, NodeId::ZERO)
     };
     assert!(matches!(
         h.alloc_page(wrong),
         Err(AllocPageError::BadSize { .. })
     ));
-    assert_eq!(other.free_page(&p), Err(FreeError::ForeignPage));
-    assert_eq!(
-        h.free_pages(&[p.clone(), p.clone()]),
-        Err(FreeError::AlreadyFreed)
-    );
+    // A page of this heap freed at another heap comes back, untouched.
+    let rejected = other.free_page(p).unwrap_err();
+    assert_eq!(rejected.error(), FreeError::ForeignPage);
+    let p = rejected.into_page();
+    let view = p.view();
+    // SAFETY: refused (listed twice): nothing is freed.
+    let twice = unsafe { h.free_pages(&[view.clone(), view.clone()]) };
+    assert_eq!(twice, Err(FreeError::AlreadyFreed));
     assert_eq!(
         p.state(),
         PageState::Allocated,
         "a rejected batch freed nothing"
     );
     assert_eq!(h.usage(), before);
-    h.free_page(&p).unwrap();
-    assert_eq!(h.free_page(&p), Err(FreeError::AlreadyFreed));
-    assert_eq!(h.undo_alloc_page(&p), Err(FreeError::AlreadyFreed));
+    h.free_page(p).unwrap();
+    // SAFETY: the page is freed already: refused.
+    let again = unsafe { h.free_pages(std::slice::from_ref(&view)) };
+    assert_eq!(again, Err(FreeError::AlreadyFreed));
     h.check_invariants();
 }
 
@@ -266,22 +307,26 @@ fn object_allocator_errors_and_retirement() {
     let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
     let l = |n| ObjectLayout::new(n).unwrap();
     let obj = objects
-        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId::ZERO)
         .unwrap();
     let page = objects
-        .current_medium_page(Age::EDEN, NodeId(0))
+        .current_medium_page(Age::EDEN, NodeId::ZERO)
         .expect("installed");
     assert!(page.contains_object(obj));
     assert_eq!(page.state(), PageState::Installed);
-    assert_eq!(h.free_page(&page), Err(FreeError::InUse));
+    // SAFETY: refused: the page is installed (and nothing would use it).
+    let freed = unsafe { h.free_pages(std::slice::from_ref(&page)) };
+    assert_eq!(freed, Err(FreeError::InUse));
     assert_eq!(
-        objects.alloc_object(l(64), Age::EDEN, NodeId(9)),
-        Err(AllocError::Page(AllocPageError::UnknownNode(NodeId(9))))
+        objects.alloc_object(l(64), Age::EDEN, NodeId::new(9)),
+        Err(AllocError::Page(AllocPageError::UnknownNode(NodeId::new(
+            9
+        ))))
     );
     // Exhaustion is an error a GC can act on, never a panic.
     let mut large = Vec::new();
     let err = loop {
-        match objects.alloc_object(l(3 * MIB), Age::OLD, NodeId(0)) {
+        match objects.alloc_object(l(3 * MIB), Age::OLD, NodeId::ZERO) {
             Ok(a) => large.push(a),
             Err(e) => break e,
         }
@@ -291,12 +336,19 @@ fn object_allocator_errors_and_retirement() {
     // SAFETY: `objects` is used by this thread only.
     let retired = unsafe { objects.retire_pages() };
     assert_eq!(retired.len(), 1);
-    assert!(objects.current_medium_page(Age::EDEN, NodeId(0)).is_none());
+    assert!(
+        objects
+            .current_medium_page(Age::EDEN, NodeId::ZERO)
+            .is_none()
+    );
     assert_eq!(page.state(), PageState::Allocated);
-    h.free_pages(&h.pages()).unwrap();
+    // SAFETY: `objects` is retired and the large objects are dead: nobody
+    // allocates in or uses any page of the heap.
+    unsafe { h.free_pages(&h.pages()) }.unwrap();
+    drop(retired);
     assert_eq!(h.usage().used, 0);
     let again = objects
-        .alloc_object(l(300 << 10), Age::EDEN, NodeId(0))
+        .alloc_object(l(300 << 10), Age::EDEN, NodeId::ZERO)
         .unwrap();
     assert!(h.pages().iter().any(|p| p.contains_object(again)));
 }
@@ -307,7 +359,7 @@ fn statistics_report_as_text_and_data() {
     let t0 = Instant::now();
     let mut sampler = StatSampler::new(h.counters(), t0);
     let p = medium(&h);
-    h.undo_alloc_page(&p).unwrap();
+    h.undo_alloc_page(p).unwrap();
     sampler.sample(h.counters(), t0 + Duration::from_secs(1));
     let report = sampler.report();
     let undo = report.row("Memory: Medium Page Undo").unwrap();
@@ -326,4 +378,128 @@ fn statistics_report_as_text_and_data() {
     let counters: hotmem_page::CounterSnapshot =
         serde_json::from_str(&serde_json::to_string(&h.counters()).unwrap()).unwrap();
     assert_eq!(counters.undo_ops.medium, 1);
+}
+
+/// Issue 12: sizes near the top of `usize` flowed into `used + size`
+/// unchecked (a panic in debug builds, a wrap in release).
+#[test]
+fn sizes_near_the_top_of_usize_are_bad_sizes() {
+    let h = heap(16 * MIB);
+    let _used = small(&h); // `used` > 0, so that `used + size` would overflow
+    let before = h.usage();
+    let granule = h.page_sizes().granule();
+    let down = |n: usize| n & !(granule - 1);
+    for size in [
+        usize::MAX,
+        down(usize::MAX),
+        down(usize::MAX) - granule,
+        isize::MAX as usize,
+        down(isize::MAX as usize),
+        down(isize::MAX as usize) + granule,
+        16 * MIB + granule,
+    ] {
+        for page_type in PageType::ALL {
+            let req = PageRequest {
+                page_type,
+                size,
+                age: Age::EDEN,
+                node: NodeId::ZERO,
+            };
+            assert_eq!(
+                h.alloc_page(req).unwrap_err(),
+                AllocPageError::BadSize { size },
+                "{page_type} page of {size:#x}"
+            );
+        }
+    }
+    let objects = ObjectAllocator::new(&h, MediumPageMode::Synchronized);
+    for size in [
+        usize::MAX - ObjectLayout::MAX_ALIGN - ObjectLayout::MIN_ALIGN,
+        isize::MAX as usize,
+        isize::MAX as usize + 1,
+    ] {
+        let Ok(layout) = ObjectLayout::new(size) else {
+            continue; // rejected by the layout: fine too
+        };
+        let err = objects
+            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
+            .unwrap_err();
+        assert!(!err.is_heap_exhausted(), "{size:#x}: {err}");
+        assert!(
+            matches!(err, AllocError::Page(AllocPageError::BadSize { .. })),
+            "{size:#x}: {err}"
+        );
+    }
+    assert_eq!(h.usage(), before, "a rejected request changed the heap");
+    h.check_invariants();
+}
+
+/// Issue 12: an object larger than the heap got `HeapExhausted`, so a caller
+/// that collects and retries on exhaustion looped forever. Larger than any
+/// partition can hold is `BadSize`; up to a partition it is a real page.
+#[test]
+fn an_object_larger_than_any_partition_is_a_bad_size_not_exhaustion() {
+    let config = HeapConfig::new(32 * MIB)
+        .partitions(&[NodeId::ZERO, NodeId::new(1)])
+        .medium_page_size(4 * MIB);
+    let h = Arc::new(PageAllocator::new(&Memory::new(), config).expect("heap"));
+    let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
+    let l = |n| ObjectLayout::new(n).unwrap();
+    // Beyond a partition (16 MiB), though within the heap (32 MiB), and
+    // beyond the heap: no collection can ever make room.
+    for size in [16 * MIB + 1, 20 * MIB, 32 * MIB, 32 * MIB + 1, 1 << 40] {
+        let err = objects
+            .alloc_object(l(size), Age::EDEN, NodeId::ZERO)
+            .unwrap_err();
+        assert!(!err.is_heap_exhausted(), "{size}: {err}");
+        assert!(
+            matches!(err, AllocError::Page(AllocPageError::BadSize { .. })),
+            "{size}: {err}"
+        );
+        let page = size.next_multiple_of(2 * MIB);
+        let req = PageRequest {
+            page_type: PageType::Large,
+            size: page,
+            age: Age::EDEN,
+            node: NodeId::ZERO,
+        };
+        assert_eq!(
+            h.alloc_page(req).unwrap_err(),
+            AllocPageError::BadSize { size: page }
+        );
+    }
+    assert_eq!(h.usage().used, 0);
+    // A whole partition is a legitimate page: allocated when there is room,
+    // exhaustion (a GC helps) when there is not.
+    let whole = objects
+        .alloc_object(l(16 * MIB), Age::EDEN, NodeId::ZERO)
+        .expect("a page of one whole partition");
+    assert!(h.pages().iter().any(|p| p.contains_object(whole)));
+    let _second = objects
+        .alloc_object(l(16 * MIB), Age::EDEN, NodeId::ZERO)
+        .expect("the other partition");
+    let err = objects
+        .alloc_object(l(16 * MIB), Age::EDEN, NodeId::ZERO)
+        .unwrap_err();
+    assert!(err.is_heap_exhausted(), "{err}");
+    h.check_invariants();
+}
+
+/// Issue 12: only the owner's handle frees a page safely; a rejected free
+/// hands the page back untouched.
+#[test]
+fn the_owner_frees_through_its_handle_and_gets_it_back_on_refusal() {
+    let h = heap(16 * MIB);
+    let p = small(&h);
+    touch(&p);
+    let view = p.view();
+    assert_eq!(h.pages().len(), 1);
+    assert!(std::ptr::eq::<Page>(&*h.pages()[0], &*view));
+    assert_eq!(h.page_infos()[0], view.info());
+    let a = p.alloc_object(ObjectLayout::new(64).unwrap()).unwrap();
+    assert!(view.contains_object(a));
+    h.free_page(p).unwrap();
+    assert_eq!(view.state(), PageState::Freed);
+    assert!(h.pages().is_empty());
+    h.check_invariants();
 }

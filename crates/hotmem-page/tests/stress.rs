@@ -7,10 +7,10 @@ use hotmem_page::{
     Age, HeapConfig, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout, PageAllocator, PageType,
 };
 use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
 
 const THREADS: usize = 16;
 const PER_THREAD_BYTES: usize = 10 << 20;
+const HEAP: usize = 1 << 30;
 
 /// A small xorshift, so each thread has its own reproducible sizes.
 fn sizes(seed: u64) -> impl Iterator<Item = usize> {
@@ -28,11 +28,14 @@ fn sizes(seed: u64) -> impl Iterator<Item = usize> {
 }
 
 fn stress(mode: MediumPageMode) {
-    let heap =
-        Arc::new(PageAllocator::new(&Memory::new(), HeapConfig::new(256 << 20)).expect("heap"));
+    // Room for all the work with a wide margin, even while the racy mode
+    // briefly holds one extra medium page per thread: running out of memory
+    // must not depend on how the threads are scheduled. Medium pages of
+    // 8 MiB (objects up to 1 MiB), as ZGC sizes them for a 256 MiB heap.
+    let config = HeapConfig::new(HEAP).medium_page_size(8 << 20);
+    let heap = Arc::new(PageAllocator::new(&Memory::new(), config).expect("heap"));
     let objects = Arc::new(ObjectAllocator::new(heap.clone(), mode));
     let barrier = Arc::new(Barrier::new(THREADS));
-    let deadline = Instant::now() + Duration::from_secs(2);
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
             let (objects, barrier) = (objects.clone(), barrier.clone());
@@ -41,12 +44,15 @@ fn stress(mode: MediumPageMode) {
                 let mut mine: Vec<(Address, usize)> = Vec::new();
                 let mut total = 0;
                 for (seq, size) in sizes(0x9E37_79B9 * (t as u64 + 1)).enumerate() {
-                    if total >= PER_THREAD_BYTES || Instant::now() > deadline {
+                    // A fixed amount of work, not a time limit: the objects
+                    // each thread allocates do not depend on the machine.
+                    if total >= PER_THREAD_BYTES {
                         break;
                     }
                     let layout = ObjectLayout::new(size).expect("layout");
-                    let Ok(addr) = objects.alloc_object(layout, Age::EDEN, NodeId(0)) else {
-                        break;
+                    let addr = match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
+                        Ok(addr) => addr,
+                        Err(e) => panic!("16 x 10 MiB fit in a 1 GiB heap: {e}"),
                     };
                     let stamp = ((t as u64) << 32) | seq as u64;
                     // SAFETY: a fresh object of at least 16 bytes in a mapped page.
@@ -122,8 +128,10 @@ fn stress(mode: MediumPageMode) {
     assert!(c.pages_allocated.get(PageType::Small) > 0 && c.pages_installed.medium > 0);
     // The GC: retire and free everything.
     let mut objects = Arc::into_inner(objects).expect("threads are done");
-    objects.retire_pages_exclusive();
-    heap.free_pages(&heap.pages()).expect("free all");
+    drop(objects.retire_pages_exclusive());
+    // SAFETY: the allocator is retired and the threads are done: nobody
+    // allocates in or uses any page of the heap.
+    unsafe { heap.free_pages(&heap.pages()) }.expect("free all");
     assert_eq!(heap.usage().used, 0);
     heap.check_invariants();
 }

@@ -175,8 +175,13 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// Frees pages the collection found unused; returns how many were freed.
 /// The heap refuses only what it does not own (a bug): those stay
 /// allocated, the heap consistent, and the pause goes on.
-fn free_pages(inner: &Inner, pages: &[PageRef]) -> usize {
-    match inner.heap.free_pages(pages) {
+///
+/// # Safety
+/// As [`PageAllocator::free_pages`](hotmem_page::PageAllocator::free_pages):
+/// nobody allocates in `pages` any more and nobody uses their memory.
+unsafe fn free_pages(inner: &Inner, pages: &[PageRef]) -> usize {
+    // SAFETY: the caller's promise, passed on.
+    match unsafe { inner.heap.free_pages(pages) } {
         Ok(()) => pages.len(),
         Err(_) => 0,
     }
@@ -266,7 +271,10 @@ pub(crate) fn collect(
     }
     // A refusal changes nothing: the pages stay allocated, and the
     // collection goes on (the next one finds them empty again).
-    let freed_empty = free_pages(inner, &empty);
+    // SAFETY: at the safepoint, after both object allocators were retired:
+    // nobody allocates in these pages, and they hold no live object, so
+    // nobody uses their memory any more (the retired handles were dropped).
+    let freed_empty = unsafe { free_pages(inner, &empty) };
 
     let relocation_start = Instant::now();
     let items: Vec<(hotmem_page::NodeId, PageLive)> =
@@ -295,7 +303,11 @@ pub(crate) fn collect(
     // evacuated pages: they are kept, and the next collection frees them
     // once nothing does.
     call_model(|| model.update_references(&forwarding))?;
-    let freed_evacuated = free_pages(inner, &evacuated);
+    // SAFETY: still at the safepoint; every live object of these pages was
+    // copied and every reference updated to the copies, the workers are done,
+    // and these pages were retired before the relocation (targets are
+    // allocated in new pages): nobody allocates in them or uses their memory.
+    let freed_evacuated = unsafe { free_pages(inner, &evacuated) };
 
     Ok(CollectStats {
         cycle,

@@ -110,7 +110,7 @@ fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
         .gc_workers
         .unwrap_or_else(|| (cpus * 3).div_ceil(5).max(1));
     NumaParts {
-        partitions: vec![NodeId(0)],
+        partitions: vec![NodeId::ZERO],
         binder: None,
         workers: GcWorkers::Plain { threads },
         summary: NumaSummary {
@@ -153,7 +153,7 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
     let binder: Option<Arc<dyn hotmem_page::NodeBinder>> = if memory_bound {
         let t = topology.clone();
         Some(Arc::new(move |range, node: NodeId| {
-            let node = hotmem_numa::NodeId::new(node.0 as usize);
+            let node = hotmem_numa::NodeId::new(node.index());
             // Preferred, not strict: a full node spills over instead of
             // failing the allocation.
             // SAFETY: the heap calls the binder with a range of its own that
@@ -167,7 +167,7 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
         None
     };
     Ok(NumaParts {
-        partitions: (0..nodes as u32).map(NodeId).collect(),
+        partitions: (0..nodes).map(NodeId::new).collect(),
         binder,
         summary: NumaSummary {
             source,
@@ -298,7 +298,7 @@ impl Runtime {
         if let Some(t) = &self.inner.topology {
             if t.is_this_system() {
                 if let Ok(node) = t.current_node() {
-                    let id = NodeId(node.index() as u32);
+                    let id = NodeId::new(node.index());
                     if self.inner.partitions.contains(&id) {
                         return id;
                     }

@@ -89,7 +89,7 @@ where
 {
     let mut work = hotmem_numa::PhaseWork::new(pool.topology());
     for (node, item) in items {
-        let node = hotmem_numa::NodeId::new(node.0 as usize);
+        let node = hotmem_numa::NodeId::new(node.index());
         if work.push(node, item).is_err() {
             unreachable!("heap partitions are the topology's nodes");
         }

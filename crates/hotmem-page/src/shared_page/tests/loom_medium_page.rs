@@ -8,8 +8,8 @@
 
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use crate::{
-    Age, AllocPageError, FreeError, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout, Page,
-    PageRef, PageRequest, PageSizes, PageSource, PageState,
+    Age, AllocPageError, FreeError, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout,
+    OwnedPage, Page, PageRef, PageRequest, PageSizes, PageSource, PageState, RejectedPage,
 };
 use hotmem_os::{Address, MemRange};
 use loom::thread;
@@ -32,7 +32,7 @@ impl ModelPages {
     fn new() -> ModelPages {
         ModelPages {
             sizes: PageSizes::custom(64, 64, MEDIUM, 8, OBJECT).expect("model sizes"),
-            nodes: [NodeId(0)],
+            nodes: [NodeId::ZERO],
             next: AtomicUsize::new(0),
             allocated: AtomicUsize::new(0),
             undone: AtomicUsize::new(0),
@@ -50,24 +50,28 @@ impl PageSource for ModelPages {
         &self.nodes
     }
 
-    fn alloc_page(&self, request: PageRequest) -> Result<PageRef, AllocPageError> {
+    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         self.allocated.fetch_add(1, Ordering::Relaxed);
         let range =
             MemRange::new(Address::new(BASE + n * request.size), request.size).expect("range");
-        Ok(PageRef::new(Page::new(
+        Ok(OwnedPage::new(PageRef::new(Page::new(
             request.page_type,
             request.age,
             request.node,
             range,
             0,
             n as u64,
-        )))
+        ))))
     }
 
-    fn undo_alloc_page(&self, page: &Page) -> Result<(), FreeError> {
-        page.transition(PageState::Allocated, PageState::Freed)
-            .map_err(|_| FreeError::InUse)?;
+    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
+        if page
+            .transition(PageState::Allocated, PageState::Freed)
+            .is_err()
+        {
+            return Err(RejectedPage::new(FreeError::InUse, page));
+        }
         self.undone.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -96,7 +100,7 @@ fn run(mode: MediumPageMode, threads: usize, per_thread: usize) -> Outcome {
                 (0..per_thread)
                     .map(|_| {
                         alloc
-                            .alloc_object(layout, Age::EDEN, NodeId(0))
+                            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
                             .expect("every allocation succeeds")
                     })
                     .collect::<Vec<_>>()
