@@ -2,3 +2,5 @@
 
 #[cfg(hotmem_loom)]
 mod loom_phase_end;
+#[cfg(hotmem_loom)]
+mod loom_handoff;
