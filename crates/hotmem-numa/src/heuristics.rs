@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// Whether GC workers bind to the node whose memory they work on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum AffinityPolicy {
     /// Workers run wherever the OS schedules them (the baseline, and the
     /// only sensible choice on a one-node machine).
@@ -35,6 +36,7 @@ impl AffinityPolicy {
 
 /// Which kind of GC work a pool is sized for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum WorkerKind {
     /// Work running beside the application (ZGC's concurrent relocation):
     /// 25% of the CPUs.

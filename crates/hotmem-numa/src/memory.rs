@@ -13,6 +13,7 @@ use std::mem::MaybeUninit;
 
 /// How firmly a range is bound to its node.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryPolicy {
     /// New pages come from the node while it has free memory, from elsewhere
     /// when it is full (Linux `MPOL_PREFERRED`). Pages already placed stay.
@@ -26,6 +27,7 @@ pub enum MemoryPolicy {
 
 /// Where the pages of a range are.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryLocation {
     /// No page of the range has physical memory yet.
     Unplaced,

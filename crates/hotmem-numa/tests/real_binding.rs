@@ -7,7 +7,7 @@
 //! threads inherit that mask, so binding to the node widens it and restoring
 //! narrows it again.
 
-use hotmem_numa::{AffinityPolicy, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
+use hotmem_numa::{AffinityPolicy, BindingKind, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
 use hwlocality::cpu::binding::CpuBindingFlags;
 
 fn thread_binding(t: &Topology) -> CpuSet {
@@ -77,7 +77,11 @@ fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     }
 
     let out = phase(&mut pool, 64);
-    assert!(out.stats.this_system);
+    assert_eq!(out.stats.binding, BindingKind::Real);
+    assert_eq!(pool.binding_kind(), BindingKind::Real);
+    let text = out.stats.to_string();
+    assert!(text.contains("real bindings"), "{text}");
+    assert!(!text.contains("simulated"), "{text}");
     assert_eq!(out.results.len(), 64 * t.node_count());
     for s in &out.results {
         assert_eq!(s.bound, Some(s.node));
