@@ -7,7 +7,9 @@
 //! threads inherit that mask, so binding to the node widens it and restoring
 //! narrows it again.
 
-use hotmem_numa::{AffinityPolicy, BindingKind, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
+use hotmem_numa::{
+    AffinityPolicy, BindingKind, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool,
+};
 use hwlocality::cpu::binding::CpuBindingFlags;
 
 fn thread_binding(t: &Topology) -> CpuSet {
