@@ -116,7 +116,7 @@ pub use model::{Forwarding, ObjectModel};
 pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
-pub use workers::PhaseSummary;
+pub use workers::{PhaseSummary, WorkerBinding};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

@@ -3,7 +3,7 @@
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 use crate::gc::{self, CollectStats, GcCause, GcTotals};
 use crate::stacks::ThreadStack;
-use crate::workers::GcWorkers;
+use crate::workers::{GcWorkers, WorkerBinding};
 use crate::{BuildError, ClassLoader, GcError, Mutator, Report};
 use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
@@ -24,8 +24,9 @@ pub struct NumaSummary {
     pub nodes: usize,
     /// Whether partition memory is bound to its node through the OS.
     pub memory_bound: bool,
-    /// Whether GC workers bind to nodes during relocation.
-    pub workers_bound: bool,
+    /// Whether GC workers bind to nodes during relocation, and whether
+    /// those bindings are real or simulated (synthetic topology).
+    pub worker_binding: WorkerBinding,
 }
 
 /// Collection state, behind the GC lock.
@@ -109,7 +110,7 @@ fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
             source: source.into(),
             nodes: 1,
             memory_bound: false,
-            workers_bound: false,
+            worker_binding: WorkerBinding::Off,
         },
         #[cfg(feature = "numa")]
         topology: None,
@@ -165,7 +166,7 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
             source,
             nodes,
             memory_bound,
-            workers_bound: affinity == AffinityPolicy::BindDuringPhases,
+            worker_binding: crate::workers::pool_binding(&pool),
         },
         workers: GcWorkers::Numa(pool),
         topology: Some(topology),
