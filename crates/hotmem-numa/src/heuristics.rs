@@ -11,6 +11,33 @@ use crate::Topology;
 use serde::{Deserialize, Serialize};
 
 /// Whether GC workers bind to the node whose memory they work on.
+///
+/// `#[non_exhaustive]`, like every public error and configuration enum of
+/// this crate: a `match` outside the crate needs a wildcard arm,
+///
+/// ```
+/// # use hotmem_numa::AffinityPolicy;
+/// fn binds(p: AffinityPolicy) -> bool {
+///     match p {
+///         AffinityPolicy::Off => false,
+///         AffinityPolicy::BindDuringPhases => true,
+///         _ => false,
+///     }
+/// }
+/// assert!(binds(AffinityPolicy::BindDuringPhases));
+/// ```
+///
+/// and without one does not compile (E0004, non-exhaustive patterns):
+///
+/// ```compile_fail,E0004
+/// # use hotmem_numa::AffinityPolicy;
+/// fn binds(p: AffinityPolicy) -> bool {
+///     match p {
+///         AffinityPolicy::Off => false,
+///         AffinityPolicy::BindDuringPhases => true,
+///     }
+/// }
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub enum AffinityPolicy {

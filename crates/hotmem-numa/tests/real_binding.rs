@@ -57,8 +57,16 @@ fn phase(pool: &mut WorkerPool, per_node: usize) -> hotmem_numa::PhaseOutcome<Se
 fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     let t = Topology::detect().unwrap();
     let before = thread_binding(&t);
-    // One CPU of the allowed set: the mask the workers start with.
-    let narrow: CpuSet = std::iter::once(t.cpuset().iter().last().unwrap()).collect();
+    // One CPU of the test thread's own mask that the topology holds: the
+    // mask the workers start with. Taken from the thread's mask, not from
+    // the machine, so that the test assumes nothing about CPUs the process
+    // may not run on (taskset, cgroups).
+    let cpu = before
+        .iter()
+        .filter(|&c| t.cpuset().contains(c))
+        .last()
+        .expect("the test thread may run on a CPU of the topology");
+    let narrow: CpuSet = std::iter::once(cpu).collect();
     bind_thread(&t, &narrow);
     assert_eq!(thread_binding(&t), narrow);
 
