@@ -3,7 +3,7 @@
 
 use hotmem::objects::{RootTable, SimpleObjects};
 use hotmem::os::MemTag;
-use hotmem::{ArenaKind, MetadataType, Mutator, NumaConfig, Runtime, WorkerBinding};
+use hotmem::{ArenaKind, MetadataType, Mutator, NumaConfig, Runtime};
 use std::sync::Arc;
 
 fn nmt_matches_allocators(rt: &Runtime) {
@@ -156,7 +156,7 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
         .unwrap();
     assert_eq!(rt.partitions().len(), 2);
     // A synthetic topology: the bindings are recorded, not made.
-    assert_eq!(rt.numa().worker_binding, WorkerBinding::Simulated);
+    assert_eq!(rt.numa().worker_binding, hotmem::WorkerBinding::Simulated);
     let medium = rt.heap().page_sizes().small_object_max() + 8;
     // Two mutators: attached round-robin to the two partitions.
     let roots = [objects.root_table(), objects.root_table()];
@@ -183,7 +183,7 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
         Some(1.0),
         "every page evacuated by a worker bound to its node"
     );
-    assert_eq!(stats.relocation.binding, WorkerBinding::Simulated);
+    assert_eq!(stats.relocation.binding, hotmem::WorkerBinding::Simulated);
     let report = rt.report();
     let text = &report.sections()[0].text;
     assert!(
