@@ -13,8 +13,8 @@
 
 use hotmem_numa::heuristics::{concurrent_workers, parallel_workers, workers_for};
 use hotmem_numa::{
-    AffinityPolicy, BindingAction, MemoryLocation, MemoryPolicy, NodeId, PhaseStats, PhaseWork,
-    PoolConfig, Topology, WorkerKind, WorkerPool,
+    AffinityPolicy, BindingAction, BindingKind, MemoryLocation, MemoryPolicy, NodeId, PhaseStats,
+    PhaseWork, PoolConfig, Topology, WorkerKind, WorkerPool,
 };
 use hotmem_os::{Address, MemRange, MemTag, Memory, page_size};
 use std::error::Error;
@@ -54,6 +54,10 @@ struct SimPage {
 fn synthetic_phase() -> Result<(), Box<dyn Error>> {
     let t = Topology::synthetic(SYNTHETIC)?;
     println!("== {t}");
+    println!(
+        "   a model of another machine: bindings are {} (recorded, not made)",
+        BindingKind::of(&t)
+    );
     // Three pages out of four on node 0: uneven, as after a skewed allocation.
     let pages: Vec<SimPage> = (0..SYNTHETIC_PAGES)
         .map(|i| SimPage {
@@ -76,7 +80,10 @@ fn synthetic_phase() -> Result<(), Box<dyn Error>> {
         report(&out.stats);
         if affinity == AffinityPolicy::BindDuringPhases {
             let record = pool.binding_record().unwrap_or_default();
-            println!("   recorded bindings (phase {}):", out.stats.phase);
+            println!(
+                "   recorded bindings (phase {}, simulated: no thread was bound):",
+                out.stats.phase
+            );
             for e in record.iter().filter(|e| e.phase == out.stats.phase) {
                 match &e.action {
                     BindingAction::BindToNode { node, cpus } => {
@@ -85,6 +92,7 @@ fn synthetic_phase() -> Result<(), Box<dyn Error>> {
                     BindingAction::Restore { cpus } => {
                         println!("     worker {} -> restored (cpus {cpus})", e.worker)
                     }
+                    other => println!("     worker {} -> {other:?}", e.worker),
                 }
             }
         }
@@ -195,9 +203,14 @@ fn real_phase(t: &Topology) -> Result<(), Box<dyn Error>> {
 
 fn report(stats: &PhaseStats) {
     print!("{stats}");
+    let simulated = match stats.binding {
+        BindingKind::Real => "",
+        _ => " (simulated)",
+    };
     println!(
-        "   => {:?}: locality {:.1}%{}",
+        "   => {:?}, {} bindings: locality {:.1}%{simulated}{}",
         stats.affinity,
+        stats.binding,
         100.0 * stats.locality_ratio(),
         match stats.observed_locality_ratio() {
             Some(r) => format!(", seen on the item's node's cpus {:.1}%", 100.0 * r),
@@ -206,7 +219,7 @@ fn report(stats: &PhaseStats) {
     );
     if stats.restores() > 0 {
         println!(
-            "   => bind+restore per worker per phase: {:.1} us ({} workers bound, {} rebinds; phase wall {:.1} us)",
+            "   => bind+restore per worker per phase: {:.1} us{simulated} ({} workers bound{simulated}, {} rebinds; phase wall {:.1} us)",
             stats.binding_ns() as f64 / stats.restores() as f64 / 1e3,
             stats.restores(),
             stats.rebinds(),

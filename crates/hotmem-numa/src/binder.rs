@@ -12,6 +12,45 @@ use crate::sync::{Arc, Mutex, lock};
 use crate::{CpuSet, NodeId, Topology};
 use hwlocality::cpu::binding::CpuBindingFlags;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Whether a pool's CPU bindings reach the operating system.
+///
+/// Reports say which, next to every binding and locality figure: on a
+/// synthetic topology the figures are what the model would do, not what a
+/// thread did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BindingKind {
+    /// A detected topology: hwloc binds the worker threads
+    /// (`hwloc_set_cpubind`) and the masks are read back from the OS.
+    Real,
+    /// A synthetic topology, a model of another machine: bindings are
+    /// recorded ([`WorkerPool::binding_record`](crate::WorkerPool::binding_record)),
+    /// not made, and locality is what the model says, not measured.
+    Simulated,
+}
+
+impl BindingKind {
+    /// The kind of binding pools on `topology` do.
+    pub fn of(topology: &Topology) -> BindingKind {
+        if topology.is_this_system() {
+            BindingKind::Real
+        } else {
+            BindingKind::Simulated
+        }
+    }
+}
+
+impl fmt::Display for BindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BindingKind::Real => "real",
+            BindingKind::Simulated => "simulated",
+        })
+    }
+}
 
 /// A change of a worker's CPU binding, as recorded on a synthetic topology.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +65,7 @@ pub struct BindingEvent {
 
 /// What a worker did to its binding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum BindingAction {
     /// Bound to a node's CPUs before processing its items.
     BindToNode {

@@ -6,6 +6,7 @@ use std::fmt;
 
 /// Why a [`Topology`](crate::Topology) could not be built.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TopologyError {
     /// hwloc could not discover this machine.
     Detect {
@@ -26,6 +27,7 @@ pub enum TopologyError {
 
 /// What is wrong with a synthetic topology description.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InvalidDescription {
     /// It contains a NUL character.
     ContainsNul,
@@ -66,6 +68,7 @@ impl std::error::Error for TopologyError {}
 
 /// Which side of a thread CPU binding failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BindOp {
     /// Reading the thread's binding back (`hwloc_get_cpubind`).
     Read,
@@ -108,6 +111,7 @@ impl std::error::Error for BindError {}
 
 /// Why memory binding is not available.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryUnsupported {
     /// The topology is synthetic: it does not describe this machine, so
     /// nothing can be bound to its nodes.
@@ -119,6 +123,7 @@ pub enum MemoryUnsupported {
 
 /// Binding a memory range to a node failed; the range's policy is unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryBindError {
     /// Memory binding is not available here.
     Unsupported(MemoryUnsupported),
@@ -157,6 +162,7 @@ impl std::error::Error for MemoryBindError {}
 
 /// Locating a thread or an address failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LocateError {
     /// The topology is synthetic: this machine's threads and memory are not on
     /// its nodes.

@@ -11,7 +11,35 @@ use crate::Topology;
 use serde::{Deserialize, Serialize};
 
 /// Whether GC workers bind to the node whose memory they work on.
+///
+/// `#[non_exhaustive]`, like every public error and configuration enum of
+/// this crate: a `match` outside the crate needs a wildcard arm,
+///
+/// ```
+/// # use hotmem_numa::AffinityPolicy;
+/// fn binds(p: AffinityPolicy) -> bool {
+///     match p {
+///         AffinityPolicy::Off => false,
+///         AffinityPolicy::BindDuringPhases => true,
+///         _ => false,
+///     }
+/// }
+/// assert!(binds(AffinityPolicy::BindDuringPhases));
+/// ```
+///
+/// and without one does not compile (E0004, non-exhaustive patterns):
+///
+/// ```compile_fail,E0004
+/// # use hotmem_numa::AffinityPolicy;
+/// fn binds(p: AffinityPolicy) -> bool {
+///     match p {
+///         AffinityPolicy::Off => false,
+///         AffinityPolicy::BindDuringPhases => true,
+///     }
+/// }
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum AffinityPolicy {
     /// Workers run wherever the OS schedules them (the baseline, and the
     /// only sensible choice on a one-node machine).
@@ -35,6 +63,7 @@ impl AffinityPolicy {
 
 /// Which kind of GC work a pool is sized for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum WorkerKind {
     /// Work running beside the application (ZGC's concurrent relocation):
     /// 25% of the CPUs.

@@ -1,11 +1,12 @@
-//! The phase-end handshake: each worker hands in its report, then counts the
-//! latch down; the coordinator waits for zero, then takes the reports.
+//! The phase-end handshake: the count of a phase's tickets still alive.
 //!
-//! The order is the whole point: a worker restores its binding and writes its
-//! report *before* it counts down, and touches nothing of the phase after, so
-//! that once the coordinator sees zero every worker is unbound again and the
-//! borrowed phase data may go away. The loom model in
-//! `tests/loom_phase_end.rs` checks it, and checks that the wrong order fails.
+//! A ticket counts up when created and down when dropped
+//! (`pool::handoff::PhaseTicket`); a worker drops its ticket after its run
+//! has restored its binding and written its report, and touches nothing of
+//! the phase after, so that once the coordinator sees zero every worker is
+//! unbound again and the borrowed phase data may go away. The loom models in
+//! `tests/loom_phase_end.rs` and `tests/loom_handoff.rs` check it, and check
+//! that the wrong orders fail.
 
 use crate::sync::{Condvar, Mutex, lock, wait};
 
@@ -21,6 +22,15 @@ impl Latch {
             remaining: Mutex::new(count),
             zero: Condvar::new(),
         }
+    }
+
+    /// One more participant.
+    ///
+    /// # Panics
+    /// If the count would overflow `usize` (it counts live tickets).
+    pub(crate) fn count_up(&self) {
+        let mut n = lock(&self.remaining);
+        *n = n.checked_add(1).expect("latch count overflow");
     }
 
     /// One participant is done. The lock orders everything the caller did
@@ -43,11 +53,4 @@ impl Latch {
             n = wait(&self.zero, n);
         }
     }
-}
-
-/// Writes `report` into the worker's slot, then counts the latch down: the
-/// last thing a worker does in a phase.
-pub(crate) fn hand_in<R>(slot: &Mutex<Option<R>>, report: R, latch: &Latch) {
-    *lock(slot) = Some(report);
-    latch.count_down();
 }

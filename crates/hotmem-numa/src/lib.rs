@@ -20,7 +20,7 @@
 //!   where a range's pages are.
 //!
 //! ```
-//! use hotmem_numa::{AffinityPolicy, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
+//! use hotmem_numa::{AffinityPolicy, BindingKind, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
 //!
 //! // Two nodes of four CPUs each: a model, so it runs on any machine.
 //! let topology = Topology::synthetic("pack:2 numa:1 core:4 pu:1")?;
@@ -41,6 +41,8 @@
 //! })?;
 //! assert_eq!(outcome.results.iter().sum::<u64>(), 10 * pages.iter().sum::<u64>());
 //! assert_eq!(outcome.stats.locality_ratio(), 1.0);
+//! // A model of another machine: the bindings were recorded, not made.
+//! assert_eq!(outcome.stats.binding, BindingKind::Simulated);
 //! // Every worker got its original binding back.
 //! assert!(outcome.stats.workers.iter().all(|w| w.restored_original()));
 //! println!("{}", outcome.stats);
@@ -48,9 +50,11 @@
 //! ```
 //!
 //! On a synthetic topology bindings cannot reach the OS, so the pool records
-//! what it would do ([`WorkerPool::binding_record`]); on a detected topology
-//! it binds for real through hwloc (`hwloc_set_cpubind` with
-//! `HWLOC_CPUBIND_THREAD`) and reads back what the OS says.
+//! what it would do ([`WorkerPool::binding_record`]) and its statistics say
+//! so ([`BindingKind::Simulated`], "simulated" in the text report); on a
+//! detected topology it binds for real through hwloc (`hwloc_set_cpubind`
+//! with `HWLOC_CPUBIND_THREAD`) and reads back what the OS says
+//! ([`BindingKind::Real`]).
 
 mod binder;
 mod cpuset;
@@ -69,7 +73,7 @@ mod topology;
 #[cfg(test)]
 mod tests;
 
-pub use binder::{BindingAction, BindingEvent};
+pub use binder::{BindingAction, BindingEvent, BindingKind};
 pub use cpuset::CpuSet;
 pub use error::{
     BindError, BindOp, InvalidDescription, LocateError, MemoryBindError, MemoryUnsupported,

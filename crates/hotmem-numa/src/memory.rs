@@ -13,6 +13,7 @@ use std::mem::MaybeUninit;
 
 /// How firmly a range is bound to its node.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryPolicy {
     /// New pages come from the node while it has free memory, from elsewhere
     /// when it is full (Linux `MPOL_PREFERRED`). Pages already placed stay.
@@ -26,6 +27,7 @@ pub enum MemoryPolicy {
 
 /// Where the pages of a range are.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryLocation {
     /// No page of the range has physical memory yet.
     Unplaced,
@@ -218,7 +220,14 @@ mod tests {
     #[cfg_attr(miri, ignore = "hwloc is C code (FFI): Miri cannot run it")]
     fn real_binding_places_touched_pages_on_the_node() {
         let t = Topology::detect().unwrap();
-        let node = t.node_ids().last().unwrap();
+        // A node with memory (a CPU-only node refuses a strict binding).
+        let node = t
+            .nodes()
+            .iter()
+            .rev()
+            .find(|n| n.memory_bytes() != Some(0))
+            .unwrap()
+            .id();
         let memory = Memory::new();
         let r = memory.reserve(4 * page_size(), MemTag::JAVA_HEAP).unwrap();
         let range = r.range();

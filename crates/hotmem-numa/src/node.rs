@@ -1,46 +1,14 @@
 //! [`NodeId`] and [`NodeInfo`]: what the rest of the crate knows about a node.
+//!
+//! [`NodeId`] is `hotmem_os::NodeId`, the one node number of every hotmem
+//! crate: a node's dense position in [`Topology::nodes`](crate::Topology::nodes),
+//! `0..node_count()`; the operating system's own number for the node is
+//! [`NodeInfo::os_index`].
 
 use crate::CpuSet;
+pub use hotmem_os::NodeId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-
-/// A NUMA node of a [`Topology`](crate::Topology): its position in
-/// [`Topology::nodes`](crate::Topology::nodes), `0..node_count()`.
-///
-/// Dense on purpose, so that per-node tables are plain vectors; the operating
-/// system's own number for the node is [`NodeInfo::os_index`].
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct NodeId(u16);
-
-impl NodeId {
-    /// The node at position `index`.
-    ///
-    /// # Panics
-    /// If `index` does not fit in 16 bits (no machine has that many nodes).
-    #[inline]
-    pub fn new(index: usize) -> Self {
-        NodeId(u16::try_from(index).expect("NUMA node index above 65535"))
-    }
-
-    /// The position of the node in [`Topology::nodes`](crate::Topology::nodes).
-    #[inline]
-    pub const fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Debug for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "node{}", self.0)
-    }
-}
-
-impl fmt::Display for NodeId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "node{}", self.0)
-    }
-}
 
 /// One NUMA node: its CPUs and its memory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

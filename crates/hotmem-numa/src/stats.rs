@@ -1,6 +1,6 @@
 //! Per-phase statistics: plain data (serde) and a text report.
 
-use crate::{AffinityPolicy, CpuSet, NodeId};
+use crate::{AffinityPolicy, BindingKind, CpuSet, NodeId};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -11,9 +11,10 @@ pub struct PhaseStats {
     pub phase: u64,
     /// The pool's affinity policy.
     pub affinity: AffinityPolicy,
-    /// Whether bindings reached the OS (detected topology) or were recorded
-    /// (synthetic topology).
-    pub this_system: bool,
+    /// Whether bindings reached the OS (detected topology) or were only
+    /// recorded (synthetic topology): every binding and locality figure
+    /// below is simulated in the latter case.
+    pub binding: BindingKind,
     /// Items per node, with how many of them were local.
     pub nodes: Vec<NodePhaseStats>,
     /// One entry per worker.
@@ -139,17 +140,22 @@ fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
+/// The text report. On a synthetic topology every binding and locality
+/// figure carries "simulated": the bindings were recorded, not made.
 impl fmt::Display for PhaseStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sim = match self.binding {
+            BindingKind::Real => "",
+            BindingKind::Simulated => " simulated",
+        };
         writeln!(
             f,
-            "phase {} ({:?}, {}): {} items, {} workers, locality {:.1}%{}, {} binds, {} rebinds, {} restores, {:.1} us binding, wall {:.1} us",
+            "phase {} ({:?}, {}): {} items, {} workers, locality {:.1}%{sim}{}, {} binds{sim}, {} rebinds, {} restores, {:.1} us binding, wall {:.1} us",
             self.phase,
             self.affinity,
-            if self.this_system {
-                "real"
-            } else {
-                "synthetic, recorded"
+            match self.binding {
+                BindingKind::Real => "real bindings",
+                BindingKind::Simulated => "simulated bindings: recorded, not made",
             },
             self.items(),
             self.workers.len(),
@@ -176,7 +182,7 @@ impl fmt::Display for PhaseStats {
         for n in &self.nodes {
             writeln!(
                 f,
-                "  {}: {} items, {} local ({:.1}%)",
+                "  {}: {} items, {} local ({:.1}%{sim})",
                 n.node,
                 n.items,
                 n.local_items,
@@ -192,7 +198,7 @@ impl fmt::Display for PhaseStats {
             if w.bindings.is_empty() {
                 f.write_str(", unbound")?;
             } else {
-                f.write_str(", bound to")?;
+                write!(f, ",{sim} bound to")?;
                 for (node, cpus) in &w.bindings {
                     write!(f, " {node}={cpus}")?;
                 }

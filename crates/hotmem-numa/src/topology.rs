@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 /// Where a [`Topology`] came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TopologySource {
     /// Discovered on this machine: threads really bind to its CPUs.
     Detected,

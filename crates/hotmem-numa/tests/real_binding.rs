@@ -7,7 +7,9 @@
 //! threads inherit that mask, so binding to the node widens it and restoring
 //! narrows it again.
 
-use hotmem_numa::{AffinityPolicy, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool};
+use hotmem_numa::{
+    AffinityPolicy, BindingKind, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool,
+};
 use hwlocality::cpu::binding::CpuBindingFlags;
 
 fn thread_binding(t: &Topology) -> CpuSet {
@@ -55,8 +57,16 @@ fn phase(pool: &mut WorkerPool, per_node: usize) -> hotmem_numa::PhaseOutcome<Se
 fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     let t = Topology::detect().unwrap();
     let before = thread_binding(&t);
-    // One CPU of the allowed set: the mask the workers start with.
-    let narrow: CpuSet = std::iter::once(t.cpuset().iter().last().unwrap()).collect();
+    // One CPU of the test thread's own mask that the topology holds: the
+    // mask the workers start with. Taken from the thread's mask, not from
+    // the machine, so that the test assumes nothing about CPUs the process
+    // may not run on (taskset, cgroups).
+    let cpu = before
+        .iter()
+        .filter(|&c| t.cpuset().contains(c))
+        .last()
+        .expect("the test thread may run on a CPU of the topology");
+    let narrow: CpuSet = std::iter::once(cpu).collect();
     bind_thread(&t, &narrow);
     assert_eq!(thread_binding(&t), narrow);
 
@@ -77,7 +87,11 @@ fn workers_bind_to_the_node_during_the_phase_and_restore_after() {
     }
 
     let out = phase(&mut pool, 64);
-    assert!(out.stats.this_system);
+    assert_eq!(out.stats.binding, BindingKind::Real);
+    assert_eq!(pool.binding_kind(), BindingKind::Real);
+    let text = out.stats.to_string();
+    assert!(text.contains("real bindings"), "{text}");
+    assert!(!text.contains("simulated"), "{text}");
     assert_eq!(out.results.len(), 64 * t.node_count());
     for s in &out.results {
         assert_eq!(s.bound, Some(s.node));

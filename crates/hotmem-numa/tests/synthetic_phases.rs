@@ -5,11 +5,38 @@
 //! what each item's closure saw, and the phase statistics.
 
 use hotmem_numa::{
-    AffinityPolicy, BindingAction, BindingEvent, CpuSet, NodeId, PhaseOutcome, PhaseStats,
-    PhaseWork, PoolConfig, Topology, WorkerPool,
+    AffinityPolicy, BindingAction, BindingEvent, BindingKind, CpuSet, NodeId, PhaseOutcome,
+    PhaseStats, PhaseWork, PoolConfig, Topology, WorkerPool,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Messages of the panics these tests provoke on purpose.
+const EXPECTED_PANICS: [&str; 2] = ["relocation of item", "expected panic"];
+
+/// Keeps the panics these tests provoke out of the output, passing every
+/// other panic (a failing assertion) on to the hook that was installed. Set
+/// once and never swapped back, so that tests running in parallel cannot
+/// restore each other's hooks.
+fn quiet_expected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("");
+            let expected = info.payload().is::<PanicsWhenDropped>()
+                || EXPECTED_PANICS.iter().any(|m| msg.starts_with(m));
+            if !expected {
+                previous(info);
+            }
+        }));
+    });
+}
 
 const TOPOLOGIES: [(&str, usize); 2] = [
     ("pack:2 numa:1 core:4 pu:1", 2),
@@ -87,7 +114,7 @@ fn check_common(t: &Topology, items: &[Item], counts: &[AtomicU32], stats: &Phas
         stats.workers.iter().map(|w| w.items).sum::<u64>(),
         items.len() as u64
     );
-    assert!(!stats.this_system);
+    assert_eq!(stats.binding, BindingKind::Simulated);
     assert_eq!(stats.observed_locality_ratio(), None);
     // A worker takes from each node at most once a phase.
     for w in &stats.workers {
@@ -224,9 +251,7 @@ fn affinity_off_binds_nothing_and_is_not_local_on_several_nodes() {
 
 #[test]
 fn bindings_are_restored_when_items_panic() {
-    // Keep the expected panics' messages out of the test output.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    quiet_expected_panics();
     for (desc, _) in TOPOLOGIES {
         let t = Topology::synthetic(desc).unwrap();
         let items = items(&t);
@@ -251,7 +276,108 @@ fn bindings_are_restored_when_items_panic() {
             assert_eq!(out.stats.locality_ratio(), 1.0);
         }
     }
-    std::panic::set_hook(hook);
+}
+
+/// A panic payload whose own `Drop` panics (`std::panic::panic_any`).
+struct PanicsWhenDropped;
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        panic!("expected panic: a payload's drop");
+    }
+}
+
+#[test]
+fn a_panic_payload_that_panics_when_dropped_cannot_skip_the_restore() {
+    // Issue 12: a worker kept the first payload and dropped the others; a
+    // payload whose drop panicked unwound out of the phase before the
+    // worker restored its binding and handed in its report, which left the
+    // thread bound and made `run_phase` panic on the missing report.
+    quiet_expected_panics();
+    let t = Topology::synthetic(TOPOLOGIES[0].0).unwrap();
+    let mut pool =
+        WorkerPool::new(&t, PoolConfig::new(1, AffinityPolicy::BindDuringPhases)).unwrap();
+    let mut work = PhaseWork::new(&t);
+    for i in 0..4usize {
+        work.push(NodeId::new(i % 2), i).unwrap();
+    }
+    let err = pool
+        .run_phase(work, |_, i| {
+            if i < 3 {
+                std::panic::panic_any(PanicsWhenDropped);
+            }
+            i
+        })
+        .unwrap_err();
+    assert_eq!(err.stats.panicked_items(), 3);
+    assert_eq!(err.results, vec![3]);
+    let w = &err.stats.workers[0];
+    assert_eq!(w.bindings.len(), 2);
+    assert!(w.restored_original(), "{w:?}");
+    let record = pool.binding_record().unwrap();
+    assert_eq!(
+        record.last().map(|e| &e.action),
+        Some(&BindingAction::Restore {
+            cpus: t.cpuset().clone()
+        })
+    );
+    check_unbound_between_phases(&t, &pool);
+    // The first payload is handed back; dropping it would panic again.
+    assert!(err.payload.is::<PanicsWhenDropped>());
+    std::mem::forget(err.payload);
+    // The worker thread is alive and the pool goes on.
+    let mut work = PhaseWork::new(&t);
+    work.push(NodeId::new(1), 7usize).unwrap();
+    let out = pool.run_phase(work, |_, i| i * 2).unwrap();
+    assert_eq!(out.results, vec![14]);
+
+    // Two workers: however the items are shared out, the payloads beyond
+    // the first (on a worker or in the coordinator) are dropped quietly.
+    let mut pool =
+        WorkerPool::new(&t, PoolConfig::new(2, AffinityPolicy::BindDuringPhases)).unwrap();
+    let mut work = PhaseWork::new(&t);
+    for i in 0..16usize {
+        work.push(NodeId::new(i % 2), i).unwrap();
+    }
+    let err = pool
+        .run_phase(work, |_, i| {
+            if i > 0 {
+                std::panic::panic_any(PanicsWhenDropped);
+            }
+            i
+        })
+        .unwrap_err();
+    assert_eq!(err.stats.panicked_items(), 15);
+    assert_eq!(err.results, vec![0]);
+    assert!(err.stats.workers.iter().all(|w| w.restored_original()));
+    check_unbound_between_phases(&t, &pool);
+    std::mem::forget(err.payload);
+}
+
+#[test]
+fn a_simulated_phase_says_so_in_stats_text_and_json() {
+    let t = Topology::synthetic(TOPOLOGIES[0].0).unwrap();
+    let mut pool =
+        WorkerPool::new(&t, PoolConfig::new(2, AffinityPolicy::BindDuringPhases)).unwrap();
+    assert_eq!(pool.binding_kind(), BindingKind::Simulated);
+    let mut work = PhaseWork::new(&t);
+    for i in 0..8usize {
+        work.push(NodeId::new(i % 2), i).unwrap();
+    }
+    let out = pool.run_phase(work, |_, i| i).unwrap();
+    assert_eq!(out.stats.binding, BindingKind::Simulated);
+    let text = out.stats.to_string();
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("simulated bindings: recorded, not made"),
+        "{first}"
+    );
+    assert!(first.contains("locality 100.0% simulated"), "{first}");
+    for line in text.lines().filter(|l| l.contains("bound to")) {
+        assert!(line.contains("simulated bound to"), "{line}");
+    }
+    let json = serde_json::to_value(&out.stats).unwrap();
+    assert_eq!(json["binding"], "simulated");
 }
 
 #[test]
@@ -309,8 +435,7 @@ fn on_each_worker_runs_once_on_every_worker_thread() {
     let pool = hotmem_numa::WorkerPool::new(&topology, config).unwrap();
     let seen = pool.on_each_worker(|i| (i, std::thread::current().id()));
     assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), vec![0, 1, 2]);
-    let mut threads: Vec<_> = seen.iter().map(|s| s.1).collect();
-    threads.dedup();
+    let threads: HashSet<_> = seen.iter().map(|s| s.1).collect();
     assert_eq!(threads.len(), 3, "three distinct worker threads");
     assert!(!threads.contains(&std::thread::current().id()));
 }

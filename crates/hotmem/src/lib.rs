@@ -119,7 +119,7 @@ pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
 pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
-pub use workers::PhaseSummary;
+pub use workers::{PhaseSummary, WorkerBinding};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

@@ -50,7 +50,7 @@ impl Report {
         let _ = writeln!(
             text,
             "numa: {} ({} node(s), memory bound: {}, workers bound during relocation: {})",
-            inner.numa.source, inner.numa.nodes, inner.numa.memory_bound, inner.numa.workers_bound
+            inner.numa.source, inner.numa.nodes, inner.numa.memory_bound, inner.numa.worker_binding
         );
         let (gc_json, stats_json) = {
             let gc = inner.gc_record.lock();
@@ -69,7 +69,7 @@ impl Report {
             if let Some(last) = &gc.last {
                 let _ = writeln!(
                     text,
-                    "last collection #{}: {} live objects ({} KiB), {} pages: {} freed empty, {} evacuated, {} incomplete; used {} -> {} MiB; ttsp {:.1} us, pause {:.3} ms; relocation on {} worker(s), locality {:.0}%",
+                    "last collection #{}: {} live objects ({} KiB), {} pages: {} freed empty, {} evacuated, {} incomplete; used {} -> {} MiB; ttsp {:.1} us, pause {:.3} ms; relocation on {} worker(s), locality {}",
                     last.cycle,
                     last.live_objects,
                     last.live_bytes >> 10,
@@ -82,7 +82,7 @@ impl Report {
                     last.time_to_safepoint_ns as f64 / 1e3,
                     last.pause_ns as f64 / 1e6,
                     last.relocation.workers,
-                    last.relocation.locality_ratio() * 100.0
+                    last.relocation.locality_text()
                 );
             }
             let report = gc.sampler.report();

@@ -6,7 +6,7 @@ use crate::error::NumaError;
 use crate::gc::{self, CollectStats, GcCause, GcTotals};
 use crate::stacks::ThreadStack;
 use crate::views::{HeapView, MetaspaceView, NmtView};
-use crate::workers::GcWorkers;
+use crate::workers::{GcWorkers, WorkerBinding};
 use crate::{AttachError, BuildError, ClassLoader, GcError, Mutator, Report, reentry};
 use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
@@ -27,8 +27,9 @@ pub struct NumaSummary {
     pub nodes: usize,
     /// Whether partition memory is bound to its node through the OS.
     pub memory_bound: bool,
-    /// Whether GC workers bind to nodes during relocation.
-    pub workers_bound: bool,
+    /// Whether GC workers bind to nodes during relocation, and whether
+    /// those bindings are real or simulated (synthetic topology).
+    pub worker_binding: WorkerBinding,
 }
 
 /// What collections leave behind for reports: statistics, the last one,
@@ -117,7 +118,7 @@ fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
             source: source.into(),
             nodes: 1,
             memory_bound: false,
-            workers_bound: false,
+            worker_binding: WorkerBinding::Off,
         },
         #[cfg(feature = "numa")]
         topology: None,
@@ -153,7 +154,6 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
     let binder: Option<Arc<dyn hotmem_page::NodeBinder>> = if memory_bound {
         let t = topology.clone();
         Some(Arc::new(move |range, node: NodeId| {
-            let node = hotmem_numa::NodeId::new(node.index());
             // Preferred, not strict: a full node spills over instead of
             // failing the allocation.
             // SAFETY: the heap calls the binder with a range of its own that
@@ -173,7 +173,7 @@ fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
             source,
             nodes,
             memory_bound,
-            workers_bound: affinity == AffinityPolicy::BindDuringPhases,
+            worker_binding: crate::workers::pool_binding(&pool),
         },
         workers: GcWorkers::Numa(pool),
         topology: Some(topology),
@@ -298,9 +298,8 @@ impl Runtime {
         if let Some(t) = &self.inner.topology {
             if t.is_this_system() {
                 if let Ok(node) = t.current_node() {
-                    let id = NodeId::new(node.index());
-                    if self.inner.partitions.contains(&id) {
-                        return id;
+                    if self.inner.partitions.contains(&node) {
+                        return node;
                     }
                 }
             }

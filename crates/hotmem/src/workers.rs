@@ -5,6 +5,34 @@
 use crate::GcError;
 use hotmem_page::NodeId;
 use serde::Serialize;
+use std::fmt;
+
+/// Whether and how GC workers bind to the node of the pages they relocate.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WorkerBinding {
+    /// Workers run unbound (one node, NUMA off, or built without the
+    /// `numa` feature): node locality does not apply.
+    #[default]
+    Off,
+    /// Workers bind their threads to the node's CPUs through the OS (hwloc
+    /// on the detected topology) for the length of a phase.
+    Real,
+    /// The topology is synthetic, a model of another machine: bindings are
+    /// recorded, not made, and locality figures are what the model says.
+    Simulated,
+}
+
+impl fmt::Display for WorkerBinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WorkerBinding::Off => "off",
+            WorkerBinding::Real => "real",
+            WorkerBinding::Simulated => "simulated (recorded, not made)",
+        })
+    }
+}
 
 /// What one relocation phase did on the workers.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -14,24 +42,58 @@ pub struct PhaseSummary {
     /// Items (pages) processed.
     pub items: u64,
     /// Items processed by a worker bound to the item's node (equal to
-    /// `items` when every page was relocated node-locally).
-    pub local_items: u64,
-    /// Whether workers were bound to nodes during the phase.
-    pub bound: bool,
-    /// Binds and rebinds made.
+    /// `items` when every page was relocated node-locally); `None` when the
+    /// workers were not bound ([`WorkerBinding::Off`]), where it does not
+    /// apply. Simulated, not measured, under [`WorkerBinding::Simulated`].
+    pub local_items: Option<u64>,
+    /// How workers were bound to nodes during the phase.
+    pub binding: WorkerBinding,
+    /// Binds and rebinds made (recorded ones when simulated).
     pub binds: u64,
     /// Time spent binding and restoring, all workers together.
     pub binding_ns: u64,
 }
 
 impl PhaseSummary {
-    /// `local_items / items`, 1.0 for an empty phase.
-    pub fn locality_ratio(&self) -> f64 {
-        if self.items == 0 {
+    /// `local_items / items` (1.0 for an empty phase); `None` when the
+    /// workers were not bound: locality does not apply ("n/a").
+    pub fn locality_ratio(&self) -> Option<f64> {
+        let local = self.local_items?;
+        Some(if self.items == 0 {
             1.0
         } else {
-            self.local_items as f64 / self.items as f64
+            local as f64 / self.items as f64
+        })
+    }
+
+    /// The locality for a report line: "100% (real)", "100% (simulated)",
+    /// or "n/a (workers unbound)".
+    pub fn locality_text(&self) -> String {
+        match (self.locality_ratio(), self.binding) {
+            (None, _) | (_, WorkerBinding::Off) => "n/a (workers unbound)".to_string(),
+            (Some(r), WorkerBinding::Simulated) => format!("{:.0}% (simulated)", r * 100.0),
+            (Some(r), _) => format!("{:.0}% (real)", r * 100.0),
         }
+    }
+}
+
+/// How the workers of `pool` bind during phases.
+#[cfg(feature = "numa")]
+pub(crate) fn pool_binding(pool: &hotmem_numa::WorkerPool) -> WorkerBinding {
+    pool_binding_of(pool.affinity(), pool.binding_kind())
+}
+
+#[cfg(feature = "numa")]
+pub(crate) fn pool_binding_of(
+    affinity: hotmem_numa::AffinityPolicy,
+    kind: hotmem_numa::BindingKind,
+) -> WorkerBinding {
+    use hotmem_numa::{AffinityPolicy, BindingKind};
+    match (affinity, kind) {
+        (AffinityPolicy::BindDuringPhases, BindingKind::Real) => WorkerBinding::Real,
+        (AffinityPolicy::BindDuringPhases, BindingKind::Simulated) => WorkerBinding::Simulated,
+        // `Off`, and policies or kinds added later: claim no binding.
+        _ => WorkerBinding::Off,
     }
 }
 
@@ -89,20 +151,24 @@ where
 {
     let mut work = hotmem_numa::PhaseWork::new(pool.topology());
     for (node, item) in items {
-        let node = hotmem_numa::NodeId::new(node.index());
-        if work.push(node, item).is_err() {
-            unreachable!("heap partitions are the topology's nodes");
+        // Heap partitions are the topology's nodes, so this never fails; if
+        // it did, nothing has run yet and the collection reports it.
+        if let Err(e) = work.push(node, item) {
+            return Err(GcError::WorkerPanicked(format!(
+                "relocation item for an unknown node: {e}"
+            )));
         }
     }
     let outcome = pool
         .run_phase(work, |_ctx, item| f(item))
         .map_err(|p| GcError::WorkerPanicked(p.message().unwrap_or("(no message)").to_string()))?;
     let s = &outcome.stats;
+    let binding = pool_binding_of(s.affinity, s.binding);
     let summary = PhaseSummary {
         workers: pool.worker_count(),
         items: s.items(),
-        local_items: s.local_items(),
-        bound: pool.affinity() == hotmem_numa::AffinityPolicy::BindDuringPhases,
+        local_items: (binding != WorkerBinding::Off).then(|| s.local_items()),
+        binding,
         binds: s.binds(),
         binding_ns: s.binding_ns(),
     };
@@ -149,10 +215,84 @@ where
     let summary = PhaseSummary {
         workers,
         items: total,
-        local_items: 0,
-        bound: false,
+        local_items: None,
+        binding: WorkerBinding::Off,
         binds: 0,
         binding_ns: 0,
     };
     Ok((results.into_inner(), summary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(i: u32) -> NodeId {
+        NodeId::new(i as usize)
+    }
+
+    fn items() -> Vec<(NodeId, u32)> {
+        (0..8).map(|i| (node(i % 2), i)).collect()
+    }
+
+    #[test]
+    fn plain_workers_report_locality_as_not_applicable() {
+        let mut w = GcWorkers::Plain { threads: 2 };
+        let (results, s) = w.run(items(), |i| i).unwrap();
+        assert_eq!(results.len(), 8);
+        assert_eq!(s.binding, WorkerBinding::Off);
+        assert_eq!(s.local_items, None);
+        assert_eq!(s.locality_ratio(), None, "not 0%: nothing was bound");
+        assert_eq!(s.locality_text(), "n/a (workers unbound)");
+        assert_eq!(
+            serde_json::to_value(&s).unwrap()["local_items"],
+            serde_json::Value::Null
+        );
+    }
+
+    #[cfg(feature = "numa")]
+    fn numa_run(
+        topology: &hotmem_numa::Topology,
+        affinity: hotmem_numa::AffinityPolicy,
+        items: Vec<(NodeId, u32)>,
+    ) -> PhaseSummary {
+        let pool =
+            hotmem_numa::WorkerPool::new(topology, hotmem_numa::PoolConfig::new(2, affinity))
+                .unwrap();
+        let binding = pool_binding(&pool);
+        let mut w = GcWorkers::Numa(pool);
+        let (_, s) = w.run(items, |i| i).unwrap();
+        assert_eq!(s.binding, binding, "the summary says what the pool does");
+        s
+    }
+
+    #[cfg(feature = "numa")]
+    #[test]
+    fn a_synthetic_topology_reports_simulated_binding() {
+        let t = hotmem_numa::Topology::synthetic("pack:2 numa:1 core:2 pu:1").unwrap();
+        let s = numa_run(&t, hotmem_numa::AffinityPolicy::BindDuringPhases, items());
+        assert_eq!(s.binding, WorkerBinding::Simulated);
+        assert_eq!(s.locality_ratio(), Some(1.0));
+        assert_eq!(s.locality_text(), "100% (simulated)");
+        assert!(WorkerBinding::Simulated.to_string().contains("simulated"));
+        assert_eq!(serde_json::to_value(&s).unwrap()["binding"], "simulated");
+        // Affinity off on the same model: no binding, no locality.
+        let s = numa_run(&t, hotmem_numa::AffinityPolicy::Off, items());
+        assert_eq!(s.binding, WorkerBinding::Off);
+        assert_eq!(s.locality_ratio(), None);
+    }
+
+    #[cfg(feature = "numa")]
+    #[test]
+    fn the_detected_topology_reports_real_binding() {
+        let t = hotmem_numa::Topology::detect().unwrap();
+        // A node with CPUs to bind to (a memory-only node has none).
+        let with_cpus = t.nodes().iter().find(|n| !n.cpuset().is_empty()).unwrap();
+        let n = u32::try_from(with_cpus.id().index()).unwrap();
+        let items: Vec<_> = (0..8).map(|i| (node(n), i)).collect();
+        let s = numa_run(&t, hotmem_numa::AffinityPolicy::BindDuringPhases, items);
+        assert_eq!(s.binding, WorkerBinding::Real);
+        assert_eq!(s.locality_ratio(), Some(1.0));
+        assert_eq!(s.locality_text(), "100% (real)");
+    }
 }

@@ -1,6 +1,7 @@
 //! [`WorkerPool`]: named GC worker threads that run phases of node-grouped
 //! work, bound to each item's node for the length of the phase.
 
+pub(crate) mod handoff;
 mod outcome;
 mod phase;
 mod work;
@@ -13,15 +14,14 @@ pub use work::PhaseWork;
 use crate::binder::{BindingEvent, Record, ThreadBinder};
 use crate::error::BindError;
 use crate::heuristics::{WorkerKind, workers_for};
-use crate::latch::Latch;
 use crate::stats::{NodePhaseStats, PhaseStats};
 use crate::sync::{Arc, Mutex, Sender, into_inner, lock, unbounded};
-use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
-use phase::{Phase, PhaseTask};
+use crate::{AffinityPolicy, BindingKind, CpuSet, NodeId, Topology};
+use phase::Phase;
 use std::fmt;
 use std::thread::JoinHandle;
 use std::time::Instant;
-use worker::{Job, TaskRef, WorkerState, worker_main};
+use worker::{Job, WorkerState, worker_main};
 
 /// How to build a [`WorkerPool`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,6 +160,12 @@ impl WorkerPool {
         self.affinity
     }
 
+    /// Whether the pool's bindings are real (detected topology) or
+    /// simulated (synthetic topology: recorded, not made).
+    pub fn binding_kind(&self) -> BindingKind {
+        BindingKind::of(&self.topology)
+    }
+
     /// Changes the affinity policy for the following phases (to compare
     /// both on the same threads).
     pub fn set_affinity(&mut self, affinity: AffinityPolicy) {
@@ -291,28 +297,16 @@ impl WorkerPool {
             f: &f,
             slots: (0..n).map(|_| Mutex::new(None)).collect(),
         };
-        let latch = Arc::new(Latch::new(n));
         let start = Instant::now();
-        {
-            let task: &dyn PhaseTask = &phase;
-            // Waits for the latch even if this function unwinds, so that no
-            // worker can see the phase after it is gone.
-            let _wait = WaitOnDrop(&latch);
-            for w in &self.workers {
-                // SAFETY: `_wait` keeps this frame (and `phase`) alive until
-                // every worker the job reaches has counted the latch down;
-                // a job that cannot be sent is counted down here instead.
-                let task = unsafe { TaskRef::new(task) };
-                let job = Job::Phase {
-                    task,
-                    done: latch.clone(),
-                };
-                let sent = w.jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok());
-                if !sent {
-                    latch.count_down();
-                }
+        // Returns only once every worker is done with `phase` (or its
+        // ticket was dropped unsent), so `phase` may borrow `f` and the items.
+        handoff::run_on_workers(&phase, n, |i, ticket| {
+            if let Some(tx) = &self.workers[i].jobs {
+                // A worker that is gone hands the job back: dropping it
+                // drops the ticket, which counts the phase down.
+                let _ = tx.send(Job::Phase(ticket));
             }
-        }
+        });
         let wall_ns = start.elapsed().as_nanos() as u64;
         self.collect(phase, wall_ns)
     }
@@ -345,8 +339,12 @@ impl WorkerPool {
             } else {
                 results.extend(report.results);
             }
-            if payload.is_none() {
-                payload = report.panic;
+            match (&payload, report.panic) {
+                (None, first) => payload = first,
+                // Only the first payload is handed back; the others are
+                // dropped without letting their `Drop` unwind out of here.
+                (Some(_), Some(other)) => phase::drop_payload(other),
+                (Some(_), None) => {}
             }
             workers.push(report.stats);
         }
@@ -354,7 +352,7 @@ impl WorkerPool {
         let stats = PhaseStats {
             phase: phase.number,
             affinity: phase.affinity,
-            this_system: self.topology.is_this_system(),
+            binding: BindingKind::of(&self.topology),
             nodes: node_stats,
             workers,
             wall_ns,
@@ -368,15 +366,6 @@ impl WorkerPool {
                 payload,
             }),
         }
-    }
-}
-
-/// Waits for a latch when dropped.
-struct WaitOnDrop<'a>(&'a Latch);
-
-impl Drop for WaitOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.wait();
     }
 }
 
@@ -402,7 +391,7 @@ impl fmt::Debug for WorkerPool {
             .field("workers", &self.workers.len())
             .field("affinity", &self.affinity)
             .field("phases", &self.phases)
-            .field("this_system", &self.topology.is_this_system())
+            .field("binding", &self.binding_kind())
             .finish()
     }
 }

@@ -6,6 +6,7 @@ use std::fmt;
 
 /// Why a pool could not start.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum PoolError {
     /// A pool needs at least one worker.
     NoWorkers,

@@ -2,12 +2,12 @@
 //! walk each worker makes over the nodes, binding before its first item on a
 //! node and restoring its original binding at the end.
 
+use super::handoff::PhaseTask;
 use super::worker::WorkerState;
 use crate::binder::BindingAction;
 use crate::error::BindError;
-use crate::latch::{Latch, hand_in};
 use crate::stats::WorkerPhaseStats;
-use crate::sync::{ArrayQueue, Mutex};
+use crate::sync::{ArrayQueue, Mutex, lock};
 use crate::topology::current_cpu;
 use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
 use std::any::Any;
@@ -22,11 +22,13 @@ pub(crate) struct WorkerReport<R> {
     pub(crate) panic: Option<Box<dyn Any + Send>>,
 }
 
-/// A phase, type-erased for the workers.
-pub(crate) trait PhaseTask: Sync {
-    /// Runs the worker's part of the phase, then hands in its report and
-    /// counts `latch` down. Never unwinds: item panics are caught.
-    fn run(&self, worker: &mut WorkerState, latch: &Latch);
+/// Drops a panic payload, whose own `Drop` may panic (`panic_any` of a
+/// value that panics when dropped): that second panic is caught and its
+/// payload leaked, so that a worker never unwinds past its restore.
+pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
 }
 
 pub(crate) struct Phase<'a, T, R, F> {
@@ -218,7 +220,13 @@ where
                     Ok(r) => results.push(r),
                     Err(p) => {
                         s.panicked_items += 1;
-                        panic.get_or_insert(p);
+                        // Keep the first payload; drop the others without
+                        // letting their `Drop` unwind out of the phase.
+                        if panic.is_none() {
+                            panic = Some(p);
+                        } else {
+                            drop_payload(p);
+                        }
                     }
                 }
                 if let Some(observed) = &mut s.observed_local_items {
@@ -244,14 +252,16 @@ where
     }
 }
 
-impl<T, R, F> PhaseTask for Phase<'_, T, R, F>
+impl<T, R, F> PhaseTask<WorkerState> for Phase<'_, T, R, F>
 where
     T: Send,
     R: Send,
     F: Fn(&WorkerContext<'_>, T) -> R + Sync,
 {
-    fn run(&self, w: &mut WorkerState, latch: &Latch) {
+    /// Works, restores the binding, writes the report. The ticket this runs
+    /// under counts the phase down after this returns.
+    fn run(&self, w: &mut WorkerState) {
         let report = self.work(w);
-        hand_in(&self.slots[w.index], report, latch);
+        *lock(&self.slots[w.index]) = Some(report);
     }
 }

@@ -1,10 +1,10 @@
 //! The worker threads: each waits for jobs on its own channel and runs them.
 
-use super::phase::PhaseTask;
+use super::handoff::PhaseTicket;
+use super::phase::drop_payload;
 use crate::binder::ThreadBinder;
 use crate::error::BindError;
-use crate::latch::Latch;
-use crate::sync::{Arc, Receiver, Sender};
+use crate::sync::{Receiver, Sender};
 use crate::{CpuSet, NodeId};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -20,40 +20,11 @@ pub(crate) struct WorkerState {
     pub(crate) unbound_mask: CpuSet,
 }
 
-/// A borrowed phase with its lifetime erased.
-///
-/// The coordinator ([`super::WorkerPool::run_phase`]) creates it from a phase
-/// on its stack and does not return (nor unwind) before every worker it was
-/// sent to has counted the phase's latch down, after its last use of it.
-pub(crate) struct TaskRef(*const (dyn PhaseTask + 'static));
-
-// SAFETY: the pointee is `Sync` (`PhaseTask: Sync`) and stays alive while any
-// worker holds the pointer (the coordinator's wait, see `TaskRef`), so sending
-// the pointer to a worker thread is sending a shared reference to it.
-unsafe impl Send for TaskRef {}
-
-impl TaskRef {
-    /// Erases the lifetime of `task`.
-    ///
-    /// # Safety
-    /// `task` must stay alive until every worker this `TaskRef` is sent to
-    /// has finished [`PhaseTask::run`] (counted the latch down).
-    pub(crate) unsafe fn new<'a>(task: &'a (dyn PhaseTask + 'a)) -> TaskRef {
-        let ptr: *const (dyn PhaseTask + 'a) = task;
-        // SAFETY: only the trait object's lifetime bound changes (same
-        // layout); the caller keeps the pointee alive for every use.
-        TaskRef(unsafe {
-            std::mem::transmute::<*const (dyn PhaseTask + 'a), *const (dyn PhaseTask + 'static)>(
-                ptr,
-            )
-        })
-    }
-}
-
 /// A message to a worker.
 pub(crate) enum Job {
-    /// Run your part of a phase, then count `done` down.
-    Phase { task: TaskRef, done: Arc<Latch> },
+    /// Run your part of a phase (dropping the ticket, run or not, tells
+    /// the coordinator this worker is done with the phase).
+    Phase(PhaseTicket<WorkerState>),
     /// Report your thread's current binding.
     ReadBinding(Sender<Result<CpuSet, BindError>>),
     /// Run a closure of the pool's user on this thread.
@@ -64,18 +35,13 @@ pub(crate) enum Job {
 pub(crate) fn worker_main(mut state: WorkerState, jobs: Receiver<Job>) {
     while let Ok(job) = jobs.recv() {
         match job {
-            Job::Phase { task, done } => {
-                // SAFETY: `TaskRef`'s contract: the coordinator keeps the
-                // phase alive until `done` reaches zero, and `run` counts it
-                // down as its very last use of the phase.
-                let task = unsafe { &*task.0 };
-                let ran = catch_unwind(AssertUnwindSafe(|| task.run(&mut state, &done)));
-                if ran.is_err() {
-                    // A bug of ours, not an item's panic (those are caught
-                    // per item): `run` unwound before handing in its report.
-                    // Count down for it so the coordinator is not left
-                    // waiting; it reports the missing worker.
-                    done.count_down();
+            Job::Phase(ticket) => {
+                // `run` catches item panics itself; a panic out of it is a
+                // bug of ours, and unwinding drops the ticket, which counts
+                // the phase down all the same (the coordinator reports the
+                // missing report). The worker lives on.
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| ticket.run(&mut state))) {
+                    drop_payload(payload);
                 }
             }
             Job::ReadBinding(reply) => {
@@ -85,7 +51,9 @@ pub(crate) fn worker_main(mut state: WorkerState, jobs: Receiver<Job>) {
             Job::Call(f) => {
                 // A panic drops the closure's reply sender, which tells the
                 // caller; the worker itself lives on.
-                let _ = catch_unwind(AssertUnwindSafe(f));
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+                    drop_payload(payload);
+                }
             }
         }
     }

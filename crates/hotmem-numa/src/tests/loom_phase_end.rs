@@ -1,13 +1,15 @@
-//! The phase-end handshake: once the coordinator's wait returns, every
-//! worker has restored its binding and its report is in its slot.
+//! The phase-end handshake: once the coordinator's `run_on_workers` returns,
+//! every worker has restored its binding and its report is in its slot.
 //!
 //! Two workers and the coordinator, as in `WorkerPool::run_phase`: each
-//! worker binds (its binding state becomes `Bound`), restores (`Restored`),
-//! then calls the real [`hand_in`]. The coordinator waits on the real
-//! [`Latch`] and then checks both. The second model counts down before
-//! restoring (the order the design forbids) and must be caught.
+//! worker's run binds (its binding state becomes `Bound`), restores
+//! (`Restored`) and writes its report slot, as `Phase::run` does; the real
+//! [`run_on_workers`] and [`PhaseTicket`] count the phase down when the run
+//! returns. The coordinator then checks both. The second model restores
+//! after the ticket is gone (the order the design forbids: the worker is
+//! still bound when the coordinator goes on) and must be caught.
 
-use crate::latch::{Latch, hand_in};
+use crate::pool::handoff::{PhaseTask, PhaseTicket, run_on_workers};
 use crate::sync::{Arc, Mutex, lock};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -19,51 +21,56 @@ enum ThreadBinding {
 
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum Order {
-    /// Restore, hand in, count down: the pool's order.
-    RestoreThenHandIn,
-    /// Count down, then restore: forbidden.
-    CountDownThenRestore,
+    /// Restore and write the report inside the run: the pool's order.
+    RestoreInRun,
+    /// Restore after the run, once the ticket is gone: forbidden.
+    RestoreAfterTicket,
 }
 
-struct Shared {
-    latch: Latch,
-    bindings: [Mutex<ThreadBinding>; 2],
+/// What the model's threads share beyond the phase: their bindings.
+struct Bindings([Mutex<ThreadBinding>; 2]);
+
+struct ModelPhase {
+    order: Order,
+    bindings: Arc<Bindings>,
     slots: [Mutex<Option<usize>>; 2],
+}
+
+impl PhaseTask<usize> for ModelPhase {
+    fn run(&self, &mut i: &mut usize) {
+        *lock(&self.bindings.0[i]) = ThreadBinding::Bound;
+        if self.order == Order::RestoreInRun {
+            *lock(&self.bindings.0[i]) = ThreadBinding::Restored;
+        }
+        *lock(&self.slots[i]) = Some(i + 10);
+    }
 }
 
 fn model(order: Order) {
     loom::model(move || {
-        let shared = Arc::new(Shared {
-            latch: Latch::new(2),
-            bindings: [
-                Mutex::new(ThreadBinding::Original),
-                Mutex::new(ThreadBinding::Original),
-            ],
+        let bindings = Arc::new(Bindings([
+            Mutex::new(ThreadBinding::Original),
+            Mutex::new(ThreadBinding::Original),
+        ]));
+        let phase = ModelPhase {
+            order,
+            bindings: bindings.clone(),
             slots: [Mutex::new(None), Mutex::new(None)],
+        };
+        let mut workers = Vec::new();
+        run_on_workers(&phase, 2, |i, ticket: PhaseTicket<usize>| {
+            let b = bindings.clone();
+            workers.push(loom::thread::spawn(move || {
+                let mut index = i;
+                ticket.run(&mut index);
+                if order == Order::RestoreAfterTicket {
+                    *lock(&b.0[i]) = ThreadBinding::Restored;
+                }
+            }));
         });
-        let workers: Vec<_> = (0..2)
-            .map(|i| {
-                let s = shared.clone();
-                loom::thread::spawn(move || {
-                    *lock(&s.bindings[i]) = ThreadBinding::Bound;
-                    match order {
-                        Order::RestoreThenHandIn => {
-                            *lock(&s.bindings[i]) = ThreadBinding::Restored;
-                            hand_in(&s.slots[i], i + 10, &s.latch);
-                        }
-                        Order::CountDownThenRestore => {
-                            s.latch.count_down();
-                            *lock(&s.bindings[i]) = ThreadBinding::Restored;
-                            *lock(&s.slots[i]) = Some(i + 10);
-                        }
-                    }
-                })
-            })
-            .collect();
-        shared.latch.wait();
         for i in 0..2 {
-            assert_eq!(*lock(&shared.bindings[i]), ThreadBinding::Restored);
-            assert_eq!(*lock(&shared.slots[i]), Some(i + 10));
+            assert_eq!(*lock(&bindings.0[i]), ThreadBinding::Restored);
+            assert_eq!(*lock(&phase.slots[i]), Some(i + 10));
         }
         for w in workers {
             w.join().unwrap();
@@ -73,11 +80,11 @@ fn model(order: Order) {
 
 #[test]
 fn loom_phase_end_sees_restored_bindings_and_reports() {
-    model(Order::RestoreThenHandIn);
+    model(Order::RestoreInRun);
 }
 
 #[test]
 #[should_panic(expected = "left == right")]
-fn loom_phase_end_counting_down_first_is_caught() {
-    model(Order::CountDownThenRestore);
+fn loom_phase_end_restoring_after_the_ticket_is_caught() {
+    model(Order::RestoreAfterTicket);
 }
