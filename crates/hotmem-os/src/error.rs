@@ -5,6 +5,7 @@ use std::fmt;
 
 /// Which system call failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OsOp {
     /// `mmap` reserving address space.
     Reserve,
@@ -69,6 +70,7 @@ impl From<OsError> for std::io::Error {
 
 /// A range argument that cannot be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RangeError {
     /// The range has no bytes.
     Empty,
@@ -119,6 +121,7 @@ impl std::error::Error for RangeError {}
 
 /// Why a reservation could not be made.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReserveError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -178,6 +181,7 @@ impl std::error::Error for ReserveError {
 
 /// Why a commit, uncommit or unmap of part of a reservation failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CommitError {
     /// The range is empty, misaligned or not inside the reservation.
     Range(RangeError),
@@ -211,6 +215,7 @@ impl From<RangeError> for CommitError {
 
 /// Why a segment of physical memory could not be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PhysicalError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -266,6 +271,7 @@ impl std::error::Error for PhysicalError {
 
 /// Why physical memory could not be mapped into a reservation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MapError {
     /// The target range is empty, misaligned or not inside the reservation.
     Range(RangeError),

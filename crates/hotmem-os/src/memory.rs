@@ -1,10 +1,10 @@
 //! `Memory`: the handle through which address space is reserved.
 
 use crate::error::{OsError, OsOp, PhysicalError, ReserveError};
+use crate::sync::Arc;
 use crate::{MemRange, MemTag, MemoryEvent, MemoryObserver, PhysicalMemory, Reservation};
 use crate::{align_up, page_size, sys};
 use std::fmt;
-use std::sync::Arc;
 
 /// The door to virtual memory. Every reservation made through it, and every
 /// commit, uncommit and release of those reservations, is reported to its
