@@ -1,7 +1,7 @@
 //! The tracker as an observer of real memory, from many threads, and its
 //! detail reports.
 
-use hotmem_nmt::baseline::LinkedListTracker;
+use hotmem_nmt::linked_list::LinkedListTracker;
 use hotmem_nmt::{CallStack, Level, Operation, Scale, SiteKind, TrackError, Tracker};
 use hotmem_os::{Address, MemRange, MemTag, Memory, page_size};
 use std::sync::{Arc, Barrier};
