@@ -60,8 +60,11 @@ impl Delta {
     #[inline]
     pub(crate) fn add(&mut self, tag: MemTag, reserved: isize, committed: isize) {
         if let Some(d) = self.entry(tag) {
-            d.reserved += reserved;
-            d.committed += committed;
+            // Wrapping, like the totals: a change of more than isize::MAX
+            // bytes (only a range above 2^63 can make one) is kept modulo
+            // 2^64 instead of overflowing.
+            d.reserved = d.reserved.wrapping_add(reserved);
+            d.committed = d.committed.wrapping_add(committed);
             return;
         }
         let new = TagDelta {
