@@ -32,6 +32,11 @@ impl Totals {
 }
 
 /// How one operation changed one tag's totals.
+///
+/// The changes are two's complement modulo 2^64, like the totals: exact for
+/// any change of at most `isize::MAX` bytes, that is for every operation on
+/// a real address space (at most 2^57 bytes on current hardware). A change
+/// of a range larger than that still adds up to the right totals.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TagDelta {
     /// The tag.
