@@ -10,7 +10,35 @@ use crate::{MemRange, MemTag};
 /// release that the kernel refused is followed by events that restore it
 /// (see [`MemoryEvent::Release`]).
 ///
-/// Non-exhaustive: match with a wildcard arm.
+/// Non-exhaustive: a later version may report more kinds of operation, so
+/// an observer matches with a wildcard arm:
+///
+/// ```
+/// # use hotmem_os::MemoryEvent;
+/// fn kind(e: &MemoryEvent) -> &'static str {
+///     match e {
+///         MemoryEvent::Reserve { .. } => "reserve",
+///         MemoryEvent::Commit { .. } => "commit",
+///         MemoryEvent::Uncommit { .. } => "uncommit",
+///         MemoryEvent::Release { .. } => "release",
+///         _ => "other",
+///     }
+/// }
+/// ```
+///
+/// and without one, does not compile:
+///
+/// ```compile_fail,E0004
+/// # use hotmem_os::MemoryEvent;
+/// fn kind(e: &MemoryEvent) -> &'static str {
+///     match e {
+///         MemoryEvent::Reserve { .. } => "reserve",
+///         MemoryEvent::Commit { .. } => "commit",
+///         MemoryEvent::Uncommit { .. } => "uncommit",
+///         MemoryEvent::Release { .. } => "release",
+///     }
+/// }
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MemoryEvent {
