@@ -187,13 +187,22 @@ pub enum CommitError {
     Range(RangeError),
     /// The OS refused (for a commit, usually: out of memory).
     Os(OsError),
+    /// Called from a [`MemoryObserver`](crate::MemoryObserver) while it is
+    /// notified of a commit, uncommit, map or unmap: that notification holds
+    /// a reservation's operation lock, and waiting for one from inside it
+    /// could deadlock. Nothing was done.
+    Reentrant,
 }
+
+const REENTRANT: &str =
+    "a memory observer cannot commit, uncommit, map or unmap while it is notified of one";
 
 impl fmt::Display for CommitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CommitError::Range(e) => e.fmt(f),
             CommitError::Os(e) => e.fmt(f),
+            CommitError::Reentrant => f.write_str(REENTRANT),
         }
     }
 }
@@ -203,6 +212,7 @@ impl std::error::Error for CommitError {
         match self {
             CommitError::Range(e) => Some(e),
             CommitError::Os(e) => Some(e),
+            CommitError::Reentrant => None,
         }
     }
 }
@@ -279,6 +289,9 @@ pub enum MapError {
     Physical(PhysicalError),
     /// The OS refused.
     Os(OsError),
+    /// Called from a [`MemoryObserver`](crate::MemoryObserver)'s
+    /// notification, as [`CommitError::Reentrant`]. Nothing was done.
+    Reentrant,
 }
 
 impl fmt::Display for MapError {
@@ -287,6 +300,7 @@ impl fmt::Display for MapError {
             MapError::Range(e) => e.fmt(f),
             MapError::Physical(e) => e.fmt(f),
             MapError::Os(e) => e.fmt(f),
+            MapError::Reentrant => f.write_str(REENTRANT),
         }
     }
 }
@@ -297,6 +311,7 @@ impl std::error::Error for MapError {
             MapError::Range(e) => Some(e),
             MapError::Physical(e) => Some(e),
             MapError::Os(e) => Some(e),
+            MapError::Reentrant => None,
         }
     }
 }

@@ -110,8 +110,11 @@ impl MemoryEvent {
 /// Called on the thread that made the operation, possibly from many threads
 /// at once. Commit, uncommit, map and unmap are reported while the
 /// reservation's operation lock is held, so that the observer sees the
-/// operations of one reservation in the kernel's order; the observer must
-/// therefore not call back into the same `Memory`, and should be quick.
+/// operations of one reservation in the kernel's order; the observer should
+/// therefore be quick, and a commit, uncommit, map or unmap that it makes
+/// from such a notification fails with
+/// [`CommitError::Reentrant`](crate::CommitError::Reentrant) (it could
+/// otherwise deadlock). Reserving and releasing from an observer work.
 pub trait MemoryObserver: Send + Sync {
     /// One operation happened (or, for a release, is about to).
     fn observe(&self, event: &MemoryEvent);

@@ -4,6 +4,7 @@ use crate::error::{CommitError, MapError, OsError, OsOp, PhysicalError, RangeErr
 use crate::sync::{Mutex, MutexGuard, PoisonError};
 use crate::{Address, MemRange, MemTag, Memory, MemoryEvent, PhysicalMemory};
 use crate::{page_size, procfs, sys};
+use std::cell::Cell;
 use std::fmt;
 
 /// A reserved range of address space. Parts of it are made usable with
@@ -36,8 +37,10 @@ use std::fmt;
 /// kernel's after any interleaving. The lock is per reservation and
 /// uncontended unless threads really operate on the same reservation at
 /// once; they then serialise on `mmap`, which takes the process's
-/// `mmap_lock` for writing anyway. The observer runs under it and must not
-/// call back into the same reservation.
+/// `mmap_lock` for writing anyway. The observer runs under it, so an
+/// observer that commits, uncommits, maps or unmaps (any reservation) from
+/// its notification gets [`CommitError::Reentrant`] /
+/// [`MapError::Reentrant`] instead of a deadlock.
 pub struct Reservation {
     memory: Memory,
     range: MemRange,
@@ -45,6 +48,52 @@ pub struct Reservation {
     /// Orders commit, uncommit, map and unmap: held across the system call
     /// and the notification (see the type's docs).
     ops: Mutex<()>,
+}
+
+thread_local! {
+    /// Whether this thread is running an observer's notification of a
+    /// commit, uncommit, map or unmap, under that reservation's lock.
+    static IN_OBSERVER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// An operation called from inside an observer's notification.
+struct Reentrant;
+
+impl From<Reentrant> for CommitError {
+    fn from(_: Reentrant) -> Self {
+        CommitError::Reentrant
+    }
+}
+
+impl From<Reentrant> for MapError {
+    fn from(_: Reentrant) -> Self {
+        MapError::Reentrant
+    }
+}
+
+/// A reservation's operation lock, held for one operation.
+struct Ordered<'a> {
+    _lock: MutexGuard<'a, ()>,
+    memory: &'a Memory,
+}
+
+impl Ordered<'_> {
+    /// Reports `event` while the lock is held, marking the thread as inside
+    /// an observer until the observer returns (or unwinds).
+    fn notify(&self, event: MemoryEvent) {
+        if self.memory.observer().is_none() {
+            return;
+        }
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                IN_OBSERVER.with(|f| f.set(false));
+            }
+        }
+        IN_OBSERVER.with(|f| f.set(true));
+        let _leave = Leave;
+        self.memory.notify(event);
+    }
 }
 
 impl fmt::Debug for Reservation {
@@ -66,12 +115,24 @@ impl Reservation {
         }
     }
 
-    /// The operation lock. It guards no data (the kernel holds the state),
-    /// so a panic under it (in an observer) leaves nothing inconsistent, and
-    /// poisoning is ignored.
+    /// Takes the operation lock, for one system call and its notification.
+    /// It guards no data (the kernel holds the state), so a panic under it
+    /// (in an observer) leaves nothing inconsistent, and poisoning is
+    /// ignored.
+    ///
+    /// Refused on a thread that is inside an observer's notification of an
+    /// operation: the observer would wait for a lock its own thread holds
+    /// (this reservation's), or for one held by a thread that waits for its
+    /// lock (two reservations whose observers operate on each other).
     #[inline]
-    fn lock_ops(&self) -> MutexGuard<'_, ()> {
-        self.ops.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock_ops(&self) -> Result<Ordered<'_>, Reentrant> {
+        if IN_OBSERVER.with(Cell::get) {
+            return Err(Reentrant);
+        }
+        Ok(Ordered {
+            _lock: self.ops.lock().unwrap_or_else(PoisonError::into_inner),
+            memory: &self.memory,
+        })
     }
 
     /// The reserved range.
@@ -146,15 +207,17 @@ impl Reservation {
     /// # Errors
     /// [`CommitError::Range`] if `range` is empty, not page aligned or not
     /// inside the reservation; [`CommitError::Os`] if the kernel refuses
-    /// (typically `ENOMEM`). Nothing changes in either case.
+    /// (typically `ENOMEM`); [`CommitError::Reentrant`] if called from a
+    /// [`MemoryObserver`](crate::MemoryObserver)'s notification of a commit,
+    /// uncommit, map or unmap. Nothing changes in any case.
     pub fn commit(&self, range: MemRange) -> Result<(), CommitError> {
         self.check(range)?;
-        let _ordered = self.lock_ops();
+        let ordered = self.lock_ops()?;
         // SAFETY: `check` put `range` inside this reservation, which we own;
         // the caller asked for fresh memory there.
         unsafe { sys::commit(range) }
             .map_err(|e| CommitError::Os(OsError::new(OsOp::Commit, e)))?;
-        self.memory.notify(MemoryEvent::Commit {
+        ordered.notify(MemoryEvent::Commit {
             range,
             tag: self.tag,
         });
@@ -169,11 +232,11 @@ impl Reservation {
     /// As [`Reservation::commit`]. Nothing changes on error.
     pub fn uncommit(&self, range: MemRange) -> Result<(), CommitError> {
         self.check(range)?;
-        let _ordered = self.lock_ops();
+        let ordered = self.lock_ops()?;
         // SAFETY: `range` is inside our reservation; the caller no longer uses it.
         unsafe { sys::uncommit(range) }
             .map_err(|e| CommitError::Os(OsError::new(OsOp::Uncommit, e)))?;
-        self.memory.notify(MemoryEvent::Uncommit {
+        ordered.notify(MemoryEvent::Uncommit {
             range,
             tag: self.tag,
         });
@@ -189,7 +252,8 @@ impl Reservation {
     ///
     /// # Errors
     /// [`MapError::Range`] for a bad target range, [`MapError::Physical`] for a
-    /// segment that is misaligned or beyond the capacity, [`MapError::Os`].
+    /// segment that is misaligned or beyond the capacity, [`MapError::Os`],
+    /// [`MapError::Reentrant`] as for [`Reservation::commit`].
     pub fn map(
         &self,
         at: Address,
@@ -207,12 +271,12 @@ impl Reservation {
                 capacity: physical.capacity(),
             })
         })?;
-        let _ordered = self.lock_ops();
+        let ordered = self.lock_ops()?;
         // SAFETY: `range` is inside our reservation; the caller gives up its
         // previous contents; the segment is inside the memfd.
         unsafe { sys::map_shared(range, physical.fd(), offset) }
             .map_err(|e| MapError::Os(OsError::new(OsOp::Map, e)))?;
-        self.memory.notify(MemoryEvent::Commit {
+        ordered.notify(MemoryEvent::Commit {
             range,
             tag: self.tag,
         });

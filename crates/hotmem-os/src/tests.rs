@@ -130,3 +130,123 @@ fn a_failed_release_is_undone_for_the_observer() {
     r.release().unwrap();
     assert_eq!(model.view(range), vec![None; 4]);
 }
+
+/// An event log.
+#[derive(Default)]
+struct Log(Mutex<Vec<MemoryEvent>>);
+
+impl MemoryObserver for Log {
+    fn observe(&self, e: &MemoryEvent) {
+        self.0.lock().unwrap().push(*e);
+    }
+}
+
+#[test]
+fn a_refused_padding_trim_is_reported_as_reserved() {
+    let page = page_size();
+    let log = Arc::new(Log::default());
+    let memory = Memory::with_observer(log.clone());
+    let align = 2 << 20;
+    // The first trim (the head if the kernel's address was not aligned,
+    // else the tail) fails; the other one goes through.
+    sys::fail_next_release::set(Errno::NOMEM);
+    let r = memory.reserve_aligned(4 * page, align, MemTag::GC).unwrap();
+    assert!(r.start().is_aligned(align));
+    let events = log.0.lock().unwrap().clone();
+    let [
+        MemoryEvent::Reserve {
+            range: leftover,
+            tag: MemTag::GC,
+        },
+        MemoryEvent::Reserve {
+            range,
+            tag: MemTag::GC,
+        },
+    ] = events[..]
+    else {
+        panic!("{events:?}");
+    };
+    assert_eq!(range, r.range());
+    // The leftover is padding, next to the reservation, and the kernel
+    // still maps all of it (inaccessible): the observer saw what is there.
+    assert!(leftover.end() == range.start() || leftover.start() == range.end());
+    assert!(leftover.len() < align && !leftover.overlaps(range));
+    assert_eq!(
+        kernel_view(leftover),
+        vec![Some(Page::Reserved); leftover.len() / page]
+    );
+    drop(r);
+    // SAFETY: the leftover padding belongs to no value; this test unmaps it.
+    unsafe { sys::release(leftover) }.unwrap();
+}
+
+/// An observer that operates on a reservation from its notification.
+#[derive(Default)]
+struct Meddler {
+    target: Mutex<Option<Arc<crate::Reservation>>>,
+    results: Mutex<Vec<String>>,
+}
+
+impl MemoryObserver for Meddler {
+    fn observe(&self, e: &MemoryEvent) {
+        let MemoryEvent::Commit { .. } = *e else {
+            return;
+        };
+        let Some(target) = self.target.lock().unwrap().clone() else {
+            return;
+        };
+        let page = page_size();
+        let phys = target.memory().physical(page).unwrap();
+        let results = [
+            format!(
+                "{:?}",
+                target.uncommit(target.subrange(page, page).unwrap())
+            ),
+            format!("{:?}", target.commit(target.subrange(0, page).unwrap())),
+            format!("{:?}", target.map(target.start(), &phys, 0, page)),
+            // Reserving and releasing take no operation lock: allowed.
+            format!("{:?}", target.memory().reserve(page, MemTag::GC).map(drop)),
+        ];
+        self.results.lock().unwrap().extend(results);
+    }
+}
+
+#[test]
+fn an_observer_operating_on_reservations_gets_an_error_not_a_deadlock() {
+    let page = page_size();
+    let meddler = Arc::new(Meddler::default());
+    let memory = Memory::with_observer(meddler.clone());
+    let r = Arc::new(memory.reserve(4 * page, MemTag::GC).unwrap());
+    let other = Arc::new(memory.reserve(4 * page, MemTag::GC).unwrap());
+    for target in [&r, &other] {
+        *meddler.target.lock().unwrap() = Some(target.clone());
+        let part = r.subrange(page, page).unwrap();
+        r.commit(part).unwrap();
+        assert_eq!(
+            *meddler.results.lock().unwrap(),
+            [
+                "Err(Reentrant)",
+                "Err(Reentrant)",
+                "Err(Reentrant)",
+                "Ok(())"
+            ]
+        );
+        meddler.results.lock().unwrap().clear();
+        // Nothing the observer tried happened; the commit did.
+        assert_eq!(
+            kernel_view(r.range()),
+            [
+                Some(Page::Reserved),
+                Some(Page::Committed),
+                Some(Page::Reserved),
+                Some(Page::Reserved)
+            ]
+        );
+        assert_eq!(kernel_view(other.range()), vec![Some(Page::Reserved); 4]);
+        r.uncommit(part).unwrap();
+    }
+    // Outside a notification, the same calls work.
+    *meddler.target.lock().unwrap() = None;
+    r.commit(r.subrange(0, page).unwrap()).unwrap();
+    other.commit(other.subrange(0, page).unwrap()).unwrap();
+}
