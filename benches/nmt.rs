@@ -9,7 +9,7 @@
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use hotmem_nmt::baseline::LinkedListTracker;
+use hotmem_nmt::linked_list::LinkedListTracker;
 use hotmem_nmt::{CallStack, Level, RegionStore, Scale, Tracker};
 use hotmem_os::{Address, MemRange, MemTag};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -131,7 +131,7 @@ fn footprint() {
     drop(tree);
     drop(order);
     let before = LIVE.load(Ordering::SeqCst);
-    let list = filled::<hotmem_nmt::baseline::LinkedList>(SIZES[2]);
+    let list = filled::<hotmem_nmt::linked_list::LinkedList>(SIZES[2]);
     let list_bytes = LIVE.load(Ordering::SeqCst) - before;
     let nodes = list.node_count();
     println!(
@@ -160,7 +160,7 @@ fn quick_comparison() {
     let mut tree_at = Vec::new();
     for n in SIZES {
         let tree = filled::<hotmem_nmt::VmaTree>(n);
-        let list = filled::<hotmem_nmt::baseline::LinkedList>(n);
+        let list = filled::<hotmem_nmt::linked_list::LinkedList>(n);
         let t = ns_per_op(&tree, n, 20_000);
         let l = ns_per_op(&list, n, (2_000_000 / n).clamp(20, 2000));
         tree_at.push(t);

@@ -32,6 +32,11 @@ impl Totals {
 }
 
 /// How one operation changed one tag's totals.
+///
+/// The changes are two's complement modulo 2^64, like the totals: exact for
+/// any change of at most `isize::MAX` bytes, that is for every operation on
+/// a real address space (at most 2^57 bytes on current hardware). A change
+/// of a range larger than that still adds up to the right totals.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TagDelta {
     /// The tag.
@@ -60,8 +65,11 @@ impl Delta {
     #[inline]
     pub(crate) fn add(&mut self, tag: MemTag, reserved: isize, committed: isize) {
         if let Some(d) = self.entry(tag) {
-            d.reserved += reserved;
-            d.committed += committed;
+            // Wrapping, like the totals: a change of more than isize::MAX
+            // bytes (only a range above 2^63 can make one) is kept modulo
+            // 2^64 instead of overflowing.
+            d.reserved = d.reserved.wrapping_add(reserved);
+            d.committed = d.committed.wrapping_add(committed);
             return;
         }
         let new = TagDelta {

@@ -5,6 +5,7 @@ use std::fmt;
 
 /// A tracker operation, named in errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum Operation {
     /// [`Tracker::reserve`](crate::Tracker::reserve).
     Reserve,
@@ -20,6 +21,7 @@ pub enum Operation {
 
 /// Why a tracker operation was rejected. Nothing changed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrackError {
     /// The range has no bytes.
     Empty {
@@ -74,6 +76,7 @@ impl std::error::Error for TrackError {}
 
 /// Why a custom tag could not be registered.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TagError {
     /// The name is empty or only white space.
     EmptyName,
@@ -109,6 +112,7 @@ impl std::error::Error for TagError {}
 
 /// Why the annotated memory map could not be produced.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum MapError {
     /// `/proc/self/smaps` could not be read.
     Io(std::io::Error),

@@ -7,7 +7,7 @@
 //!
 //! * Regions live in a tree of address points ([`VmaTree`]): each operation
 //!   is O(log n) in the live regions, where HotSpot before JDK 22 walked a
-//!   sorted linked list ([`baseline::LinkedListTracker`], kept for
+//!   sorted linked list ([`linked_list::LinkedListTracker`], kept for
 //!   comparison).
 //! * Per-tag totals are updated by each operation, so the summary report
 //!   costs O(tags) and never allocates: it can run while handling an
@@ -62,10 +62,10 @@
 //! [`MemRange`](hotmem_os::MemRange)s, which cannot wrap around the
 //! address space.
 
-pub mod baseline;
 mod delta;
 mod detail;
 mod error;
+pub mod linked_list;
 mod map;
 #[cfg(any(test, fuzzing))]
 pub mod model;

@@ -1,8 +1,8 @@
 //! A plain page-by-page reference model of the tracker, which the proptest
 //! and the fuzz target drive both region stores against.
 
-use crate::baseline::LinkedList;
 use crate::error::TrackError;
+use crate::linked_list::LinkedList;
 use crate::stack::{CallStack, StackId};
 use crate::store::RegionStore;
 use crate::tracker::{Level, Tracker};

@@ -5,6 +5,7 @@ use std::fmt;
 /// The unit of the amounts in a text report (JSON always has bytes).
 /// Units are binary, as in `jcmd VM.native_memory`: 1 KB is 1024 bytes.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum Scale {
     /// Bytes.
     Bytes,

@@ -11,7 +11,7 @@ use hotmem_os::{MemRange, MemTag};
 
 /// A structure that maps address ranges to [`RegionState`]s: the
 /// [`VmaTree`](crate::VmaTree) (O(log n)) or the
-/// [`LinkedList`](crate::baseline::LinkedList) baseline (O(n)). Sealed: its
+/// [`LinkedList`](crate::linked_list::LinkedList) baseline (O(n)). Sealed: its
 /// methods are this crate's business.
 pub trait RegionStore: sealed::StoreImpl {}
 

@@ -15,6 +15,7 @@ use std::fmt;
 /// How much a tracker records. Chosen once, at construction (HotSpot's
 /// `-XX:NativeMemoryTracking=off|summary|detail`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum Level {
     /// Nothing: every operation returns at once with an empty [`Delta`].
     Off,
@@ -73,7 +74,7 @@ impl<S: RegionStore> Inner<S> {
 /// that memory's operations; or call the operations directly.
 ///
 /// Regions live in an [`S: RegionStore`](RegionStore): the [`VmaTree`] by
-/// default; [`LinkedListTracker`](crate::baseline::LinkedListTracker) is the
+/// default; [`LinkedListTracker`](crate::linked_list::LinkedListTracker) is the
 /// same tracker over the sorted-linked-list baseline.
 ///
 /// Per-tag totals are updated by each operation, so [`Tracker::totals`],
@@ -330,6 +331,8 @@ impl<S: RegionStore> MemoryObserver for Tracker<S> {
             MemoryEvent::Commit { range, .. } => self.commit(range, &stack),
             MemoryEvent::Uncommit { range, .. } => self.uncommit(range),
             MemoryEvent::Release { range, .. } => self.release(range),
+            // An event this version does not know changes nothing it tracks.
+            _ => return,
         };
         if let Err(e) = result {
             let mut inner = self.lock();

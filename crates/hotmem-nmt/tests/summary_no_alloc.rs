@@ -1,21 +1,40 @@
 //! The summary reports allocate nothing: proven with a counting global
 //! allocator (in its own test binary, so it affects only this test).
+//!
+//! The allocator counts per thread, and the test reads only its own
+//! thread's count: the test harness's other threads (and any test added to
+//! this binary later) may allocate at any time without making it fail.
 
 use hotmem_nmt::{CallStack, Level, Scale, Tracker};
 use hotmem_os::{Address, MemRange, MemTag};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::fmt::{self, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread. A `const`-initialised `Cell` needs
+    /// no allocation and no destructor, so the allocator may touch it.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    // `try_with`: during thread teardown the slot may be gone; those
+    // allocations are not this test's.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+/// Allocations made by the calling thread so far.
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
 
 // SAFETY: forwards every call to the system allocator unchanged; counting
-// is a relaxed atomic increment, which neither allocates nor unwinds.
+// is a thread-local increment, which neither allocates nor unwinds.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
@@ -26,7 +45,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -86,14 +105,19 @@ fn summary_and_summary_diff_allocate_nothing() {
         buf: [0; 8192],
         len: 0,
     };
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    // The counter sees this thread's allocations (so a zero below means
+    // something).
+    let probe = allocations();
+    drop(std::hint::black_box(Box::new(1u64)));
+    assert!(allocations() > probe, "the counting allocator counts");
+    let before = allocations();
     t.write_summary(&mut out, Scale::Kilo).unwrap();
     let summary_len = out.len;
     t.write_summary_diff(&baseline, &mut out, Scale::Mega)
         .unwrap();
     let totals = t.totals(MemTag::JAVA_HEAP);
     let summary = t.summary();
-    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let after = allocations();
     assert_eq!(after - before, 0, "the summary reports allocated");
 
     // And they said the right things.

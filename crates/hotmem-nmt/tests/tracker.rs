@@ -1,7 +1,7 @@
 //! The tracker as an observer of real memory, from many threads, and its
 //! detail reports.
 
-use hotmem_nmt::baseline::LinkedListTracker;
+use hotmem_nmt::linked_list::LinkedListTracker;
 use hotmem_nmt::{CallStack, Level, Operation, Scale, SiteKind, TrackError, Tracker};
 use hotmem_os::{Address, MemRange, MemTag, Memory, page_size};
 use std::sync::{Arc, Barrier};
@@ -239,4 +239,52 @@ fn partial_operations_split_and_merge_like_the_os() {
     t.release(pages(2, 12)).unwrap();
     assert_eq!(t.node_count(), 0);
     assert!(t.summary().total().is_zero());
+}
+
+/// Ranges at the top of the address space, longer than `isize::MAX`: the
+/// region math and the totals stay exact, and no operation overflows (a
+/// commit of two such pieces once overflowed the per-tag delta).
+#[test]
+fn regions_near_the_top_of_the_address_space() {
+    let t = Tracker::new(Level::Detail);
+    let page = 4096;
+    let top = usize::MAX - (page - 1); // the last page boundary
+    let half = 1usize << 63;
+    let low = MemRange::from_bounds(Address::new(page), Address::new(half)).unwrap();
+    let high = MemRange::from_bounds(Address::new(half), Address::new(top)).unwrap();
+    let whole = MemRange::from_bounds(Address::new(page), Address::new(top)).unwrap();
+    let (a, b) = (
+        CallStack::from_frames(&[0xa]),
+        CallStack::from_frames(&[0xb]),
+    );
+    // Two reservations from different stacks: two pieces, never merged.
+    t.reserve(low, MemTag::CODE, &a).unwrap();
+    t.reserve(high, MemTag::CODE, &b).unwrap();
+    assert_eq!(t.totals(MemTag::CODE).reserved, whole.len());
+    assert_eq!(t.regions().len(), 2);
+    // One commit over both pieces: a change of almost 2^64 bytes.
+    t.commit(whole, &a).unwrap();
+    assert_eq!(t.totals(MemTag::CODE).committed, whole.len());
+    assert_eq!(t.summary().total().committed, whole.len());
+    // The reports print it without overflowing.
+    let mut text = String::new();
+    t.write_summary(&mut text, Scale::Bytes).unwrap();
+    assert!(
+        text.contains(&format!("committed={}B", whole.len())),
+        "{text}"
+    );
+    // Uncommit the top page only, then everything; release both.
+    let last = MemRange::from_bounds(Address::new(top - page), Address::new(top)).unwrap();
+    t.uncommit(last).unwrap();
+    assert_eq!(t.totals(MemTag::CODE).committed, whole.len() - page);
+    t.uncommit(whole).unwrap();
+    assert_eq!(t.totals(MemTag::CODE).committed, 0);
+    // Reserving over it again is an overlap, and changes nothing.
+    assert!(matches!(
+        t.reserve(last, MemTag::GC, &a),
+        Err(TrackError::Overlap { .. })
+    ));
+    t.release(whole).unwrap();
+    assert!(t.summary().total().is_zero());
+    assert_eq!(t.node_count(), 0);
 }

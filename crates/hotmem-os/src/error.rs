@@ -5,6 +5,7 @@ use std::fmt;
 
 /// Which system call failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OsOp {
     /// `mmap` reserving address space.
     Reserve,
@@ -69,6 +70,7 @@ impl From<OsError> for std::io::Error {
 
 /// A range argument that cannot be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RangeError {
     /// The range has no bytes.
     Empty,
@@ -119,6 +121,7 @@ impl std::error::Error for RangeError {}
 
 /// Why a reservation could not be made.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReserveError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -178,18 +181,28 @@ impl std::error::Error for ReserveError {
 
 /// Why a commit, uncommit or unmap of part of a reservation failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CommitError {
     /// The range is empty, misaligned or not inside the reservation.
     Range(RangeError),
     /// The OS refused (for a commit, usually: out of memory).
     Os(OsError),
+    /// Called from a [`MemoryObserver`](crate::MemoryObserver) while it is
+    /// notified of a commit, uncommit, map or unmap: that notification holds
+    /// a reservation's operation lock, and waiting for one from inside it
+    /// could deadlock. Nothing was done.
+    Reentrant,
 }
+
+const REENTRANT: &str =
+    "a memory observer cannot commit, uncommit, map or unmap while it is notified of one";
 
 impl fmt::Display for CommitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CommitError::Range(e) => e.fmt(f),
             CommitError::Os(e) => e.fmt(f),
+            CommitError::Reentrant => f.write_str(REENTRANT),
         }
     }
 }
@@ -199,6 +212,7 @@ impl std::error::Error for CommitError {
         match self {
             CommitError::Range(e) => Some(e),
             CommitError::Os(e) => Some(e),
+            CommitError::Reentrant => None,
         }
     }
 }
@@ -211,6 +225,7 @@ impl From<RangeError> for CommitError {
 
 /// Why a segment of physical memory could not be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PhysicalError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -266,6 +281,7 @@ impl std::error::Error for PhysicalError {
 
 /// Why physical memory could not be mapped into a reservation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MapError {
     /// The target range is empty, misaligned or not inside the reservation.
     Range(RangeError),
@@ -273,6 +289,9 @@ pub enum MapError {
     Physical(PhysicalError),
     /// The OS refused.
     Os(OsError),
+    /// Called from a [`MemoryObserver`](crate::MemoryObserver)'s
+    /// notification, as [`CommitError::Reentrant`]. Nothing was done.
+    Reentrant,
 }
 
 impl fmt::Display for MapError {
@@ -281,6 +300,7 @@ impl fmt::Display for MapError {
             MapError::Range(e) => e.fmt(f),
             MapError::Physical(e) => e.fmt(f),
             MapError::Os(e) => e.fmt(f),
+            MapError::Reentrant => f.write_str(REENTRANT),
         }
     }
 }
@@ -291,6 +311,7 @@ impl std::error::Error for MapError {
             MapError::Range(e) => Some(e),
             MapError::Physical(e) => Some(e),
             MapError::Os(e) => Some(e),
+            MapError::Reentrant => None,
         }
     }
 }

@@ -59,8 +59,11 @@ mod observer;
 mod physical;
 pub mod procfs;
 mod reservation;
+mod sync;
 mod sys;
 mod tag;
+#[cfg(test)]
+mod tests;
 
 pub use address::{Address, MemRange, align_down, align_up, is_aligned, page_size};
 pub use error::{CommitError, MapError, OsError, OsOp, PhysicalError, RangeError, ReserveError};

@@ -1,10 +1,10 @@
 //! `Memory`: the handle through which address space is reserved.
 
 use crate::error::{OsError, OsOp, PhysicalError, ReserveError};
+use crate::sync::Arc;
 use crate::{MemRange, MemTag, MemoryEvent, MemoryObserver, PhysicalMemory, Reservation};
 use crate::{align_up, page_size, sys};
 use std::fmt;
-use std::sync::Arc;
 
 /// The door to virtual memory. Every reservation made through it, and every
 /// commit, uncommit and release of those reservations, is reported to its
@@ -95,21 +95,30 @@ impl Memory {
             .expect("mapping below the top of the address space");
         let head = start.offset_from(base);
         let tail = padded - head - size;
-        // Trim the padding; failures here leave a little extra reserved
-        // address space mapped, which is harmless, so they are ignored.
-        if head > 0 {
-            // SAFETY: [base, start) is padding of the mapping made just above,
-            // not handed to anyone.
-            let _ = unsafe { sys::release(MemRange::new(base, head).expect("inside mapping")) };
-        }
-        if tail > 0 {
-            let tail_start = start + size;
-            // SAFETY: [start + size, base + padded) is padding of the same
-            // fresh mapping.
-            let _ =
-                unsafe { sys::release(MemRange::new(tail_start, tail).expect("inside mapping")) };
-        }
+        // Trim the padding. A trim the kernel refuses leaves that padding
+        // mapped (inaccessible, unbacked: harmless, and owned by nobody);
+        // it is reported reserved with the reservation's tag, so that an
+        // observer still sees exactly what the kernel maps.
         let range = MemRange::new(start, size).expect("inside mapping");
+        let head = MemRange::new(base, head).expect("inside mapping");
+        let tail = MemRange::new(range.end(), tail).expect("inside mapping");
+        let mut leftovers = [None, None];
+        for (padding, left) in [head, tail].into_iter().zip(&mut leftovers) {
+            if padding.is_empty() {
+                continue;
+            }
+            // SAFETY: `padding` is the head or the tail of the mapping made
+            // just above, outside `range`, not handed to anyone.
+            if unsafe { sys::release(padding) }.is_err() {
+                *left = Some(padding);
+            }
+        }
+        for padding in leftovers.into_iter().flatten() {
+            self.notify(MemoryEvent::Reserve {
+                range: padding,
+                tag,
+            });
+        }
         self.notify(MemoryEvent::Reserve { range, tag });
         Ok(Reservation::new(self.clone(), range, tag))
     }

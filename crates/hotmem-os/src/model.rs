@@ -63,7 +63,7 @@ pub fn check_ops(ops: &[Op]) {
                 let Some(range) = range_of(first, len) else {
                     continue;
                 };
-                let valid = len > 0 && first + len <= PAGES;
+                let valid = len > 0 && first.checked_add(len).is_some_and(|end| end <= PAGES);
                 let result = if matches!(op, Op::Commit { .. }) {
                     r.commit(range)
                 } else {

@@ -3,7 +3,44 @@
 use crate::{MemRange, MemTag};
 
 /// One virtual memory operation, reported to a [`MemoryObserver`].
+///
+/// Applying the events in the order they arrive gives exactly what the
+/// kernel has: operations on one reservation are reported in the order the
+/// kernel applied them (see [`Reservation`](crate::Reservation)), and a
+/// release that the kernel refused is followed by events that restore it
+/// (see [`MemoryEvent::Release`]).
+///
+/// Non-exhaustive: a later version may report more kinds of operation, so
+/// an observer matches with a wildcard arm:
+///
+/// ```
+/// # use hotmem_os::MemoryEvent;
+/// fn kind(e: &MemoryEvent) -> &'static str {
+///     match e {
+///         MemoryEvent::Reserve { .. } => "reserve",
+///         MemoryEvent::Commit { .. } => "commit",
+///         MemoryEvent::Uncommit { .. } => "uncommit",
+///         MemoryEvent::Release { .. } => "release",
+///         _ => "other",
+///     }
+/// }
+/// ```
+///
+/// and without one, does not compile:
+///
+/// ```compile_fail,E0004
+/// # use hotmem_os::MemoryEvent;
+/// fn kind(e: &MemoryEvent) -> &'static str {
+///     match e {
+///         MemoryEvent::Reserve { .. } => "reserve",
+///         MemoryEvent::Commit { .. } => "commit",
+///         MemoryEvent::Uncommit { .. } => "uncommit",
+///         MemoryEvent::Release { .. } => "release",
+///     }
+/// }
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MemoryEvent {
     /// Address space was reserved (no backing yet). Reported after it succeeded.
     Reserve {
@@ -30,6 +67,13 @@ pub enum MemoryEvent {
     },
     /// A reservation was given back to the OS. Reported *before* the unmap, so
     /// that a tracker never sees the address reused before it is released.
+    ///
+    /// If the `munmap` then fails (the kernel keeps the mapping), the
+    /// release is undone by the events that describe what the kernel still
+    /// has: a [`MemoryEvent::Reserve`] of the range (of each run of it still
+    /// mapped) with the same tag, then a [`MemoryEvent::Commit`] of each
+    /// part that is accessible. The address space cannot be reused in
+    /// between, since it was never unmapped.
     Release {
         /// The released range.
         range: MemRange,
@@ -64,7 +108,13 @@ impl MemoryEvent {
 /// [`Memory`](crate::Memory) it is attached to.
 ///
 /// Called on the thread that made the operation, possibly from many threads
-/// at once. It must not call back into the same `Memory`.
+/// at once. Commit, uncommit, map and unmap are reported while the
+/// reservation's operation lock is held, so that the observer sees the
+/// operations of one reservation in the kernel's order; the observer should
+/// therefore be quick, and a commit, uncommit, map or unmap that it makes
+/// from such a notification fails with
+/// [`CommitError::Reentrant`](crate::CommitError::Reentrant) (it could
+/// otherwise deadlock). Reserving and releasing from an observer work.
 pub trait MemoryObserver: Send + Sync {
     /// One operation happened (or, for a release, is about to).
     fn observe(&self, event: &MemoryEvent);

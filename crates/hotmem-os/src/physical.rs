@@ -105,6 +105,8 @@ impl PhysicalMemory {
     /// The OS error of `fstat`.
     pub fn committed_bytes(&self) -> Result<usize, OsError> {
         let st = rustix::fs::fstat(&self.fd).map_err(|e| OsError::new(OsOp::Stat, e))?;
-        Ok(st.st_blocks as usize * 512)
+        // Saturating: a count the address space cannot hold is no count.
+        let blocks = usize::try_from(st.st_blocks).unwrap_or(usize::MAX);
+        Ok(blocks.saturating_mul(512))
     }
 }

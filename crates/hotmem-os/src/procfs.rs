@@ -103,6 +103,57 @@ pub fn mappings_overlapping(range: MemRange) -> io::Result<Vec<Mapping>> {
         .collect())
 }
 
+/// The part of one mapping that lies inside a range: what
+/// [`mappings_within`] returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clipped {
+    /// The part of the mapping inside the range asked about.
+    pub range: MemRange,
+    /// Permissions as the kernel prints them, e.g. `rw-p`.
+    pub perms: String,
+    /// Offset into the mapped file of `range`'s first byte.
+    pub offset: u64,
+    /// The file or pseudo-file, empty for anonymous memory.
+    pub path: String,
+}
+
+impl Clipped {
+    /// Whether any access is permitted (a `---p` piece is a bare reservation).
+    pub fn is_accessible(&self) -> bool {
+        self.perms.bytes().take(3).any(|b| b != b'-')
+    }
+}
+
+/// What the kernel maps inside `range`, and nothing outside it: every
+/// mapping that shares a byte with `range`, clipped to it, in address order.
+///
+/// Unlike [`mappings_overlapping`], the answer depends only on `range`: a
+/// neighbour's mapping that the kernel merged into the same VMA (another
+/// reservation made right next to this one by another thread) does not
+/// show. Compare these, not whole mappings, to check a range you own. For
+/// resident bytes use [`resident_bytes`], which is exact per page.
+///
+/// # Errors
+/// If `/proc/self/smaps` cannot be read.
+pub fn mappings_within(range: MemRange) -> io::Result<Vec<Clipped>> {
+    Ok(smaps()?
+        .into_iter()
+        .filter_map(|m| {
+            let inside = m.range.intersection(range)?;
+            let skipped = inside.start().offset_from(m.range.start());
+            // A file offset past u64::MAX cannot be mapped; saturate rather
+            // than wrap in the report.
+            let offset = m.offset.saturating_add(skipped as u64);
+            Some(Clipped {
+                range: inside,
+                perms: m.perms,
+                offset,
+                path: m.path,
+            })
+        })
+        .collect())
+}
+
 /// Bytes of `range` that are resident in memory right now, page by page from
 /// `/proc/self/pagemap` (the "present" bit, which unprivileged processes may
 /// read). Exact, unlike smaps, which counts whole mappings.
@@ -118,14 +169,26 @@ pub fn resident_bytes(range: MemRange) -> io::Result<usize> {
     }
     let mut file = std::fs::File::open("/proc/self/pagemap")?;
     file.seek(SeekFrom::Start(first as u64 * 8))?;
-    let mut buf = vec![0u8; (last - first) * 8];
-    file.read_exact(&mut buf)?;
-    let present = buf
-        .chunks_exact(8)
-        .filter(|e| {
-            let v = u64::from_ne_bytes((*e).try_into().expect("8 bytes"));
-            v >> 63 & 1 == 1
-        })
-        .count();
-    Ok(present * page)
+    // A bounded buffer, whatever the size of the range: the entries are
+    // read and counted 4096 pages at a time.
+    const BATCH: usize = 4096;
+    let mut buf = vec![0u8; BATCH.min(last - first) * 8];
+    let mut present = 0usize;
+    let mut left = last - first;
+    while left > 0 {
+        let n = left.min(BATCH);
+        let chunk = &mut buf[..n * 8];
+        file.read_exact(chunk)?;
+        present += chunk
+            .chunks_exact(8)
+            .filter(|e| {
+                let v = u64::from_ne_bytes((*e).try_into().expect("8 bytes"));
+                v >> 63 & 1 == 1
+            })
+            .count();
+        left -= n;
+    }
+    // At most every page of the range, which fits in the address space
+    // except for the one page that would end at 2^64.
+    Ok(present.saturating_mul(page))
 }

@@ -1,8 +1,10 @@
 //! `Reservation`: a range of address space owned by its holder.
 
-use crate::error::{CommitError, MapError, OsError, OsOp, RangeError};
+use crate::error::{CommitError, MapError, OsError, OsOp, PhysicalError, RangeError};
+use crate::sync::{Mutex, MutexGuard, PoisonError};
 use crate::{Address, MemRange, MemTag, Memory, MemoryEvent, PhysicalMemory};
-use crate::{page_size, sys};
+use crate::{page_size, procfs, sys};
+use std::cell::Cell;
 use std::fmt;
 
 /// A reserved range of address space. Parts of it are made usable with
@@ -24,10 +26,74 @@ use std::fmt;
 /// Reading or writing the memory goes through raw pointers
 /// ([`MemRange::start`] + [`Address::as_ptr`]); that is sound while the bytes
 /// are committed or mapped and stays the caller's responsibility.
+///
+/// # The observer sees what the kernel did, in the kernel's order
+/// A `Reservation` is `Sync`: threads sharing one may commit, uncommit, map
+/// and unmap its ranges at the same time. Each of those operations holds the
+/// reservation's operation lock across the system call *and* the
+/// [`MemoryObserver`](crate::MemoryObserver)'s notification, so two
+/// operations on overlapping ranges reach the observer in the order the
+/// kernel applied them, and a tracker's view of the range equals the
+/// kernel's after any interleaving. The lock is per reservation and
+/// uncontended unless threads really operate on the same reservation at
+/// once; they then serialise on `mmap`, which takes the process's
+/// `mmap_lock` for writing anyway. The observer runs under it, so an
+/// observer that commits, uncommits, maps or unmaps (any reservation) from
+/// its notification gets [`CommitError::Reentrant`] /
+/// [`MapError::Reentrant`] instead of a deadlock.
 pub struct Reservation {
     memory: Memory,
     range: MemRange,
     tag: MemTag,
+    /// Orders commit, uncommit, map and unmap: held across the system call
+    /// and the notification (see the type's docs).
+    ops: Mutex<()>,
+}
+
+thread_local! {
+    /// Whether this thread is running an observer's notification of a
+    /// commit, uncommit, map or unmap, under that reservation's lock.
+    static IN_OBSERVER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// An operation called from inside an observer's notification.
+struct Reentrant;
+
+impl From<Reentrant> for CommitError {
+    fn from(_: Reentrant) -> Self {
+        CommitError::Reentrant
+    }
+}
+
+impl From<Reentrant> for MapError {
+    fn from(_: Reentrant) -> Self {
+        MapError::Reentrant
+    }
+}
+
+/// A reservation's operation lock, held for one operation.
+struct Ordered<'a> {
+    _lock: MutexGuard<'a, ()>,
+    memory: &'a Memory,
+}
+
+impl Ordered<'_> {
+    /// Reports `event` while the lock is held, marking the thread as inside
+    /// an observer until the observer returns (or unwinds).
+    fn notify(&self, event: MemoryEvent) {
+        if self.memory.observer().is_none() {
+            return;
+        }
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                IN_OBSERVER.with(|f| f.set(false));
+            }
+        }
+        IN_OBSERVER.with(|f| f.set(true));
+        let _leave = Leave;
+        self.memory.notify(event);
+    }
 }
 
 impl fmt::Debug for Reservation {
@@ -41,7 +107,32 @@ impl fmt::Debug for Reservation {
 
 impl Reservation {
     pub(crate) fn new(memory: Memory, range: MemRange, tag: MemTag) -> Self {
-        Reservation { memory, range, tag }
+        Reservation {
+            memory,
+            range,
+            tag,
+            ops: Mutex::new(()),
+        }
+    }
+
+    /// Takes the operation lock, for one system call and its notification.
+    /// It guards no data (the kernel holds the state), so a panic under it
+    /// (in an observer) leaves nothing inconsistent, and poisoning is
+    /// ignored.
+    ///
+    /// Refused on a thread that is inside an observer's notification of an
+    /// operation: the observer would wait for a lock its own thread holds
+    /// (this reservation's), or for one held by a thread that waits for its
+    /// lock (two reservations whose observers operate on each other).
+    #[inline]
+    fn lock_ops(&self) -> Result<Ordered<'_>, Reentrant> {
+        if IN_OBSERVER.with(Cell::get) {
+            return Err(Reentrant);
+        }
+        Ok(Ordered {
+            _lock: self.ops.lock().unwrap_or_else(PoisonError::into_inner),
+            memory: &self.memory,
+        })
     }
 
     /// The reserved range.
@@ -116,14 +207,17 @@ impl Reservation {
     /// # Errors
     /// [`CommitError::Range`] if `range` is empty, not page aligned or not
     /// inside the reservation; [`CommitError::Os`] if the kernel refuses
-    /// (typically `ENOMEM`). Nothing changes in either case.
+    /// (typically `ENOMEM`); [`CommitError::Reentrant`] if called from a
+    /// [`MemoryObserver`](crate::MemoryObserver)'s notification of a commit,
+    /// uncommit, map or unmap. Nothing changes in any case.
     pub fn commit(&self, range: MemRange) -> Result<(), CommitError> {
         self.check(range)?;
+        let ordered = self.lock_ops()?;
         // SAFETY: `check` put `range` inside this reservation, which we own;
         // the caller asked for fresh memory there.
         unsafe { sys::commit(range) }
             .map_err(|e| CommitError::Os(OsError::new(OsOp::Commit, e)))?;
-        self.memory.notify(MemoryEvent::Commit {
+        ordered.notify(MemoryEvent::Commit {
             range,
             tag: self.tag,
         });
@@ -138,10 +232,11 @@ impl Reservation {
     /// As [`Reservation::commit`]. Nothing changes on error.
     pub fn uncommit(&self, range: MemRange) -> Result<(), CommitError> {
         self.check(range)?;
+        let ordered = self.lock_ops()?;
         // SAFETY: `range` is inside our reservation; the caller no longer uses it.
         unsafe { sys::uncommit(range) }
             .map_err(|e| CommitError::Os(OsError::new(OsOp::Uncommit, e)))?;
-        self.memory.notify(MemoryEvent::Uncommit {
+        ordered.notify(MemoryEvent::Uncommit {
             range,
             tag: self.tag,
         });
@@ -157,7 +252,8 @@ impl Reservation {
     ///
     /// # Errors
     /// [`MapError::Range`] for a bad target range, [`MapError::Physical`] for a
-    /// segment that is misaligned or beyond the capacity, [`MapError::Os`].
+    /// segment that is misaligned or beyond the capacity, [`MapError::Os`],
+    /// [`MapError::Reentrant`] as for [`Reservation::commit`].
     pub fn map(
         &self,
         at: Address,
@@ -168,11 +264,19 @@ impl Reservation {
         let range = MemRange::new(at, len).map_err(MapError::Range)?;
         self.check(range).map_err(MapError::Range)?;
         physical.check(offset, len).map_err(MapError::Physical)?;
+        let offset = u64::try_from(offset).map_err(|_| {
+            MapError::Physical(PhysicalError::OutOfRange {
+                offset,
+                len,
+                capacity: physical.capacity(),
+            })
+        })?;
+        let ordered = self.lock_ops()?;
         // SAFETY: `range` is inside our reservation; the caller gives up its
         // previous contents; the segment is inside the memfd.
-        unsafe { sys::map_shared(range, physical.fd(), offset as u64) }
+        unsafe { sys::map_shared(range, physical.fd(), offset) }
             .map_err(|e| MapError::Os(OsError::new(OsOp::Map, e)))?;
-        self.memory.notify(MemoryEvent::Commit {
+        ordered.notify(MemoryEvent::Commit {
             range,
             tag: self.tag,
         });
@@ -191,34 +295,89 @@ impl Reservation {
 
     /// Gives the whole range back to the OS.
     ///
+    /// The observer sees [`MemoryEvent::Release`] *before* the `munmap`, so
+    /// that it never sees the address space reused by another reservation
+    /// before it saw it released. If the `munmap` then fails, the observer
+    /// is told what the kernel still has (see [`MemoryEvent::Release`]), so
+    /// that its view matches the kernel's again.
+    ///
     /// # Errors
-    /// [`OsError`] if `munmap` fails; the range is then still reserved and
-    /// this value is dropped without retrying.
+    /// [`OsError`] if `munmap` fails; the range is then still mapped (and
+    /// reported to the observer again) and this value is dropped without
+    /// retrying.
     pub fn release(mut self) -> Result<(), OsError> {
-        let result = self.release_now();
-        // Nothing left for Drop to do.
-        self.range = MemRange::default();
-        result
+        self.release_now()
     }
 
+    /// Releases the range once: a second call (from `Drop` after `release`)
+    /// finds it empty and does nothing.
     fn release_now(&mut self) -> Result<(), OsError> {
-        if self.range.is_empty() {
+        let range = std::mem::take(&mut self.range);
+        if range.is_empty() {
             return Ok(());
         }
-        self.memory.notify(MemoryEvent::Release {
-            range: self.range,
-            tag: self.tag,
-        });
+        let tag = self.tag;
+        self.memory.notify(MemoryEvent::Release { range, tag });
         // SAFETY: we own the whole range, and this is its last use: `release`
-        // and `drop` both consume the reservation.
-        unsafe { sys::release(self.range) }.map_err(|e| OsError::new(OsOp::Release, e))
+        // and `drop` both consume the reservation, and `self.range` is empty
+        // from now on.
+        match unsafe { sys::release(range) } {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                report_still_mapped(&self.memory, range, tag);
+                Err(OsError::new(OsOp::Release, e))
+            }
+        }
+    }
+}
+
+/// After a failed `munmap` of `range`, whose release the observer has
+/// already seen: reports what the kernel still maps there, as
+/// [`MemoryEvent::Reserve`] of every run of mapped pages and
+/// [`MemoryEvent::Commit`] of every accessible part, so that the observer
+/// matches the kernel again. Reads `/proc/self/smaps` (a failed `munmap` is
+/// rare and this is its cold path); if that fails too, reports the whole
+/// range reserved, which is what Linux keeps after a failed `munmap`.
+#[cold]
+#[inline(never)]
+fn report_still_mapped(memory: &Memory, range: MemRange, tag: MemTag) {
+    if memory.observer().is_none() {
+        return;
+    }
+    let Ok(pieces) = procfs::mappings_within(range) else {
+        memory.notify(MemoryEvent::Reserve { range, tag });
+        return;
+    };
+    // Maximal runs of mapped address space, then the accessible pieces.
+    let mut run: Option<MemRange> = None;
+    for p in &pieces {
+        run = match run {
+            Some(r) if r.end() == p.range.start() => {
+                MemRange::from_bounds(r.start(), p.range.end())
+            }
+            Some(r) => {
+                memory.notify(MemoryEvent::Reserve { range: r, tag });
+                Some(p.range)
+            }
+            None => Some(p.range),
+        };
+    }
+    if let Some(r) = run {
+        memory.notify(MemoryEvent::Reserve { range: r, tag });
+    }
+    for p in pieces.iter().filter(|p| p.is_accessible()) {
+        memory.notify(MemoryEvent::Commit {
+            range: p.range,
+            tag,
+        });
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        // A failed munmap of our own range cannot be reported from Drop; the
-        // address space stays mapped (nothing unsafe follows from that).
+        // A failed munmap of our own range cannot be returned from Drop; the
+        // address space stays mapped (nothing unsafe follows from that) and
+        // the observer has been told so by `release_now`.
         let _ = self.release_now();
     }
 }

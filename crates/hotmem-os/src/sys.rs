@@ -93,6 +93,33 @@ pub(crate) unsafe fn map_shared(
 /// # Safety
 /// The caller owns every mapping in `range` and no one uses it afterwards.
 pub(crate) unsafe fn release(range: MemRange) -> Result<(), Errno> {
+    #[cfg(test)]
+    if let Some(errno) = fail_next_release::take() {
+        return Err(errno);
+    }
     // SAFETY: the caller owns the range and will not touch it again.
     unsafe { rustix::mm::munmap(range.start().as_ptr(), range.len()) }
+}
+
+/// Fault injection for the unit tests: makes the next [`release`] on this
+/// thread fail without unmapping anything, as a `munmap` refused by the
+/// kernel does (`ENOMEM` at the mapping count limit, `EPERM` on a sealed
+/// mapping), so that the recovery path is tested deterministically.
+#[cfg(test)]
+pub(crate) mod fail_next_release {
+    use rustix::io::Errno;
+    use std::cell::Cell;
+
+    thread_local! {
+        static NEXT: Cell<Option<Errno>> = const { Cell::new(None) };
+    }
+
+    /// The next `release` on this thread fails with `errno`.
+    pub(crate) fn set(errno: Errno) {
+        NEXT.with(|n| n.set(Some(errno)));
+    }
+
+    pub(super) fn take() -> Option<Errno> {
+        NEXT.with(Cell::take)
+    }
 }
