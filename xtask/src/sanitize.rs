@@ -12,10 +12,10 @@
 //! - `--target x86_64-unknown-linux-gnu` keeps RUSTFLAGS away from build
 //!   scripts and proc-macros, which run on the host uninstrumented.
 //! - `CARGO_TARGET_DIR=target/sanitize-<kind>`, so the normal build stays warm.
-//! - `HOTMEM_SANITIZER=<kind>` tells the two tests whose checks cannot hold
-//!   under a sanitizer to skip them with a message: under TSan, the runtime's
-//!   own mappings sit among ours in `/proc/self/smaps` (grep the crates for
-//!   `HOTMEM_SANITIZER`).
+//! - `HOTMEM_SANITIZER=<kind>` tells the one test whose check cannot hold
+//!   under a sanitizer to skip it with a message: under TSan, the runtime's
+//!   own mappings can land in the ranges the facade just released
+//!   (`crates/hotmem/tests/drop_releases.rs`; grep for `HOTMEM_SANITIZER`).
 //! - Every report fails the run; `--no-fail-fast` and TSan's
 //!   `halt_on_error=0` make one run show all of them.
 
