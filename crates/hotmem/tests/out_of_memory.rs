@@ -91,3 +91,37 @@ fn bad_configuration_is_a_typed_error() {
         Err(AllocError::Layout(_))
     ));
 }
+
+#[test]
+fn an_object_larger_than_the_heap_is_a_bad_size_without_collecting() {
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(MIN_HEAP)
+        .numa(NumaConfig::Off)
+        .object_model(objects.clone())
+        .build()
+        .unwrap();
+    let mut me = rt.attach_mutator().unwrap();
+    for size in [
+        MIN_HEAP + 1,
+        2 * MIN_HEAP,
+        1 << 40,
+        isize::MAX as usize,
+        usize::MAX - 7,
+    ] {
+        match me.alloc(size) {
+            Err(AllocError::OutOfMemory { .. }) => {
+                panic!("{size} bytes can never fit: a bad size, not out of memory")
+            }
+            Err(_) => {}
+            Ok(addr) => panic!("{size} bytes allocated at {addr} in a {MIN_HEAP}-byte heap"),
+        }
+    }
+    assert_eq!(
+        rt.gc_totals().cycles,
+        0,
+        "no collection was run for a request no collection can satisfy"
+    );
+    // The heap still serves ordinary requests.
+    me.alloc(64).unwrap();
+}
