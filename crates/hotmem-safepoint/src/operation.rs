@@ -3,8 +3,9 @@
 //!
 //! A safepoint that is waiting to start keeps new handshakes out, so a
 //! stream of handshakes cannot starve it. A thread that owns the safepoint in
-//! progress and asks for another safepoint or a handshake gets an error
-//! instead of waiting for itself.
+//! progress, or runs a handshake operation, and asks for another safepoint,
+//! a handshake or a registration gets an error instead of waiting for
+//! itself.
 
 use crate::ids::SafepointId;
 use crate::sync::{Condvar, Mutex, ThreadKey};
@@ -16,11 +17,35 @@ struct Operations {
     safepoint: Option<(ThreadKey, Option<SafepointId>)>,
     safepoints_waiting: usize,
     handshakes: usize,
+    /// Threads running a handshake operation right now (the requester of
+    /// a safe target, or a target at its poll): they hold a handshake
+    /// ticket or a processing lock that the thing they would wait for needs.
+    running_ops: Vec<ThreadKey>,
 }
 
-/// Why the caller may not wait for the operation gate.
+impl Operations {
+    fn busy(&self, caller: ThreadKey) -> Result<(), Busy> {
+        if let Some((owner, id)) = self.safepoint {
+            if owner == caller {
+                return Err(Busy::OwnsSafepoint(id));
+            }
+        }
+        if self.running_ops.contains(&caller) {
+            return Err(Busy::RunsHandshakeOp);
+        }
+        Ok(())
+    }
+}
+
+/// Why the caller may not wait for the operation gate (or for anything
+/// that waits for it): it holds what the wait needs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct OwnsSafepoint(pub(crate) Option<SafepointId>);
+pub(crate) enum Busy {
+    /// The caller owns the safepoint in progress (or is beginning it).
+    OwnsSafepoint(Option<SafepointId>),
+    /// The caller is running a handshake operation.
+    RunsHandshakeOp,
+}
 
 /// Serializes safepoints against each other and against handshakes.
 #[derive(Debug)]
@@ -37,14 +62,15 @@ impl OperationGate {
         }
     }
 
+    /// May `caller` wait for other operations to finish?
+    pub(crate) fn check(&self, caller: ThreadKey) -> Result<(), Busy> {
+        self.state.lock().busy(caller)
+    }
+
     /// Wait until no safepoint and no handshake runs, then own the gate.
-    pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), OwnsSafepoint> {
+    pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), Busy> {
         let mut ops = self.state.lock();
-        if let Some((owner, id)) = ops.safepoint {
-            if owner == caller {
-                return Err(OwnsSafepoint(id));
-            }
-        }
+        ops.busy(caller)?;
         ops.safepoints_waiting += 1;
         while ops.safepoint.is_some() || ops.handshakes > 0 {
             self.changed.wait(&mut ops);
@@ -69,14 +95,11 @@ impl OperationGate {
     }
 
     /// Wait until no safepoint runs or waits, then count one handshake in.
-    pub(crate) fn start_handshake(
-        &self,
-        caller: ThreadKey,
-    ) -> Result<HandshakeTicket<'_>, OwnsSafepoint> {
+    pub(crate) fn start_handshake(&self, caller: ThreadKey) -> Result<HandshakeTicket<'_>, Busy> {
         let mut ops = self.state.lock();
+        ops.busy(caller)?;
         loop {
             match ops.safepoint {
-                Some((owner, id)) if owner == caller => return Err(OwnsSafepoint(id)),
                 Some(_) => {}
                 None if ops.safepoints_waiting == 0 => break,
                 None => {}
@@ -85,6 +108,29 @@ impl OperationGate {
         }
         ops.handshakes += 1;
         Ok(HandshakeTicket { gate: self })
+    }
+
+    /// `caller` runs a handshake operation until the result is dropped
+    /// (also by unwinding).
+    pub(crate) fn running_op(&self, caller: ThreadKey) -> RunningOp<'_> {
+        self.state.lock().running_ops.push(caller);
+        RunningOp { gate: self, caller }
+    }
+}
+
+/// A handshake operation running on thread `caller`.
+#[derive(Debug)]
+pub(crate) struct RunningOp<'a> {
+    gate: &'a OperationGate,
+    caller: ThreadKey,
+}
+
+impl Drop for RunningOp<'_> {
+    fn drop(&mut self) {
+        let mut ops = self.gate.state.lock();
+        if let Some(i) = ops.running_ops.iter().position(|t| *t == self.caller) {
+            ops.running_ops.swap_remove(i);
+        }
     }
 }
 

@@ -91,7 +91,7 @@ fn model(strategy: Strategy) {
             entries,
             "a mutator entered managed code at a safepoint"
         );
-        guard.end().unwrap();
+        guard.end();
 
         // ...then one handshake with every registered thread.
         let w = world.clone();
