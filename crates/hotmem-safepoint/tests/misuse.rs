@@ -4,15 +4,11 @@
 
 mod common;
 
-use common::{BusyThreads, assert_world_stopped};
+use common::{BusyThreads, DEADLINE, assert_world_stopped};
 use hotmem_safepoint::{
     BeginError, Coordinator, Executor, HandshakeError, RegisterError, Strategy, ThreadState,
 };
 use std::sync::mpsc;
-use std::time::Duration;
-
-/// Far longer than any of these scenarios takes, even on a loaded machine.
-const DEADLINE: Duration = Duration::from_secs(30);
 
 /// Run `scenario` on a thread of its own; fail if it hangs.
 fn within_deadline<T: Send + 'static>(scenario: impl FnOnce() -> T + Send + 'static) -> T {

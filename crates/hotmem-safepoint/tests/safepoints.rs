@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{BusyThreads, assert_all_safe, assert_world_stopped};
+use common::{BusyThreads, assert_all_safe, assert_world_stopped, wait_until};
 use hotmem_safepoint::{BeginError, Coordinator, EndError, RegisterError, Strategy, ThreadState};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
@@ -28,10 +28,8 @@ fn safepoints_stop_every_busy_thread_and_all_resume() {
             );
             assert_eq!(c.in_progress(), None);
         }
-        let before = busy.progress.load(Ordering::SeqCst);
-        while busy.progress.load(Ordering::SeqCst) < before + 1000 {
-            std::thread::yield_now();
-        }
+        // Every thread resumes: each one runs managed code again.
+        busy.wait_each_runs();
         let runs = busy.finish();
         assert!(runs.iter().all(|&r| r > 0), "{strategy:?}: {runs:?}");
         let stats = c.stats();
@@ -104,6 +102,11 @@ fn threads_register_and_unregister_while_safepoints_run() {
             // Let some registrations happen between safepoints, too.
             std::thread::yield_now();
         }
+        // Under load the churners may not have got a CPU yet: wait for them
+        // instead of assuming they did.
+        wait_until("a churning registration", || {
+            registrations.load(Ordering::Relaxed) > 0
+        });
         stop.store(true, Ordering::Relaxed);
         for t in churn {
             t.join().unwrap();
@@ -147,9 +150,7 @@ fn a_thread_that_panics_while_registered_does_not_hang_the_next_safepoint() {
         rx.recv().unwrap();
         let (c3, go3) = (c.clone(), go.clone());
         let trigger = std::thread::spawn(move || {
-            while c3.in_progress().is_none() {
-                std::thread::yield_now();
-            }
+            wait_until("the safepoint to begin", || c3.in_progress().is_some());
             go3.store(true, Ordering::SeqCst);
         });
         c.begin("waits-for-the-dying").unwrap().end();
