@@ -8,7 +8,8 @@
 //! itself.
 
 use crate::ids::SafepointId;
-use crate::sync::{Condvar, Mutex, ThreadKey};
+use crate::sync::{self, Condvar, Mutex, MutexGuard, ThreadKey};
+use std::cell::RefCell;
 
 #[derive(Debug, Default)]
 struct Operations {
@@ -17,24 +18,16 @@ struct Operations {
     safepoint: Option<(ThreadKey, Option<SafepointId>)>,
     safepoints_waiting: usize,
     handshakes: usize,
-    /// Threads running a handshake operation right now (the requester of
-    /// a safe target, or a target at its poll): they hold a handshake
-    /// ticket or a processing lock that the thing they would wait for needs.
-    running_ops: Vec<ThreadKey>,
 }
 
-impl Operations {
-    fn busy(&self, caller: ThreadKey) -> Result<(), Busy> {
-        if let Some((owner, id)) = self.safepoint {
-            if owner == caller {
-                return Err(Busy::OwnsSafepoint(id));
-            }
-        }
-        if self.running_ops.contains(&caller) {
-            return Err(Busy::RunsHandshakeOp);
-        }
-        Ok(())
-    }
+sync::thread_local! {
+    /// The gates (by address) whose handshake operations run on this
+    /// thread right now, as the requester of a safe target or as the target
+    /// at its poll: such a thread holds a handshake ticket or a processing
+    /// lock that whatever it would wait for needs. Thread-local, so that
+    /// running an operation takes no shared lock; an entry lives only while
+    /// its operation runs, when the gate is alive.
+    static RUNNING_OPS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Why the caller may not wait for the operation gate (or for anything
@@ -62,15 +55,37 @@ impl OperationGate {
         }
     }
 
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn busy(&self, ops: &MutexGuard<'_, Operations>, caller: ThreadKey) -> Result<(), Busy> {
+        if let Some((owner, id)) = ops.safepoint {
+            if owner == caller {
+                return Err(Busy::OwnsSafepoint(id));
+            }
+        }
+        // Unreadable only while the thread is being torn down.
+        let key = self.key();
+        let running = RUNNING_OPS
+            .try_with(|r| r.borrow().contains(&key))
+            .unwrap_or(false);
+        if running {
+            return Err(Busy::RunsHandshakeOp);
+        }
+        Ok(())
+    }
+
     /// May `caller` wait for other operations to finish?
     pub(crate) fn check(&self, caller: ThreadKey) -> Result<(), Busy> {
-        self.state.lock().busy(caller)
+        let ops = self.state.lock();
+        self.busy(&ops, caller)
     }
 
     /// Wait until no safepoint and no handshake runs, then own the gate.
     pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), Busy> {
         let mut ops = self.state.lock();
-        ops.busy(caller)?;
+        self.busy(&ops, caller)?;
         ops.safepoints_waiting += 1;
         while ops.safepoint.is_some() || ops.handshakes > 0 {
             self.changed.wait(&mut ops);
@@ -97,7 +112,7 @@ impl OperationGate {
     /// Wait until no safepoint runs or waits, then count one handshake in.
     pub(crate) fn start_handshake(&self, caller: ThreadKey) -> Result<HandshakeTicket<'_>, Busy> {
         let mut ops = self.state.lock();
-        ops.busy(caller)?;
+        self.busy(&ops, caller)?;
         loop {
             match ops.safepoint {
                 Some(_) => {}
@@ -110,27 +125,30 @@ impl OperationGate {
         Ok(HandshakeTicket { gate: self })
     }
 
-    /// `caller` runs a handshake operation until the result is dropped
-    /// (also by unwinding).
-    pub(crate) fn running_op(&self, caller: ThreadKey) -> RunningOp<'_> {
-        self.state.lock().running_ops.push(caller);
-        RunningOp { gate: self, caller }
+    /// The calling thread runs a handshake operation until the result is
+    /// dropped (also by unwinding).
+    pub(crate) fn running_op(&self) -> RunningOp<'_> {
+        let key = self.key();
+        let _ = RUNNING_OPS.try_with(|r| r.borrow_mut().push(key));
+        RunningOp { gate: self }
     }
 }
 
-/// A handshake operation running on thread `caller`.
+/// A handshake operation running on the calling thread.
 #[derive(Debug)]
 pub(crate) struct RunningOp<'a> {
     gate: &'a OperationGate,
-    caller: ThreadKey,
 }
 
 impl Drop for RunningOp<'_> {
     fn drop(&mut self) {
-        let mut ops = self.gate.state.lock();
-        if let Some(i) = ops.running_ops.iter().position(|t| *t == self.caller) {
-            ops.running_ops.swap_remove(i);
-        }
+        let key = self.gate.key();
+        let _ = RUNNING_OPS.try_with(|r| {
+            let mut running = r.borrow_mut();
+            if let Some(i) = running.iter().rposition(|k| *k == key) {
+                running.swap_remove(i);
+            }
+        });
     }
 }
 

@@ -400,7 +400,7 @@ impl Shared {
     /// for itself.
     fn drain(&self, slot: &Slot, executor: Executor) {
         while let Some(op) = slot.handshakes.pop_or_disarm(&slot.poll) {
-            let _running = self.operations.running_op(sync::current_thread());
+            let _running = self.operations.running_op();
             op.run(executor);
         }
     }
