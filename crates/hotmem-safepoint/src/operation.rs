@@ -20,6 +20,7 @@ struct Operations {
     handshakes: usize,
 }
 
+#[cfg(not(hotmem_loom))]
 sync::thread_local! {
     /// The gates (by address) whose handshake operations run on this
     /// thread right now, as the requester of a safe target or as the target
@@ -28,6 +29,12 @@ sync::thread_local! {
     /// running an operation takes no shared lock; an entry lives only while
     /// its operation runs, when the gate is alive.
     static RUNNING_OPS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+// loom's macro takes no `const` block.
+#[cfg(hotmem_loom)]
+sync::thread_local! {
+    static RUNNING_OPS: RefCell<Vec<usize>> = RefCell::new(Vec::new());
 }
 
 /// Why the caller may not wait for the operation gate (or for anything
