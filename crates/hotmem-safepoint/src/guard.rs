@@ -21,6 +21,10 @@ use std::marker::PhantomData;
 /// that would wait for the owner itself (a nested `begin`, a handshake, a
 /// `register`).
 ///
+/// Leaking it (`mem::forget`) leaks the safepoint, as a leaked `MutexGuard`
+/// leaks its lock: the world stays stopped and the next `begin` waits.
+/// That is safe, and the only way to keep a safepoint past its owner.
+///
 /// ```
 /// use hotmem_safepoint::{Coordinator, Strategy};
 /// let c = Coordinator::new(Strategy::WaitBarrier);
