@@ -1,15 +1,22 @@
-//! Typed errors. A failed call changes nothing.
+//! Typed errors. A failed call changes nothing and hands back what it took.
 
+use crate::guard::SafepointTicket;
 use crate::ids::{MutatorId, SafepointId};
 use std::fmt;
 
 /// Why a thread could not register.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RegisterError {
     /// The calling thread is already registered with this coordinator (two
     /// handles on one thread could disagree about its state and hang a
     /// safepoint).
     AlreadyRegistered(MutatorId),
+    /// The calling thread owns the safepoint in progress: registering would
+    /// stop it in its own safepoint. End the safepoint first.
+    OwnsSafepoint(Option<SafepointId>),
+    /// The calling thread is running a handshake operation.
+    InsideHandshake,
 }
 
 impl fmt::Display for RegisterError {
@@ -17,6 +24,16 @@ impl fmt::Display for RegisterError {
         match self {
             RegisterError::AlreadyRegistered(id) => {
                 write!(f, "this thread is already registered as {id}")
+            }
+            RegisterError::OwnsSafepoint(Some(id)) => write!(
+                f,
+                "this thread owns safepoint {id}: registering would stop it in its own safepoint"
+            ),
+            RegisterError::OwnsSafepoint(None) => {
+                write!(f, "this thread is beginning a safepoint")
+            }
+            RegisterError::InsideHandshake => {
+                write!(f, "a handshake operation cannot register its thread")
             }
         }
     }
@@ -26,6 +43,7 @@ impl std::error::Error for RegisterError {}
 
 /// Why a safepoint could not begin.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BeginError {
     /// The calling thread already owns the safepoint in progress: safepoints
     /// do not nest.
@@ -33,10 +51,19 @@ pub enum BeginError {
         /// The safepoint in progress (`None` if it is still synchronizing).
         current: Option<SafepointId>,
     },
-    /// The calling thread is a registered mutator in managed code: the
-    /// safepoint would wait for the caller forever. Enter a safe state first
-    /// (or use [`MutatorHandle::safepoint`](crate::MutatorHandle::safepoint)).
-    CallerIsManaged(MutatorId),
+    /// The calling thread is a registered mutator of this coordinator. It
+    /// could return to managed code while the safepoint lives and wait for
+    /// itself; begin through [`MutatorHandle::safepoint`] or
+    /// [`SafeRegion::safepoint`], which keep it safe until the end.
+    ///
+    /// [`MutatorHandle::safepoint`]: crate::MutatorHandle::safepoint
+    /// [`SafeRegion::safepoint`]: crate::SafeRegion::safepoint
+    CallerIsMutator(MutatorId),
+    /// The calling thread is running a handshake operation: the safepoint
+    /// would wait for that handshake to finish.
+    InsideHandshake,
+    /// The safepoint counter is used up (after 2^62 safepoints).
+    Exhausted,
 }
 
 impl fmt::Display for BeginError {
@@ -54,45 +81,53 @@ impl fmt::Display for BeginError {
                     "this thread is already beginning a safepoint: safepoints do not nest"
                 )
             }
-            BeginError::CallerIsManaged(id) => write!(
+            BeginError::CallerIsMutator(id) => write!(
                 f,
-                "the caller is {id}, running managed code: a safepoint would wait for it forever"
+                "the caller is {id}: begin through its MutatorHandle or SafeRegion"
             ),
+            BeginError::InsideHandshake => write!(
+                f,
+                "a handshake operation cannot begin a safepoint: it would wait for its own handshake"
+            ),
+            BeginError::Exhausted => write!(f, "the safepoint counter is used up"),
         }
     }
 }
 
 impl std::error::Error for BeginError {}
 
-/// Why a safepoint could not end.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// Why a safepoint could not end. The ticket comes back, still owning its
+/// safepoint.
+#[non_exhaustive]
 pub enum EndError {
-    /// No safepoint is in progress.
-    NotInProgress {
-        /// The id the caller tried to end.
-        given: SafepointId,
-    },
-    /// Another safepoint than the one given is in progress.
-    Mismatch {
-        /// The safepoint in progress.
-        in_progress: SafepointId,
-        /// The id the caller tried to end.
-        given: SafepointId,
-    },
+    /// The ticket belongs to another coordinator.
+    ForeignTicket(SafepointTicket),
+}
+
+impl EndError {
+    /// The ticket that was given, still owning its safepoint.
+    pub fn into_ticket(self) -> SafepointTicket {
+        match self {
+            EndError::ForeignTicket(ticket) => ticket,
+        }
+    }
+}
+
+impl fmt::Debug for EndError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EndError::ForeignTicket(t) => f.debug_tuple("ForeignTicket").field(t).finish(),
+        }
+    }
 }
 
 impl fmt::Display for EndError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EndError::NotInProgress { given } => {
-                write!(
-                    f,
-                    "cannot end safepoint {given}: no safepoint is in progress"
-                )
-            }
-            EndError::Mismatch { in_progress, given } => write!(
+            EndError::ForeignTicket(t) => write!(
                 f,
-                "cannot end safepoint {given}: safepoint {in_progress} is in progress"
+                "the ticket of safepoint {} belongs to another coordinator",
+                t.id()
             ),
         }
     }
@@ -102,6 +137,7 @@ impl std::error::Error for EndError {}
 
 /// Why a handshake failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HandshakeError {
     /// No thread with this id is registered.
     NoSuchMutator(MutatorId),
@@ -112,6 +148,9 @@ pub enum HandshakeError {
     /// The calling thread owns the safepoint in progress: every thread is
     /// stopped already, so do the work directly.
     InsideSafepoint(Option<SafepointId>),
+    /// The calling thread is running a handshake operation: handshakes do
+    /// not nest.
+    InsideHandshake,
     /// The operation panicked on the target thread (the panic continued
     /// there).
     OperationPanicked(MutatorId),
@@ -133,6 +172,9 @@ impl fmt::Display for HandshakeError {
             }
             HandshakeError::InsideSafepoint(None) => {
                 write!(f, "the caller is beginning a safepoint")
+            }
+            HandshakeError::InsideHandshake => {
+                write!(f, "a handshake operation cannot request handshakes")
             }
             HandshakeError::OperationPanicked(id) => {
                 write!(f, "the handshake operation panicked on {id}")

@@ -1,5 +1,6 @@
 //! Handshakes: run an operation for one thread, or each thread, without
-//! stopping the others.
+//! stopping the others. This file has the types and the queue; who runs
+//! an operation, and the fences that decide it, are in `protocol.rs`.
 //!
 //! The requester queues the operation on the target's slot and arms the
 //! target's poll word. Then exactly one of two things happens:
@@ -12,22 +13,17 @@
 //!   leave the safe state with the operation still queued.
 //!
 //! An operation is popped from the queue under the queue lock before it runs,
-//! so it runs exactly once whoever gets to it. The requester arms the poll
-//! word and then reads the target's state; the target publishes a safe state
-//! and then reads its poll word (a `SeqCst` fence between the write and the
-//! read on both sides): at least one of them sees
-//! the other, so the operation is never left waiting on a thread that will
-//! not poll.
+//! so it runs exactly once whoever gets to it.
 
 use crate::ids::MutatorId;
 use crate::poll::PollWord;
-use crate::registry::Slot;
-use crate::sync::{Arc, FutexWord, Mutex, Ordering, fence};
+use crate::sync::{Arc, FutexWord, Mutex, Ordering};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Who ran a handshake operation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Executor {
     /// The target thread, at a poll or while entering a safe state.
     Target,
@@ -115,7 +111,7 @@ impl HandshakeOp {
 
     /// Run the operation (it has been popped from the queue: only one
     /// caller gets here; the `Option` makes a second run impossible anyway).
-    fn run(&self, executor: Executor) {
+    pub(crate) fn run(&self, executor: Executor) {
         let Some(operation) = self.operation.lock().take() else {
             return;
         };
@@ -131,12 +127,12 @@ impl HandshakeOp {
         drop(finish);
     }
 
-    fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.outcome.word().load(Ordering::Acquire) != PENDING
     }
 
     /// Sleep until the operation has run (may return early; re-check).
-    fn wait_a_while(&self) {
+    pub(crate) fn wait_a_while(&self) {
         self.outcome.wait(PENDING);
     }
 
@@ -165,7 +161,9 @@ impl HandshakeOp {
 #[derive(Debug)]
 pub(crate) struct HandshakeQueue {
     queue: Mutex<VecDeque<Arc<HandshakeOp>>>,
-    processing: Mutex<()>,
+    /// Held by whoever drains the queue (the target, or a requester for a
+    /// safe target).
+    pub(crate) processing: Mutex<()>,
 }
 
 impl HandshakeQueue {
@@ -183,57 +181,15 @@ impl HandshakeQueue {
         poll.arm_handshake();
     }
 
-    /// Run everything queued, as `executor`. The caller holds `processing`.
-    fn drain(&self, poll: &PollWord, executor: Executor) {
-        loop {
-            let next = {
-                let mut queue = self.queue.lock();
-                match queue.pop_front() {
-                    Some(op) => op,
-                    None => {
-                        poll.disarm_handshake();
-                        return;
-                    }
-                }
-            };
-            next.run(executor);
+    /// Pop the next operation; when the queue is empty, disarm the poll
+    /// bit (under the queue lock, so a concurrent push re-arms after us)
+    /// and return `None`. The caller holds `processing`.
+    pub(crate) fn pop_or_disarm(&self, poll: &PollWord) -> Option<Arc<HandshakeOp>> {
+        let mut queue = self.queue.lock();
+        let next = queue.pop_front();
+        if next.is_none() {
+            poll.disarm_handshake();
         }
-    }
-
-    /// The target itself processes its queue (from its slow path or a
-    /// transition into a safe state).
-    pub(crate) fn process_by_target(&self, poll: &PollWord) {
-        let _processing = self.processing.lock();
-        self.drain(poll, Executor::Target);
-    }
-
-    /// A requester processes the queue for `slot`'s thread if that thread is
-    /// safe; the state is re-read under the processing lock, which the
-    /// thread needs before it can leave the safe state with work queued.
-    fn process_by_requester(slot: &Slot) -> bool {
-        let queue = &slot.handshakes;
-        let _processing = queue.processing.lock();
-        fence(Ordering::SeqCst);
-        if !slot.state.snapshot().state.is_safe() {
-            return false;
-        }
-        queue.drain(&slot.poll, Executor::Requester);
-        true
-    }
-}
-
-/// The requester's side: see `op` (queued on `slot`) through to the end,
-/// running it here if the target is safe, sleeping until the target has
-/// run it otherwise.
-pub(crate) fn drive(slot: &Slot, op: &HandshakeOp) {
-    while !op.is_done() {
-        // Armed (when queued), fence, read the state: against the target's
-        // publish, fence, read the poll word.
-        fence(Ordering::SeqCst);
-        let processed_here =
-            slot.state.snapshot().state.is_safe() && HandshakeQueue::process_by_requester(slot);
-        if !processed_here {
-            op.wait_a_while();
-        }
+        next
     }
 }

@@ -6,13 +6,23 @@ use std::fmt;
 /// The id of one safepoint: the value of the safepoint counter while it is in
 /// progress. The counter is odd while a safepoint is in progress and even
 /// between safepoints (as in HotSpot), so an id is always odd and never zero.
+///
+/// An id names a safepoint; it cannot end one (that takes the
+/// [`SafepointGuard`](crate::SafepointGuard) or
+/// [`SafepointTicket`](crate::SafepointTicket) that `begin` returned), and
+/// only the coordinator makes ids:
+///
+/// ```compile_fail,E0624
+/// let id = hotmem_safepoint::SafepointId::from_counter(1);
+/// ```
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SafepointId(u64);
 
 impl SafepointId {
     /// Wraps a counter value; `None` unless it is odd (in progress) and fits
-    /// below the poll word's handshake bit.
-    pub fn from_counter(counter: u64) -> Option<Self> {
+    /// below the poll word's handshake bit. Crate-private: an id is
+    /// information, never a capability, and only the coordinator makes them.
+    pub(crate) fn from_counter(counter: u64) -> Option<Self> {
         (counter & 1 == 1 && counter & crate::poll::HANDSHAKE_BIT == 0)
             .then_some(SafepointId(counter))
     }

@@ -53,7 +53,7 @@
 //! // touch `work` until the guard is gone.
 //! let before = work.load(Ordering::Relaxed);
 //! assert_eq!(work.load(Ordering::Relaxed), before);
-//! guard.end()?;
+//! guard.end();
 //!
 //! stop.store(true, Ordering::Relaxed);
 //! mutator.join().unwrap();
@@ -70,16 +70,24 @@
 //!   reach a poll (time to safepoint).
 //! * Never block in managed code without a safe region around the blocking
 //!   call: the safepoint would wait for it.
-//! * Do not begin a safepoint or wait for a handshake from a thread that is
-//!   in managed code; the calls return an error instead of hanging. Use
-//!   [`MutatorHandle::safepoint`] and [`MutatorHandle::handshake`], which
-//!   mark the caller blocked while they wait.
+//! * A mutator thread begins safepoints through [`MutatorHandle::safepoint`]
+//!   or [`SafeRegion::safepoint`], which keep it in a safe state until the
+//!   safepoint ends, and requests handshakes through
+//!   [`MutatorHandle::handshake`]; [`Coordinator::begin`] from a registered
+//!   thread is an error, not a hang.
+//! * Only the owner ends a safepoint: the guard or the ticket that `begin`
+//!   returned, on the thread that began it. An id is not a capability.
+//! * Every call that would wait for something only the caller can release
+//!   (a nested begin, a handshake or registration by the safepoint's owner,
+//!   a safepoint or handshake or registration from inside a handshake
+//!   operation) returns a typed error instead.
 //!
 //! Linux only: it parks threads with the futex system call.
 
 mod barrier;
 mod coordinator;
 mod error;
+mod guard;
 mod handshake;
 mod histogram;
 mod ids;
@@ -88,6 +96,8 @@ mod legacy;
 mod mutator;
 mod operation;
 mod poll;
+mod protocol;
+mod records;
 mod registry;
 mod state;
 mod stats;
@@ -96,8 +106,9 @@ mod sync;
 #[cfg(all(test, hotmem_loom))]
 mod tests;
 
-pub use coordinator::{Coordinator, CoordinatorBuilder, SafepointGuard, SafepointLog, Strategy};
+pub use coordinator::{Coordinator, CoordinatorBuilder, SafepointLog, Strategy};
 pub use error::{BeginError, EndError, HandshakeError, RegisterError};
+pub use guard::{SafepointGuard, SafepointTicket};
 pub use handshake::{Executor, HandshakeContext, HandshakeReport};
 pub use histogram::{Histogram, Percentiles};
 pub use ids::{MutatorId, SafepointId};

@@ -11,89 +11,29 @@
 //! is written.
 //!
 //! # Transitions
-//! Into a safe state: publish the state, `SeqCst` fence, read the poll word;
-//! if a safepoint is armed, count this thread in (it may be the last one the
-//! coordinator waits for); if handshakes are queued, run them.
-//! Out of a safe state: publish `Managed`, `SeqCst` fence, read the poll
-//! word and take the slow path if it is armed, so no managed code runs while
-//! a safepoint is in progress.
+//! Entering and leaving native and blocked regions, and the poll's slow
+//! path, are the protocol's (`protocol.rs`, with the fence argument); this
+//! file has the types that the mutator thread holds.
+//!
+//! # Beginning a safepoint from a mutator
+//! A registered thread may own a safepoint only while it is in a safe state
+//! that it cannot leave before the safepoint ends: otherwise it would meet
+//! its own armed poll and wait for itself. [`MutatorHandle::safepoint`] and
+//! [`SafeRegion::safepoint`] give that by borrowing (the handle, the
+//! region) for as long as the safepoint lives; [`Coordinator::begin`] from
+//! a registered thread is an error.
 
-use crate::coordinator::{Coordinator, SafepointGuard, Shared, Strategy};
+use crate::coordinator::Coordinator;
 use crate::error::{BeginError, HandshakeError};
+use crate::guard::{SafepointGuard, SafepointTicket};
 use crate::handshake::{HandshakeContext, HandshakeReport};
 use crate::ids::{MutatorId, SafepointId};
-use crate::leaving::Departure;
+use crate::protocol::{Caller, Shared};
 use crate::registry::Slot;
 use crate::state::ThreadState;
-use crate::sync::{Arc, Ordering, fence};
+use crate::sync::Arc;
 use std::borrow::Cow;
 use std::marker::PhantomData;
-
-impl Shared {
-    /// Managed -> `state` (a safe one).
-    pub(crate) fn enter_safe(&self, slot: &Slot, state: ThreadState) {
-        debug_assert!(state.is_safe());
-        slot.state.set(state);
-        fence(Ordering::SeqCst);
-        let request = slot.poll.request();
-        if let Some(id) = request.safepoint {
-            self.count_safe(slot, id);
-        }
-        if request.handshake {
-            slot.handshakes.process_by_target(&slot.poll);
-        }
-    }
-
-    /// A safe state -> Managed, stopping first if a safepoint is in
-    /// progress.
-    pub(crate) fn leave_safe(&self, slot: &Slot) {
-        slot.state.set(ThreadState::Managed);
-        fence(Ordering::SeqCst);
-        let request = slot.poll.request();
-        if request.safepoint.is_some() || request.handshake {
-            self.slow_path(slot);
-        }
-    }
-
-    /// Everything an armed poll word asks for, until it is disarmed.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn slow_path(&self, slot: &Slot) {
-        loop {
-            let request = slot.poll.request();
-            if request.handshake {
-                slot.handshakes.process_by_target(&slot.poll);
-            }
-            match request.safepoint {
-                Some(id) => self.block_at_safepoint(slot, id),
-                None if !request.handshake => return,
-                None => {}
-            }
-        }
-    }
-
-    /// Stop until safepoint `id` ends. Returns in state `Managed`; the
-    /// caller re-reads the poll word (a later safepoint may be armed).
-    fn block_at_safepoint(&self, slot: &Slot, id: SafepointId) {
-        // Joined before the state says "safe", so the coordinator that sees
-        // the state also finds this thread among the ones to wake.
-        let joined = self.leaving.join(id);
-        slot.state.set_at_safepoint(id);
-        match self.strategy {
-            Strategy::WaitBarrier => {
-                self.count_safe(slot, id);
-                self.barrier.wait(id);
-            }
-            Strategy::Legacy => self.gate.wait(id),
-        }
-        if joined && self.leaving.leave(id) == Departure::Last {
-            self.finish_leaving(id, self.now());
-        }
-        slot.state.set(ThreadState::Managed);
-        // The caller's loop re-reads the poll word after this fence.
-        fence(Ordering::SeqCst);
-    }
-}
 
 /// A registered mutator thread's handle: poll through it, and mark native
 /// and blocked regions with it. Not `Send`: it belongs to the thread that
@@ -184,17 +124,16 @@ impl MutatorHandle {
     /// and then returns the thread to managed code.
     ///
     /// # Errors
-    /// [`BeginError::Nested`] if this thread already owns the safepoint in
-    /// progress.
+    /// [`BeginError::InsideHandshake`] from a handshake operation (the
+    /// thread is back in managed code then).
     pub fn safepoint(
         &mut self,
         name: impl Into<Cow<'static, str>>,
     ) -> Result<MutatorSafepoint<'_>, BeginError> {
-        let coordinator = self.coordinator();
         let region = self.enter_blocked();
-        let guard = coordinator.begin(name)?;
+        let guard = region.begin(name.into())?;
         Ok(MutatorSafepoint {
-            guard: Some(guard),
+            guard,
             _region: region,
         })
     }
@@ -240,8 +179,7 @@ impl MutatorHandle {
 
 impl Drop for MutatorHandle {
     fn drop(&mut self) {
-        self.shared.enter_safe(&self.slot, ThreadState::Exiting);
-        self.shared.registry.lock().remove(&self.slot);
+        self.shared.unregister(&self.slot);
     }
 }
 
@@ -270,6 +208,28 @@ impl SafeRegion<'_> {
     /// Leave the region now (same as dropping it): back to managed code,
     /// after waiting out a safepoint in progress.
     pub fn leave(self) {}
+
+    /// Begin a safepoint from inside this region. The guard borrows the
+    /// region, so the thread stays safe until the safepoint has ended (the
+    /// rule that lets a registered thread own a safepoint; see
+    /// [`MutatorHandle::safepoint`] for the same with its own region).
+    ///
+    /// # Errors
+    /// [`BeginError::InsideHandshake`] from a handshake operation.
+    pub fn safepoint(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+    ) -> Result<SafepointGuard<'_>, BeginError> {
+        self.begin(name.into()).map(SafepointGuard::new)
+    }
+
+    fn begin(&self, name: Cow<'static, str>) -> Result<SafepointTicket, BeginError> {
+        let handle = &*self.handle;
+        let (id, owner) = handle
+            .shared
+            .begin(name, Caller::SafeMutator(&handle.slot))?;
+        Ok(SafepointTicket::new(handle.coordinator(), id, owner))
+    }
 }
 
 impl Drop for SafeRegion<'_> {
@@ -281,7 +241,7 @@ impl Drop for SafeRegion<'_> {
 /// A safepoint begun by a mutator thread (see [`MutatorHandle::safepoint`]).
 #[must_use = "the safepoint ends when this is dropped"]
 pub struct MutatorSafepoint<'a> {
-    guard: Option<SafepointGuard>,
+    guard: SafepointTicket,
     // Dropped after the guard: the thread returns to managed code only
     // once the safepoint is over.
     _region: SafeRegion<'a>,
@@ -298,14 +258,14 @@ impl std::fmt::Debug for MutatorSafepoint<'_> {
 impl MutatorSafepoint<'_> {
     /// The safepoint's id.
     pub fn id(&self) -> SafepointId {
-        self.guard.as_ref().expect("present until end").id()
+        self.guard.id()
     }
 
     /// End the safepoint; the thread is back in managed code afterwards.
-    ///
-    /// # Errors
-    /// As [`SafepointGuard::end`].
-    pub fn end(mut self) -> Result<(), crate::EndError> {
-        self.guard.take().expect("present until end").end()
+    /// Same as dropping it.
+    pub fn end(self) {
+        let MutatorSafepoint { guard, _region } = self;
+        guard.end();
+        drop(_region);
     }
 }

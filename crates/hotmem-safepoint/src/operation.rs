@@ -3,11 +3,13 @@
 //!
 //! A safepoint that is waiting to start keeps new handshakes out, so a
 //! stream of handshakes cannot starve it. A thread that owns the safepoint in
-//! progress and asks for another safepoint or a handshake gets an error
-//! instead of waiting for itself.
+//! progress, or runs a handshake operation, and asks for another safepoint,
+//! a handshake or a registration gets an error instead of waiting for
+//! itself.
 
 use crate::ids::SafepointId;
-use crate::sync::{Condvar, Mutex, ThreadKey};
+use crate::sync::{self, Condvar, Mutex, MutexGuard, ThreadKey};
+use std::cell::RefCell;
 
 #[derive(Debug, Default)]
 struct Operations {
@@ -18,9 +20,32 @@ struct Operations {
     handshakes: usize,
 }
 
-/// Why the caller may not wait for the operation gate.
+#[cfg(not(hotmem_loom))]
+sync::thread_local! {
+    /// The gates (by address) whose handshake operations run on this
+    /// thread right now, as the requester of a safe target or as the target
+    /// at its poll: such a thread holds a handshake ticket or a processing
+    /// lock that whatever it would wait for needs. Thread-local, so that
+    /// running an operation takes no shared lock; an entry lives only while
+    /// its operation runs, when the gate is alive.
+    static RUNNING_OPS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+// loom's macro takes no `const` block.
+#[cfg(hotmem_loom)]
+sync::thread_local! {
+    static RUNNING_OPS: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+}
+
+/// Why the caller may not wait for the operation gate (or for anything
+/// that waits for it): it holds what the wait needs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct OwnsSafepoint(pub(crate) Option<SafepointId>);
+pub(crate) enum Busy {
+    /// The caller owns the safepoint in progress (or is beginning it).
+    OwnsSafepoint(Option<SafepointId>),
+    /// The caller is running a handshake operation.
+    RunsHandshakeOp,
+}
 
 /// Serializes safepoints against each other and against handshakes.
 #[derive(Debug)]
@@ -37,14 +62,37 @@ impl OperationGate {
         }
     }
 
-    /// Wait until no safepoint and no handshake runs, then own the gate.
-    pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), OwnsSafepoint> {
-        let mut ops = self.state.lock();
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    fn busy(&self, ops: &MutexGuard<'_, Operations>, caller: ThreadKey) -> Result<(), Busy> {
         if let Some((owner, id)) = ops.safepoint {
             if owner == caller {
-                return Err(OwnsSafepoint(id));
+                return Err(Busy::OwnsSafepoint(id));
             }
         }
+        // Unreadable only while the thread is being torn down.
+        let key = self.key();
+        let running = RUNNING_OPS
+            .try_with(|r| r.borrow().contains(&key))
+            .unwrap_or(false);
+        if running {
+            return Err(Busy::RunsHandshakeOp);
+        }
+        Ok(())
+    }
+
+    /// May `caller` wait for other operations to finish?
+    pub(crate) fn check(&self, caller: ThreadKey) -> Result<(), Busy> {
+        let ops = self.state.lock();
+        self.busy(&ops, caller)
+    }
+
+    /// Wait until no safepoint and no handshake runs, then own the gate.
+    pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), Busy> {
+        let mut ops = self.state.lock();
+        self.busy(&ops, caller)?;
         ops.safepoints_waiting += 1;
         while ops.safepoint.is_some() || ops.handshakes > 0 {
             self.changed.wait(&mut ops);
@@ -69,14 +117,11 @@ impl OperationGate {
     }
 
     /// Wait until no safepoint runs or waits, then count one handshake in.
-    pub(crate) fn start_handshake(
-        &self,
-        caller: ThreadKey,
-    ) -> Result<HandshakeTicket<'_>, OwnsSafepoint> {
+    pub(crate) fn start_handshake(&self, caller: ThreadKey) -> Result<HandshakeTicket<'_>, Busy> {
         let mut ops = self.state.lock();
+        self.busy(&ops, caller)?;
         loop {
             match ops.safepoint {
-                Some((owner, id)) if owner == caller => return Err(OwnsSafepoint(id)),
                 Some(_) => {}
                 None if ops.safepoints_waiting == 0 => break,
                 None => {}
@@ -85,6 +130,32 @@ impl OperationGate {
         }
         ops.handshakes += 1;
         Ok(HandshakeTicket { gate: self })
+    }
+
+    /// The calling thread runs a handshake operation until the result is
+    /// dropped (also by unwinding).
+    pub(crate) fn running_op(&self) -> RunningOp<'_> {
+        let key = self.key();
+        let _ = RUNNING_OPS.try_with(|r| r.borrow_mut().push(key));
+        RunningOp { gate: self }
+    }
+}
+
+/// A handshake operation running on the calling thread.
+#[derive(Debug)]
+pub(crate) struct RunningOp<'a> {
+    gate: &'a OperationGate,
+}
+
+impl Drop for RunningOp<'_> {
+    fn drop(&mut self) {
+        let key = self.gate.key();
+        let _ = RUNNING_OPS.try_with(|r| {
+            let mut running = r.borrow_mut();
+            if let Some(i) = running.iter().rposition(|k| *k == key) {
+                running.swap_remove(i);
+            }
+        });
     }
 }
 

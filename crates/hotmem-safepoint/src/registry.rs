@@ -49,6 +49,12 @@ impl Slot {
     }
 }
 
+/// The identity of one safepoint's owner: created by `begin`, held by the
+/// one guard or ticket it returns and by the registry while the safepoint
+/// is in progress. Ending compares the two with `Arc::ptr_eq`.
+#[derive(Debug)]
+pub(crate) struct OwnerToken;
+
 /// The registered threads and the safepoint in progress, under one lock so
 /// that a thread registering concurrently with `begin` is either in the
 /// coordinator's count or armed and counted at birth.
@@ -56,6 +62,8 @@ impl Slot {
 pub(crate) struct Registry {
     pub(crate) slots: Vec<Arc<Slot>>,
     pub(crate) in_progress: Option<SafepointId>,
+    /// The owner of the safepoint in progress.
+    pub(crate) owner: Option<Arc<OwnerToken>>,
     /// The safepoint counter: odd while a safepoint is in progress.
     pub(crate) counter: u64,
     next_mutator: u64,

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a registered mutator thread is doing, as far as safepoints care.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum ThreadState {
     /// Running managed code: it must poll, and a safepoint waits for it.
     Managed,

@@ -45,6 +45,7 @@ pub struct SafepointRecord {
 
 /// How a safepoint's leaving phase ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum LeaveEnd {
     /// Every thread that stopped runs again.
     AllRunning,

@@ -20,6 +20,12 @@ pub(crate) use parking_lot::{Condvar, Mutex, MutexGuard};
 #[cfg(hotmem_loom)]
 pub(crate) use self::loom_locks::{Condvar, Mutex, MutexGuard};
 
+#[cfg(not(hotmem_loom))]
+pub(crate) use std::thread_local;
+
+#[cfg(hotmem_loom)]
+pub(crate) use loom::thread_local;
+
 /// Identity of an OS thread (a loom thread under loom, where all model
 /// threads share one OS thread).
 #[cfg(not(hotmem_loom))]

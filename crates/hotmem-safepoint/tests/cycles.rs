@@ -18,7 +18,7 @@ fn full_cycles_back_to_back_complete() {
                 200
             };
             for _ in 0..rounds {
-                c.begin("cycle").unwrap().end().unwrap();
+                c.begin("cycle").unwrap().end();
                 c.wait_until_resumed();
                 let last = c.stats().last.unwrap();
                 assert_eq!(last.leave_end, LeaveEnd::AllRunning);

@@ -2,8 +2,8 @@
 
 mod common;
 
-use common::BusyThreads;
-use hotmem_safepoint::{Coordinator, Executor, HandshakeError, MutatorId, Strategy};
+use common::{BusyThreads, wait_until};
+use hotmem_safepoint::{Coordinator, Executor, HandshakeError, MutatorId, Strategy, ThreadState};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -81,9 +81,15 @@ fn handshake_all_runs_exactly_once_per_thread() {
             })
         })
         .collect();
-    while c.registered() < 6 {
-        std::thread::yield_now();
-    }
+    // Registered is not enough: a sitter still in managed code would run
+    // its operation itself. Wait until both sit in their safe regions.
+    wait_until("the sitters to enter their regions", || {
+        c.mutators()
+            .iter()
+            .filter(|(_, s)| matches!(s, ThreadState::Native | ThreadState::Blocked))
+            .count()
+            == 2
+    });
     for round in 1..=20 {
         let counts = Arc::new(Mutex::new(HashMap::<MutatorId, usize>::new()));
         let counts2 = counts.clone();
@@ -194,9 +200,7 @@ fn handshakes_and_safepoints_interleave_without_hanging() {
                 }
             })
         };
-        while c.registered() < 5 {
-            std::thread::yield_now();
-        }
+        wait_until("the flipper to register", || c.registered() >= 5);
         let handshaker = {
             let (c, stop, runs) = (c.clone(), stop.clone(), runs.clone());
             std::thread::spawn(move || {

@@ -161,8 +161,8 @@ impl Mutator {
         seen: Option<u64>,
     ) -> Result<Option<CollectStats>, GcError> {
         let runtime = self.runtime.clone();
-        let _blocked = self.handle.enter_blocked();
-        runtime.collect_cause(cause, seen)
+        let mut blocked = self.handle.enter_blocked();
+        runtime.collect_cause(cause, seen, Some(&mut blocked))
     }
 
     /// This thread's id for handshakes.

@@ -12,7 +12,7 @@ use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
 use hotmem_os::Memory;
 use hotmem_page::{HeapConfig, NodeId, ObjectAllocator, PageAllocator, StatSampler};
-use hotmem_safepoint::Coordinator;
+use hotmem_safepoint::{Coordinator, SafeRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -321,16 +321,20 @@ impl Runtime {
     /// # Errors
     /// [`GcError`]; the heap stays consistent.
     pub fn collect(&self) -> Result<CollectStats, GcError> {
-        let stats = self.collect_cause(GcCause::Explicit, None)?;
+        let stats = self.collect_cause(GcCause::Explicit, None, None)?;
         Ok(stats.expect("an unconditional collection always runs"))
     }
 
     /// Runs a collection unless `seen_epoch` is given and a collection has
     /// finished since (then returns `Ok(None)`).
+    /// `region`: the calling mutator's safe region, when a mutator collects
+    /// (it begins the safepoint through the region, which stays borrowed
+    /// until the safepoint ends).
     pub(crate) fn collect_cause(
         &self,
         cause: GcCause,
         seen_epoch: Option<u64>,
+        region: Option<&mut SafeRegion<'_>>,
     ) -> Result<Option<CollectStats>, GcError> {
         let inner = &*self.inner;
         if reentry::inside(inner) {
@@ -343,7 +347,11 @@ impl Runtime {
             }
         }
         let asked = Instant::now();
-        let guard = inner.safepoints.begin("GC").map_err(GcError::Safepoint)?;
+        let guard = match region {
+            Some(region) => region.safepoint("GC"),
+            None => inner.safepoints.begin("GC"),
+        }
+        .map_err(GcError::Safepoint)?;
         let ttsp = asked.elapsed();
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         let result = {
@@ -362,8 +370,7 @@ impl Runtime {
             let _ = inner.heap.uncommit(now);
             inner.gc_epoch.fetch_add(1, Ordering::AcqRel);
         }
-        // A guard we own cannot fail to end.
-        let _ = guard.end();
+        guard.end();
         result.map(Some)
     }
 
@@ -392,8 +399,7 @@ impl Runtime {
             let _inside = reentry::enter(inner);
             op()
         };
-        // A guard we own cannot fail to end.
-        let _ = guard.end();
+        guard.end();
         Ok(result)
     }
 

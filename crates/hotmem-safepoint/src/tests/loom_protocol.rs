@@ -9,6 +9,11 @@
 //! * every mutator resumes and finishes (loom reports a deadlock otherwise);
 //! * the handshake runs exactly once for each thread it reports, and not at
 //!   all for the others.
+//!
+//! A second model has the safepoint begun by a registered mutator from its
+//! native region (the only way a mutator may own one) while another
+//! mutator polls: the same exclusion holds, and the owner leaves its region
+//! after the end without waiting for itself.
 
 use crate::{Coordinator, Strategy};
 use loom::sync::Arc;
@@ -91,7 +96,7 @@ fn model(strategy: Strategy) {
             entries,
             "a mutator entered managed code at a safepoint"
         );
-        guard.end().unwrap();
+        guard.end();
 
         // ...then one handshake with every registered thread.
         let w = world.clone();
@@ -125,4 +130,59 @@ fn model(strategy: Strategy) {
 #[test]
 fn loom_wait_barrier_protocol() {
     model(Strategy::WaitBarrier);
+}
+
+/// While the safepoint runs, nobody is in managed code or enters it.
+fn assert_stopped(world: &World) {
+    let entries = world.entries.load(Ordering::SeqCst);
+    assert_eq!(
+        world.in_managed.load(Ordering::SeqCst),
+        0,
+        "managed code at a safepoint"
+    );
+    thread::yield_now();
+    assert_eq!(
+        world.in_managed.load(Ordering::SeqCst),
+        0,
+        "managed code at a safepoint"
+    );
+    assert_eq!(
+        world.entries.load(Ordering::SeqCst),
+        entries,
+        "entered managed code at a safepoint"
+    );
+}
+
+#[test]
+fn loom_mutator_owned_safepoint() {
+    loom::model(|| {
+        let coordinator = Coordinator::new(Strategy::WaitBarrier);
+        let world = Arc::new(World {
+            in_managed: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            handshakes: [AtomicUsize::new(0), AtomicUsize::new(0)],
+        });
+        let poller = {
+            let (c, w) = (coordinator.clone(), world.clone());
+            thread::spawn(move || {
+                let me = c.register().unwrap();
+                w.enter_managed();
+                w.leave_managed();
+                me.poll();
+                w.enter_managed();
+                w.leave_managed();
+            })
+        };
+
+        let mut me = coordinator.register().unwrap();
+        let mut region = me.enter_native();
+        let guard = region.safepoint("loom").unwrap();
+        assert_stopped(&world);
+        guard.end();
+        drop(region); // no safepoint left to wait for
+        me.poll();
+        drop(me);
+        poller.join().unwrap();
+        assert_eq!(coordinator.registered(), 0);
+    });
 }

@@ -6,6 +6,21 @@ use hotmem_safepoint::{Coordinator, MutatorId};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a condition before it calls it a failure:
+/// far longer than any of them takes, even on a loaded machine.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Wait until `done()` holds; fail the test (naming `what`) after
+/// [`DEADLINE`]. Never an assertion on timing: only a bound on a hang.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !done() {
+        assert!(Instant::now() < deadline, "waited {DEADLINE:?} for {what}");
+        std::thread::yield_now();
+    }
+}
 
 /// Threads that run "managed code" (bump a shared counter) with a poll on
 /// every iteration, until stopped.
@@ -15,6 +30,8 @@ pub struct BusyThreads {
     /// Bumped in managed code only: frozen while a safepoint runs.
     pub progress: Arc<AtomicU64>,
     pub ids: Arc<Mutex<Vec<MutatorId>>>,
+    /// Iterations of each thread, in spawn order.
+    pub per_thread: Arc<Vec<AtomicU64>>,
     threads: Vec<JoinHandle<u64>>,
 }
 
@@ -23,14 +40,15 @@ impl BusyThreads {
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(AtomicU64::new(0));
         let ids = Arc::new(Mutex::new(Vec::new()));
-        let before = coordinator.registered();
+        let per_thread: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
         let threads = (0..n)
-            .map(|_| {
-                let (c, stop, progress, ids) = (
+            .map(|i| {
+                let (c, stop, progress, ids, per_thread) = (
                     coordinator.clone(),
                     stop.clone(),
                     progress.clone(),
                     ids.clone(),
+                    per_thread.clone(),
                 );
                 std::thread::spawn(move || {
                     let me = c.register().expect("register");
@@ -38,6 +56,7 @@ impl BusyThreads {
                     let mut mine = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         progress.fetch_add(1, Ordering::Relaxed);
+                        per_thread[i].fetch_add(1, Ordering::Relaxed);
                         mine += 1;
                         me.poll();
                     }
@@ -45,16 +64,35 @@ impl BusyThreads {
                 })
             })
             .collect();
-        while coordinator.registered() < before + n {
-            std::thread::yield_now();
-        }
+        // The ids, not the registered count: a thread pushes its id after it
+        // registered, and callers index `ids` right away.
+        wait_until("the busy threads to register", || {
+            ids.lock().unwrap().len() == n
+        });
         BusyThreads {
             coordinator: coordinator.clone(),
             stop,
             progress,
             ids,
+            per_thread,
             threads,
         }
+    }
+
+    /// Wait until every thread has run managed code since this call (all
+    /// resumed after the last safepoint).
+    pub fn wait_each_runs(&self) {
+        let seen: Vec<u64> = self
+            .per_thread
+            .iter()
+            .map(|n| n.load(Ordering::SeqCst))
+            .collect();
+        wait_until("every busy thread to run again", || {
+            self.per_thread
+                .iter()
+                .zip(&seen)
+                .all(|(n, &before)| n.load(Ordering::SeqCst) > before)
+        });
     }
 
     /// Stop the threads; returns how many iterations each one ran.
@@ -88,7 +126,7 @@ pub fn assert_world_stopped(coordinator: &Coordinator, progress: &AtomicU64) {
 /// code in between: see the state word's docs), so a `Managed` reading is
 /// given time to settle; a thread that stays `Managed` fails the check.
 pub fn assert_all_safe(coordinator: &Coordinator) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = Instant::now() + DEADLINE;
     loop {
         let unsafe_now: Vec<_> = coordinator
             .mutators()
@@ -99,9 +137,9 @@ pub fn assert_all_safe(coordinator: &Coordinator) {
             return;
         }
         assert!(
-            std::time::Instant::now() < deadline,
+            Instant::now() < deadline,
             "threads stayed in managed code during a safepoint: {unsafe_now:?}"
         );
-        std::thread::sleep(std::time::Duration::from_micros(100));
+        std::thread::sleep(Duration::from_micros(100));
     }
 }

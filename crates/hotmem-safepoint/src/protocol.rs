@@ -1,0 +1,407 @@
+//! The protocol: every state transition of safepoints and handshakes, and
+//! the fences that make them sound, in this one file. The types people use
+//! ([`Coordinator`](crate::Coordinator), [`MutatorHandle`](crate::MutatorHandle),
+//! the guards) only call in here.
+//!
+//! # The Dekker pairs
+//! Every decision "does this thread need to stop / be waited for?" is made
+//! by two parties that each write one word, issue a `SeqCst` fence, and then
+//! read the other's word. With a `SeqCst` fence between the write and the
+//! read on both sides, at least one of them sees the other's write:
+//!
+//! | writer of the request            | fence | reads       | thread            | fence | reads     |
+//! |----------------------------------|-------|-------------|-------------------|-------|-----------|
+//! | [`Shared::synchronize`]: arm polls | yes | state words | [`Shared::enter_safe`] / [`Shared::leave_safe`]: publish state | yes | poll word |
+//! | handshake push: arm poll bit     | yes   | state word  | same as above     | yes   | poll word |
+//!
+//! * Safepoint: the coordinator arms every poll word, fences, then reads each
+//!   state. A thread it sees in managed code will see its armed poll (at its
+//!   next poll or its next transition). A thread it sees safe counts as
+//!   stopped; if that thread leaves the safe state it publishes `Managed`,
+//!   fences, reads its armed poll word and blocks before running managed
+//!   code. Each thread is counted at most once per safepoint, by whoever
+//!   claims it first ([`Slot::claim_accounting`]).
+//! * A thread seen `AtSafepoint` of an *earlier* id is still on its way out
+//!   of that safepoint: every way out publishes `Managed`, fences and re-reads
+//!   the poll word, so it counts as safe.
+//! * Handshake: the requester queues the operation and arms the poll bit,
+//!   fences, reads the target's state; the target publishes a safe state,
+//!   fences, reads its poll word. Either the target runs the queue at its
+//!   transition or poll, or the requester sees it safe and runs the queue
+//!   for it under the target's processing lock, which the target must take
+//!   before it can leave the safe state with work queued. An operation is
+//!   popped under the queue lock before it runs: exactly once.
+//!
+//! # Waiting
+//! The coordinator sleeps on `pending` (threads not yet counted, plus its
+//! own token, so the count cannot reach zero while it is still looking);
+//! whoever brings it to zero wakes it. Stopped threads sleep on the wait
+//! barrier keyed by the id; the end wakes them all with one `FUTEX_WAKE`.
+//!
+//! # Who may wait for what
+//! Nothing here waits for a party that only the caller can release: the
+//! caller's role is checked first ([`OperationGate::check`], and the
+//! registry for registered threads), and such calls return typed errors.
+
+use crate::barrier::WaitBarrier;
+use crate::coordinator::{SafepointLog, Strategy};
+use crate::error::{BeginError, HandshakeError, RegisterError};
+use crate::handshake::{Executor, HandshakeOp};
+use crate::ids::SafepointId;
+use crate::legacy::{self, LegacyGate};
+use crate::operation::{Busy, HandshakeTicket, OperationGate};
+use crate::records::Records;
+use crate::registry::{OwnerToken, Registry, Slot};
+use crate::state::ThreadState;
+use crate::sync::{self, Arc, CachePadded, FutexWord, Mutex, MutexGuard, Ordering, fence};
+use std::borrow::Cow;
+
+/// Who is beginning a safepoint.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Caller<'a> {
+    /// Through [`Coordinator::begin`](crate::Coordinator::begin): must not be
+    /// a registered thread of this coordinator.
+    Outsider,
+    /// A registered thread in a safe region that stays borrowed while the
+    /// safepoint lives (the region cannot end before the safepoint does).
+    SafeMutator(&'a Slot),
+}
+
+/// The state every handle of one coordinator shares.
+pub(crate) struct Shared {
+    pub(crate) strategy: Strategy,
+    pub(crate) registry: Mutex<Registry>,
+    pub(crate) operations: OperationGate,
+    /// Wait-barrier strategy: threads not yet counted, plus the
+    /// coordinator's own token.
+    pending: CachePadded<FutexWord>,
+    barrier: WaitBarrier,
+    gate: LegacyGate,
+    pub(crate) records: Records,
+    /// The legacy coordinator's snapshot of the thread list.
+    legacy_scratch: Mutex<(Vec<Arc<Slot>>, Vec<bool>)>,
+}
+
+impl Shared {
+    pub(crate) fn new(strategy: Strategy, log: SafepointLog) -> Self {
+        Shared {
+            strategy,
+            registry: Mutex::new(Registry::default()),
+            operations: OperationGate::new(),
+            pending: CachePadded::new(FutexWord::new(0)),
+            barrier: WaitBarrier::new(),
+            gate: LegacyGate::new(),
+            records: Records::new(strategy, log),
+            legacy_scratch: Mutex::new((Vec::new(), Vec::new())),
+        }
+    }
+
+    /// `slot` is safe while `id` may be in progress: count it, once.
+    fn count_safe(&self, slot: &Slot, id: SafepointId) {
+        if self.strategy == Strategy::WaitBarrier
+            && slot.claim_accounting(id)
+            && self.pending.word().fetch_sub(1, Ordering::AcqRel) == 1
+        {
+            // The last one in: the coordinator may be asleep.
+            self.pending.wake_all();
+        }
+    }
+
+    // ---- registration -------------------------------------------------
+
+    /// Add the calling thread's slot (safe, `Blocked`); the caller then
+    /// leaves the safe state through [`Shared::leave_safe`].
+    pub(crate) fn register(&self) -> Result<Arc<Slot>, RegisterError> {
+        let me = sync::current_thread();
+        // Registering leaves a safe state, which waits out the safepoint in
+        // progress: never for one the caller owns.
+        self.operations.check(me).map_err(|busy| match busy {
+            Busy::OwnsSafepoint(id) => RegisterError::OwnsSafepoint(id),
+            Busy::RunsHandshakeOp => RegisterError::InsideHandshake,
+        })?;
+        let mut registry = self.registry.lock();
+        if let Some(existing) = registry.owned_by(me) {
+            return Err(RegisterError::AlreadyRegistered(existing.id));
+        }
+        Ok(registry.insert(me))
+    }
+
+    /// The thread of `slot` unregisters (its handle is dropped).
+    pub(crate) fn unregister(&self, slot: &Arc<Slot>) {
+        self.enter_safe(slot, ThreadState::Exiting);
+        self.registry.lock().remove(slot);
+    }
+
+    // ---- safepoints ---------------------------------------------------
+
+    /// Stop every registered thread; returns when all are safe, with the
+    /// id and the owner token that alone can end it.
+    pub(crate) fn begin(
+        &self,
+        name: Cow<'static, str>,
+        caller: Caller<'_>,
+    ) -> Result<(SafepointId, Arc<OwnerToken>), BeginError> {
+        let me = sync::current_thread();
+        match caller {
+            Caller::Outsider => {
+                // A registered thread could leave its safe state while its
+                // guard lives and wait for itself: only a borrowed region
+                // may begin (`SafeRegion::safepoint`).
+                if let Some(slot) = self.registry.lock().owned_by(me) {
+                    return Err(BeginError::CallerIsMutator(slot.id));
+                }
+            }
+            Caller::SafeMutator(slot) => {
+                debug_assert!(slot.owner == me && slot.state.snapshot().state.is_safe());
+            }
+        }
+        self.operations
+            .start_safepoint(me)
+            .map_err(|busy| match busy {
+                Busy::OwnsSafepoint(current) => BeginError::Nested { current },
+                Busy::RunsHandshakeOp => BeginError::InsideHandshake,
+            })?;
+        let begun = self.records.now();
+
+        let mut registry = self.registry.lock();
+        let Some(counter) = registry.counter.checked_add(1) else {
+            drop(registry);
+            self.operations.finish_safepoint();
+            return Err(BeginError::Exhausted);
+        };
+        let Some(id) = SafepointId::from_counter(counter) else {
+            drop(registry);
+            self.operations.finish_safepoint();
+            return Err(BeginError::Exhausted);
+        };
+        registry.counter = counter;
+        // Threads of the previous safepoint that have not run yet are
+        // stopped in this one now: its leaving phase ends here.
+        self.records.settle_previous(begun);
+        self.records.leaving.open(id);
+        let owner = Arc::new(OwnerToken);
+        registry.in_progress = Some(id);
+        registry.owner = Some(Arc::clone(&owner));
+        let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
+        self.operations.publish_id(id);
+        match self.strategy {
+            Strategy::WaitBarrier => self.synchronize(registry, id),
+            Strategy::Legacy => self.synchronize_legacy(registry, id),
+        }
+        self.records.safe(id, name, threads, begun);
+        Ok((id, owner))
+    }
+
+    fn synchronize(&self, registry: MutexGuard<'_, Registry>, id: SafepointId) {
+        let pending = self.pending.word();
+        let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX - 1);
+        pending.store(threads + 1, Ordering::SeqCst);
+        // The barrier is armed before any poll word: a thread that sees an
+        // armed poll finds an armed barrier.
+        self.barrier.arm(id);
+        for slot in &registry.slots {
+            slot.poll.arm_safepoint(id);
+        }
+        // Arm, fence, read, against the threads' publish, fence, read: a
+        // thread that we see in managed code will see its armed poll.
+        fence(Ordering::SeqCst);
+        for slot in &registry.slots {
+            if slot.state.snapshot().state.is_safe() {
+                self.count_safe(slot, id);
+            }
+        }
+        drop(registry);
+        if pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+            loop {
+                let left = pending.load(Ordering::Acquire);
+                if left == 0 {
+                    break;
+                }
+                self.pending.wait(left);
+            }
+        }
+    }
+
+    fn synchronize_legacy(&self, registry: MutexGuard<'_, Registry>, id: SafepointId) {
+        self.gate.close(id);
+        for slot in &registry.slots {
+            slot.poll.arm_safepoint(id);
+        }
+        fence(Ordering::SeqCst);
+        let mut scratch = self.legacy_scratch.lock();
+        let (threads, seen) = &mut *scratch;
+        threads.clone_from(&registry.slots);
+        drop(registry);
+        legacy::wait_until_safe(threads, seen);
+        threads.clear();
+    }
+
+    /// End the safepoint that `owner` was issued for and wake every stopped
+    /// thread. False (and nothing changes) unless `owner` is the live
+    /// safepoint's token of this coordinator.
+    pub(crate) fn end(&self, owner: &Arc<OwnerToken>) -> bool {
+        let mut registry = self.registry.lock();
+        let (Some(id), Some(live)) = (registry.in_progress, registry.owner.as_ref()) else {
+            return false;
+        };
+        if !Arc::ptr_eq(live, owner) {
+            return false;
+        }
+        let ended = self.records.now();
+        registry.in_progress = None;
+        registry.owner = None;
+        registry.counter += 1; // odd -> even: cannot overflow
+        for slot in &registry.slots {
+            slot.poll.disarm_safepoint();
+        }
+        drop(registry);
+        self.records.ended(id, ended);
+        match self.strategy {
+            Strategy::WaitBarrier => self.barrier.disarm_and_wake(),
+            Strategy::Legacy => self.gate.open(),
+        }
+        if self.records.leaving.close_if_empty(id) {
+            // Nobody was stopped: leaving is the wake-up call itself.
+            self.records.finish_leaving(id, self.records.now());
+        }
+        self.operations.finish_safepoint();
+        true
+    }
+
+    // ---- the mutator's transitions ------------------------------------
+
+    /// Managed -> `state` (a safe one).
+    pub(crate) fn enter_safe(&self, slot: &Slot, state: ThreadState) {
+        debug_assert!(state.is_safe());
+        slot.state.set(state);
+        fence(Ordering::SeqCst);
+        let request = slot.poll.request();
+        if let Some(id) = request.safepoint {
+            self.count_safe(slot, id);
+        }
+        if request.handshake {
+            self.process_by_target(slot);
+        }
+    }
+
+    /// A safe state -> Managed, stopping first if a safepoint is in
+    /// progress.
+    pub(crate) fn leave_safe(&self, slot: &Slot) {
+        slot.state.set(ThreadState::Managed);
+        fence(Ordering::SeqCst);
+        let request = slot.poll.request();
+        if request.safepoint.is_some() || request.handshake {
+            self.slow_path(slot);
+        }
+    }
+
+    /// Everything an armed poll word asks for, until it is disarmed.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn slow_path(&self, slot: &Slot) {
+        loop {
+            let request = slot.poll.request();
+            if request.handshake {
+                self.process_by_target(slot);
+            }
+            match request.safepoint {
+                Some(id) => self.block_at_safepoint(slot, id),
+                None if !request.handshake => return,
+                None => {}
+            }
+        }
+    }
+
+    /// Stop until safepoint `id` ends. Returns in state `Managed`; the
+    /// caller re-reads the poll word (a later safepoint may be armed).
+    fn block_at_safepoint(&self, slot: &Slot, id: SafepointId) {
+        let leaving = &self.records.leaving;
+        // Joined before the state says "safe", so the coordinator that sees
+        // the state also finds this thread among the ones to wake.
+        let joined = leaving.join(id);
+        slot.state.set_at_safepoint(id);
+        match self.strategy {
+            Strategy::WaitBarrier => {
+                self.count_safe(slot, id);
+                self.barrier.wait(id);
+            }
+            Strategy::Legacy => self.gate.wait(id),
+        }
+        if joined && leaving.leave(id) == crate::leaving::Departure::Last {
+            self.records.finish_leaving(id, self.records.now());
+        }
+        slot.state.set(ThreadState::Managed);
+        // The caller's loop re-reads the poll word after this fence.
+        fence(Ordering::SeqCst);
+    }
+
+    // ---- handshakes ---------------------------------------------------
+
+    /// Check that the calling thread may request a handshake and take the
+    /// ticket that keeps safepoints out while it lasts.
+    pub(crate) fn start_handshake(&self) -> Result<HandshakeTicket<'_>, HandshakeError> {
+        let me = sync::current_thread();
+        if let Some(slot) = self.registry.lock().owned_by(me) {
+            if slot.state.snapshot().state == ThreadState::Managed {
+                return Err(HandshakeError::CallerIsManaged(slot.id));
+            }
+        }
+        self.operations
+            .start_handshake(me)
+            .map_err(|busy| match busy {
+                Busy::OwnsSafepoint(id) => HandshakeError::InsideSafepoint(id),
+                Busy::RunsHandshakeOp => HandshakeError::InsideHandshake,
+            })
+    }
+
+    /// Queue `op` for `slot`'s thread and arm its poll bit.
+    pub(crate) fn request(&self, slot: &Slot, op: Arc<HandshakeOp>) {
+        slot.handshakes.push(&slot.poll, op);
+    }
+
+    /// The requester's side: see `op` (queued on `slot`) through, running
+    /// it here if the target is safe, sleeping until the target ran it
+    /// otherwise.
+    pub(crate) fn drive(&self, slot: &Slot, op: &HandshakeOp) {
+        while !op.is_done() {
+            // Armed (when queued), fence, read the state: against the
+            // target's publish, fence, read the poll word.
+            fence(Ordering::SeqCst);
+            let here = slot.state.snapshot().state.is_safe() && self.process_by_requester(slot);
+            if !here {
+                op.wait_a_while();
+            }
+        }
+    }
+
+    /// The target processes its own queue (slow path or a transition into
+    /// a safe state).
+    fn process_by_target(&self, slot: &Slot) {
+        let _processing = slot.handshakes.processing.lock();
+        self.drain(slot, Executor::Target);
+    }
+
+    /// A requester processes the queue of a safe target; the state is
+    /// re-read under the processing lock, which the target needs before it
+    /// can leave the safe state with work queued.
+    fn process_by_requester(&self, slot: &Slot) -> bool {
+        let _processing = slot.handshakes.processing.lock();
+        fence(Ordering::SeqCst);
+        if !slot.state.snapshot().state.is_safe() {
+            return false;
+        }
+        self.drain(slot, Executor::Requester);
+        true
+    }
+
+    /// Run everything queued on `slot` (the caller holds its processing
+    /// lock). While an operation runs, its thread is marked as running one,
+    /// so that it cannot begin, register or request a handshake and wait
+    /// for itself.
+    fn drain(&self, slot: &Slot, executor: Executor) {
+        while let Some(op) = slot.handshakes.pop_or_disarm(&slot.poll) {
+            let _running = self.operations.running_op();
+            op.run(executor);
+        }
+    }
+}
