@@ -100,6 +100,9 @@ impl fmt::Debug for Arena {
     }
 }
 
+/// `bytes` rounded up to words. Wraps for sizes within a word of
+/// `usize::MAX`: every caller checks `bytes` against the root chunk size
+/// first (the fast path before using the result).
 #[inline]
 const fn word_align(bytes: usize) -> usize {
     bytes.wrapping_add(WORD - 1) & !(WORD - 1)

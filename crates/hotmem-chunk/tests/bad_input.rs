@@ -178,3 +178,60 @@ fn bad_configurations_are_refused() {
         assert!(!e.to_string().is_empty());
     }
 }
+
+/// Issue 12, finding 4: sizes near `usize::MAX` flow through checked
+/// arithmetic into typed errors (or clamped views), and change nothing.
+#[test]
+fn extreme_sizes_are_refused_without_overflow() {
+    let m = Memory::new();
+    for (config, want) in [
+        (SpaceConfig::with_size(usize::MAX & !0xFFFF), "TooLarge"),
+        (SpaceConfig::with_size(usize::MAX), "SpaceSize"),
+        (
+            SpaceConfig::with_size(8 << 20).chunk_sizes(1 << 63, 1 << 10),
+            "ChunkSizes",
+        ),
+        (
+            SpaceConfig::with_size(8 << 20).commit_granule(1 << 63),
+            "Granule",
+        ),
+        (
+            SpaceConfig::with_size(8 << 20).chunk_sizes(usize::MAX, 1 << 10),
+            "NotPowerOfTwo",
+        ),
+    ] {
+        let r = ChunkManager::new(&m, MetadataType::Class, config);
+        let Err(SpaceError::Config(e)) = r else {
+            panic!("{config:?} accepted: {r:?}");
+        };
+        assert!(format!("{e:?}").starts_with(want), "{config:?}: {e:?}");
+    }
+    let s = space(Coalescing::Buddy);
+    let l4k = s.geometry().level_of_size(4096).unwrap();
+    let r = unchanged(&s, || s.get_chunk(l4k, l4k, usize::MAX));
+    assert!(matches!(r, Err(GetChunkError::BadRequest { .. })), "{r:?}");
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(u8::MAX), ChunkLevel::new(u8::MAX), 0)
+    });
+    assert!(matches!(r, Err(GetChunkError::BadLevel { .. })), "{r:?}");
+    assert_eq!(ChunkLevel::new(u8::MAX).smaller(), ChunkLevel::new(u8::MAX));
+    let c = s.get_chunk(l4k, l4k, 0).unwrap();
+    let r = unchanged(&s, || s.commit_chunk(&c, usize::MAX));
+    assert!(
+        matches!(r, Err(CommitChunkError::BeyondChunk { .. })),
+        "{r:?}"
+    );
+    // Maps: any cell size gives a bounded picture of the whole space.
+    for cell in [0, 1, usize::MAX, usize::MAX / 2 + 2] {
+        let map = s.map_with_cell(cell);
+        let chars = map.count(|_| true);
+        assert!(
+            (1..=hotmem_chunk::SpaceMap::MAX_CELLS).contains(&chars),
+            "{cell}: {chars}"
+        );
+        assert!(map.cell_bytes.is_power_of_two());
+        assert!(map.cell_bytes.saturating_mul(chars) >= s.reserved_bytes());
+    }
+    s.return_chunk(c).unwrap();
+    s.verify().unwrap();
+}

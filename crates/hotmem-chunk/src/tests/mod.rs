@@ -1,5 +1,5 @@
-//! Loom models of the crate (run with `--cfg hotmem_loom`, see the
-//! workspace's COMMON notes / `cargo xtask loom`).
+//! Loom models of the crate, compiled only with `--cfg hotmem_loom`
+//! (`cargo xtask loom`).
 
 #[cfg(hotmem_loom)]
 mod loom_arenas;
