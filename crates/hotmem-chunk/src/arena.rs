@@ -448,6 +448,10 @@ mod tests {
     /// behind the arena's back, and `Arena::verify` reports the chunk that
     /// now has two owners.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
     fn a_chunk_handed_to_two_owners_is_reported() {
         let space = ChunkManager::new(
             &Memory::new(),
@@ -475,6 +479,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
     fn huge_requests_are_typed_errors() {
         let space = ChunkManager::new(
             &Memory::new(),

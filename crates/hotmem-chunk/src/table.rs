@@ -148,6 +148,10 @@ mod tests {
     use hotmem_os::procfs;
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
     fn grows_from_the_front_and_keeps_entries() {
         let t: LazyTable<[u32; 3]> = LazyTable::new(&Memory::new(), 100_000).unwrap();
         assert_eq!(t.as_slice().len(), 0);
