@@ -8,7 +8,7 @@
 use buddy_system_allocator::Heap;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hotmem_chunk::{
-    Arena, ArenaKind, ChunkLevel, ChunkManager, ChunkRef, Coalescing, MetadataType, SpaceConfig,
+    Arena, ArenaKind, Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig,
 };
 use hotmem_os::{MemTag, Memory, Reservation};
 use std::alloc::Layout;
@@ -69,7 +69,7 @@ fn get_return_mixed(c: &mut Criterion) {
     for coalescing in [Coalescing::Buddy, Coalescing::None] {
         let m = manager(coalescing);
         let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
-        let mut live: Vec<ChunkRef> = (0..LIVE)
+        let mut live: Vec<Chunk> = (0..LIVE)
             .map(|_| {
                 let l = ChunkLevel::new(LEVELS[rng.next() as usize % LEVELS.len()]);
                 m.get_chunk(l, l, 0).unwrap()
@@ -78,13 +78,16 @@ fn get_return_mixed(c: &mut Criterion) {
         let name = match coalescing {
             Coalescing::Buddy => "hotmem_buddy",
             Coalescing::None => "hotmem_baseline",
+            _ => "hotmem_other",
         };
         g.bench_function(BenchmarkId::from_parameter(name), |b| {
             b.iter(|| {
                 let i = rng.next() as usize % LIVE;
-                m.return_chunk(live[i]).unwrap();
+                // The handle is owned: take it out (O(1)), return it, then
+                // put the new chunk in its place.
+                m.return_chunk(live.swap_remove(i)).unwrap();
                 let l = ChunkLevel::new(LEVELS[rng.next() as usize % LEVELS.len()]);
-                live[i] = black_box(m.get_chunk(l, l, 0).unwrap());
+                live.push(black_box(m.get_chunk(l, l, 0).unwrap()));
             })
         });
         for c in live {
@@ -123,7 +126,7 @@ fn split_merge(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let t = Instant::now();
-                let v: Vec<ChunkRef> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
+                let v: Vec<Chunk> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
                 total += t.elapsed();
                 for c in v {
                     m.return_chunk(c).unwrap();
@@ -156,7 +159,7 @@ fn split_merge(c: &mut Criterion) {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let v: Vec<ChunkRef> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
+                let v: Vec<Chunk> = (0..N).map(|_| m.get_chunk(k1, k1, 0).unwrap()).collect();
                 let t = Instant::now();
                 for c in v {
                     m.return_chunk(c).unwrap();

@@ -2,7 +2,7 @@
 
 use crate::error::{AllocError, DeallocError};
 use crate::freeblocks::FreeBlocks;
-use crate::{ArenaKind, ChunkLevel, ChunkManager, ChunkRef, MetadataType};
+use crate::{ArenaKind, Chunk, ChunkLevel, ChunkManager, ChunkView, MetadataType, VerifyError};
 use hotmem_os::Address;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -10,9 +10,10 @@ use std::fmt;
 /// Metadata is allocated in words.
 pub const WORD: usize = 8;
 
-#[derive(Copy, Clone, Debug)]
+#[derive(Debug)]
 struct ArenaChunk {
-    chunk: ChunkRef,
+    /// Owned: only the arena returns it (when it is dropped).
+    chunk: Chunk,
     /// One past the last byte handed out (for the current chunk: kept in
     /// `Arena::top` and written back when it retires).
     top: usize,
@@ -50,7 +51,7 @@ pub struct Arena {
     top: usize,
     committed_end: usize,
     /// First unit of the current chunk (index into the used table).
-    unit: usize,
+    unit: u32,
     /// Requests of 1..=max_fast bytes may take the fast path.
     max_fast: usize,
     free_blocks: FreeBlocks,
@@ -99,6 +100,9 @@ impl fmt::Debug for Arena {
     }
 }
 
+/// `bytes` rounded up to words. Wraps for sizes within a word of
+/// `usize::MAX`: every caller checks `bytes` against the root chunk size
+/// first (the fast path before using the result).
 #[inline]
 const fn word_align(bytes: usize) -> usize {
     bytes.wrapping_add(WORD - 1) & !(WORD - 1)
@@ -134,9 +138,64 @@ impl Arena {
         &self.manager
     }
 
-    /// The chunks it holds, oldest first (the last one is current).
-    pub fn chunks(&self) -> impl Iterator<Item = ChunkRef> + '_ {
-        self.chunks.iter().map(|c| c.chunk)
+    /// The chunks it holds, oldest first (the last one is current), as
+    /// read-only views: the arena alone returns its chunks.
+    pub fn chunks(&self) -> impl Iterator<Item = ChunkView> + '_ {
+        self.chunks.iter().map(|c| c.chunk.view())
+    }
+
+    /// Checks the arena against its space: every chunk it holds is the live
+    /// in-use entry it was handed out as (no other owner was handed it
+    /// since), its chunks do not overlap, and its bump pointer and free
+    /// blocks lie inside them.
+    ///
+    /// # Errors
+    /// The first broken invariant found.
+    pub fn verify(&self) -> Result<(), VerifyError> {
+        self.manager
+            .check_owned(self.chunks.iter().map(|c| &c.chunk))?;
+        let mut ranges: Vec<(usize, usize)> = self
+            .chunks
+            .iter()
+            .map(|c| (c.chunk.start().get(), c.chunk.end().get()))
+            .collect();
+        ranges.sort_unstable();
+        if let Some(w) = ranges.windows(2).find(|w| w[0].1 > w[1].0) {
+            return Err(VerifyError::new(
+                "an arena's chunks are disjoint",
+                format!(
+                    "{:#x}..{:#x} overlaps {:#x}..{:#x}",
+                    w[0].0, w[0].1, w[1].0, w[1].1
+                ),
+            ));
+        }
+        if let Some(c) = self.chunks.last() {
+            let (start, end) = (c.chunk.start().get(), c.chunk.end().get());
+            if self.chunk_start != start
+                || !(start <= self.top
+                    && self.top <= self.committed_end
+                    && self.committed_end <= end)
+            {
+                return Err(VerifyError::new(
+                    "start <= top <= committed <= end",
+                    format!(
+                        "current {} with top {:#x}, committed end {:#x}",
+                        c.chunk, self.top, self.committed_end
+                    ),
+                ));
+            }
+        }
+        if let Some((addr, size)) = self.free_blocks.iter().find(|&(a, s)| {
+            !ranges
+                .iter()
+                .any(|&(start, end)| start <= a && a.checked_add(s).is_some_and(|e| e <= end))
+        }) {
+            return Err(VerifyError::new(
+                "free blocks lie in the arena's chunks",
+                format!("block {addr:#x} of {size} bytes"),
+            ));
+        }
+        Ok(())
     }
 
     /// Allocates `bytes` (rounded up to words) of committed, word-aligned
@@ -199,21 +258,20 @@ impl Arena {
         Address::new(at)
     }
 
-    fn current(&self) -> ChunkRef {
-        self.chunks.last().expect("a current chunk").chunk
+    fn current(&self) -> &Chunk {
+        &self.chunks.last().expect("a current chunk").chunk
     }
 
     /// Whether `size` fits the current chunk, committing more of it if needed.
     fn fit_current(&mut self, size: usize) -> Result<bool, AllocError> {
-        let chunk = self.current();
-        let end = self.top + size;
-        if end > chunk.end().get() {
+        let chunk_end = self.current().end().get();
+        let Some(end) = self.top.checked_add(size).filter(|&e| e <= chunk_end) else {
             return Ok(false);
-        }
+        };
         if end > self.committed_end {
             let prefix = self
                 .manager
-                .commit_chunk(chunk, end - self.chunk_start)
+                .commit_chunk(self.current(), end - self.chunk_start)
                 .map_err(AllocError::Commit)?;
             self.committed_end = self.chunk_start + prefix;
         }
@@ -237,6 +295,7 @@ impl Arena {
             let next = self
                 .kind
                 .chunk_size(self.manager.metadata_type(), self.growth_step());
+            // `size` is at most a root chunk (checked by the caller).
             let cap = (chunk.size() + next).max(size.next_power_of_two());
             if self.top + size <= chunk.end().get()
                 || chunk.size() * 2 > cap
@@ -244,9 +303,9 @@ impl Arena {
             {
                 return grew;
             }
-            match self.manager.enlarge_chunk(chunk) {
-                Ok(bigger) => {
-                    self.chunks.last_mut().expect("current").chunk = bigger;
+            let current = &mut self.chunks.last_mut().expect("current").chunk;
+            match self.manager.enlarge_chunk(current) {
+                Ok(()) => {
                     self.enlargements += 1;
                     grew = true;
                 }
@@ -280,11 +339,11 @@ impl Arena {
             old.top = self.top;
         }
         let start = chunk.start().get();
+        self.unit = chunk.unit;
         self.chunks.push(ArenaChunk { chunk, top: start });
         self.chunk_start = start;
         self.top = start;
         self.committed_end = start + prefix;
-        self.unit = self.manager.unit_of(&chunk);
         Ok(())
     }
 
@@ -341,8 +400,7 @@ impl Arena {
             self.chunks
                 .iter()
                 .map(|c| {
-                    let unit = self.manager.unit_of(&c.chunk) as u32;
-                    (st.committed_units(unit, c.chunk.level()) as usize)
+                    (st.committed_units(c.chunk.unit, c.chunk.level()) as usize)
                         << self.manager.geometry().min_shift()
                 })
                 .sum()
@@ -371,14 +429,94 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        let chunks: Vec<ChunkRef> = self.chunks.iter().map(|c| c.chunk).collect();
-        self.manager.return_all(&chunks);
+        self.manager
+            .return_all(self.chunks.drain(..).map(|c| c.chunk));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{SpaceConfig, VerifyError};
+    use hotmem_os::Memory;
+
+    /// Issue 12: through the old API, `Arena::chunks()` plus `return_chunk`
+    /// freed a live arena's chunk and a second arena was handed the same
+    /// memory, with `verify()` silent. The public API can no longer express
+    /// that (views cannot be returned, see the compile_fail doctests on
+    /// `ChunkView` and `Chunk`); here a crate-internal forged handle does it
+    /// behind the arena's back, and `Arena::verify` reports the chunk that
+    /// now has two owners.
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
+    fn a_chunk_handed_to_two_owners_is_reported() {
+        let space = ChunkManager::new(
+            &Memory::new(),
+            MetadataType::Class,
+            SpaceConfig::with_size(8 << 20),
+        )
+        .unwrap();
+        let mut a = Arena::new(&space, ArenaKind::Reflection);
+        a.allocate(64).unwrap();
+        a.verify().unwrap();
+        let view = a.chunks().next().unwrap();
+        let forged = a.chunks[0].chunk.forge();
+        space.return_chunk(forged).unwrap();
+        let mut b = Arena::new(&space, ArenaKind::Reflection);
+        b.allocate(64).unwrap();
+        assert_eq!(b.chunks().next().unwrap(), view, "b got a's chunk");
+        b.verify().unwrap();
+        let e: VerifyError = a.verify().unwrap_err();
+        assert_eq!(e.invariant, "a chunk has one owner", "{e}");
+        // Keep a's drop from returning b's chunk (it refuses, and in debug
+        // builds asserts): give a a fresh handle list.
+        a.chunks.clear();
+        drop(b);
+        space.verify().unwrap();
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "reserves real memory (mmap PROT_NONE, mprotect): not supported by Miri"
+    )]
+    fn huge_requests_are_typed_errors() {
+        let space = ChunkManager::new(
+            &Memory::new(),
+            MetadataType::NonClass,
+            SpaceConfig::with_size(8 << 20),
+        )
+        .unwrap();
+        let mut a = Arena::new(&space, ArenaKind::Standard);
+        let before = a.statistics();
+        for bytes in [
+            usize::MAX,
+            usize::MAX - 6,
+            usize::MAX / 2 + 1,
+            (4 << 20) + 1,
+        ] {
+            assert!(
+                matches!(a.allocate(bytes), Err(AllocError::TooLarge { .. })),
+                "{bytes}"
+            );
+            assert!(matches!(
+                a.deallocate(Address::new(usize::MAX - 7), bytes),
+                Err(DeallocError::NotOwned { .. })
+            ));
+        }
+        a.allocate(8).unwrap();
+        let p = Address::new(usize::MAX & !7);
+        assert!(matches!(
+            a.deallocate(p, 8),
+            Err(DeallocError::NotOwned { .. })
+        ));
+        assert_eq!(a.statistics().allocations, before.allocations + 1);
+        a.verify().unwrap();
+        space.verify().unwrap();
+    }
 
     #[test]
     fn arena_is_send() {

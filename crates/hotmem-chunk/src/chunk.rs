@@ -1,26 +1,78 @@
-//! `ChunkRef`: the handle to a chunk that a space handed out.
+//! `Chunk`: the owned handle to a chunk that a space handed out, and
+//! `ChunkView`, the read-only view that introspection hands out.
 
 use crate::ChunkLevel;
 use hotmem_os::{Address, MemRange};
 use std::fmt;
 
-/// A chunk handed out by a [`ChunkManager`](crate::ChunkManager): where it
-/// starts, its level and size, which space it came from, and which hand-out
-/// it is (so that a handle kept after the chunk was returned and handed out
-/// again is recognised as stale rather than freeing someone else's chunk).
+/// A chunk handed out by [`ChunkManager::get_chunk`](crate::ChunkManager::get_chunk),
+/// owned by whoever holds this value: the capability to give the chunk back.
 ///
-/// It is a plain value: copying it does not copy the chunk, and the space
-/// checks every handle it is given.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub struct ChunkRef {
-    pub(crate) space: u32,
+/// It is unique: not `Clone`, not `Copy`, and it has no public constructor,
+/// so the only handle to a chunk is the one the space issued, and
+/// [`return_chunk`](crate::ChunkManager::return_chunk) consumes it. The
+/// space still checks every handle against the live entry (space identity,
+/// then the chunk's header and hand-out serial under its lock). Dropping a
+/// `Chunk` without returning it leaks the chunk (it stays in use), which is
+/// safe. Arenas keep their chunks to themselves; what they show is
+/// [`ChunkView`]s.
+///
+/// ```
+/// use hotmem_chunk::{ChunkLevel, ChunkManager, MetadataType, SpaceConfig};
+/// use hotmem_os::Memory;
+///
+/// let space = ChunkManager::new(&Memory::new(), MetadataType::Class, SpaceConfig::with_size(8 << 20))?;
+/// let chunk = space.get_chunk(ChunkLevel::new(10), ChunkLevel::new(10), 0)?;
+/// space.return_chunk(chunk)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A second return does not compile: the first one consumed the handle.
+///
+/// ```compile_fail,E0382
+/// # use hotmem_chunk::{ChunkLevel, ChunkManager, MetadataType, SpaceConfig};
+/// # use hotmem_os::Memory;
+/// # let space = ChunkManager::new(&Memory::new(), MetadataType::Class, SpaceConfig::with_size(8 << 20))?;
+/// let chunk = space.get_chunk(ChunkLevel::new(10), ChunkLevel::new(10), 0)?;
+/// space.return_chunk(chunk)?;
+/// space.return_chunk(chunk)?; // error: use of moved value
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Nor does cloning it (it is not `Clone`):
+///
+/// ```compile_fail,E0599
+/// # use hotmem_chunk::{Chunk, ChunkLevel, ChunkManager, MetadataType, SpaceConfig};
+/// # use hotmem_os::Memory;
+/// # let space = ChunkManager::new(&Memory::new(), MetadataType::Class, SpaceConfig::with_size(8 << 20))?;
+/// let chunk = space.get_chunk(ChunkLevel::new(10), ChunkLevel::new(10), 0)?;
+/// let twin: Chunk = chunk.clone(); // error: no method named `clone`
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Nor forging one (its fields are private and it has no public
+/// constructor):
+///
+/// ```compile_fail,E0451
+/// # use hotmem_chunk::{Chunk, ChunkLevel};
+/// # use hotmem_os::Address;
+/// let forged = Chunk { space: 1, serial: 1, unit: 0, start: Address::new(0), level: ChunkLevel::ROOT, size: 4 << 20 };
+/// ```
+#[must_use = "a chunk dropped without `return_chunk` stays in use for good"]
+#[derive(PartialEq, Eq, Debug)]
+pub struct Chunk {
+    /// The issuing space's identity (unique per process, never reused).
+    pub(crate) space: u64,
+    /// The hand-out serial, also kept in the chunk's header.
     pub(crate) serial: u32,
+    /// The first smallest-chunk unit.
+    pub(crate) unit: u32,
     pub(crate) start: Address,
     pub(crate) level: ChunkLevel,
     pub(crate) size: usize,
 }
 
-impl ChunkRef {
+impl Chunk {
     /// The first byte.
     #[inline]
     pub fn start(&self) -> Address {
@@ -48,31 +100,118 @@ impl ChunkRef {
     /// Its address range.
     #[inline]
     pub fn range(&self) -> MemRange {
-        MemRange::new(self.start, self.size).expect("chunk inside its space")
+        self.view().range()
     }
 
-    /// A handle for the same chunk at another level: the start stays, the
-    /// size follows the level. Used to test how a space rejects handles.
-    pub fn with_level(mut self, level: ChunkLevel) -> ChunkRef {
-        self.size = if level <= self.level {
-            self.size << (self.level.raw() - level.raw()).min(40)
+    /// A read-only view of it (which cannot be returned).
+    #[inline]
+    pub fn view(&self) -> ChunkView {
+        ChunkView {
+            start: self.start,
+            level: self.level,
+            size: self.size,
+        }
+    }
+
+    /// A second handle to the same chunk, for tests and the fuzz model that
+    /// check how a space refuses handles it did not issue or no longer
+    /// honours. Never part of the public API.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) fn forge(&self) -> Chunk {
+        Chunk {
+            space: self.space,
+            serial: self.serial,
+            unit: self.unit,
+            start: self.start,
+            level: self.level,
+            size: self.size,
+        }
+    }
+
+    /// [`forge`](Self::forge) at another level: the start stays, the size
+    /// follows the level.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) fn forge_with_level(&self, level: ChunkLevel) -> Chunk {
+        let mut c = self.forge();
+        let shift = u32::from(self.level.raw().abs_diff(level.raw())).min(40);
+        c.size = if level <= self.level {
+            self.size.checked_shl(shift).unwrap_or(0)
         } else {
-            self.size >> (level.raw() - self.level.raw()).min(40)
+            self.size >> shift
         };
-        self.level = level;
-        self
+        c.level = level;
+        c
     }
 }
 
-impl fmt::Display for ChunkRef {
+impl fmt::Display for Chunk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+/// What introspection shows of a chunk: where it is and how large. A plain
+/// value that cannot be given back to a space
+/// ([`return_chunk`](crate::ChunkManager::return_chunk) takes a [`Chunk`]).
+///
+/// ```compile_fail,E0308
+/// use hotmem_chunk::{Arena, ArenaKind, ChunkManager, MetadataType, SpaceConfig};
+/// use hotmem_os::Memory;
+///
+/// let space = ChunkManager::new(&Memory::new(), MetadataType::Class, SpaceConfig::with_size(8 << 20))?;
+/// let mut loader = Arena::new(&space, ArenaKind::Standard);
+/// loader.allocate(64)?;
+/// let view = loader.chunks().next().unwrap();
+/// space.return_chunk(view)?; // error: expected `Chunk`, found `ChunkView`
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct ChunkView {
+    start: Address,
+    level: ChunkLevel,
+    size: usize,
+}
+
+impl ChunkView {
+    /// The first byte.
+    #[inline]
+    pub fn start(&self) -> Address {
+        self.start
+    }
+
+    /// One past the last byte.
+    #[inline]
+    pub fn end(&self) -> Address {
+        self.start + self.size
+    }
+
+    /// The chunk's level.
+    #[inline]
+    pub fn level(&self) -> ChunkLevel {
+        self.level
+    }
+
+    /// Its size in bytes.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Its address range.
+    #[inline]
+    pub fn range(&self) -> MemRange {
+        MemRange::new(self.start, self.size).expect("chunk inside its space")
+    }
+}
+
+impl fmt::Display for ChunkView {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "chunk {} {} ({}) of space #{}",
+            "chunk {} {} ({})",
             self.start,
             self.level,
             crate::level::SizeLabel(self.size),
-            self.space
         )
     }
 }

@@ -48,6 +48,7 @@ impl fmt::Display for MetadataType {
 
 /// Whether free chunks are merged with their buddies and larger ones split.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Coalescing {
     /// The buddy allocator: a returned chunk merges with its free buddy up to
     /// root level, a larger free chunk is split on demand, a chunk grows into

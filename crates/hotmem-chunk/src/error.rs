@@ -1,7 +1,7 @@
 //! Typed errors, one small enum per operation. A rejected operation leaves
 //! the space exactly as it was.
 
-use crate::{ChunkLevel, ChunkRef, MetadataType};
+use crate::{Chunk, ChunkLevel, ChunkView, MetadataType};
 use hotmem_os::{Address, CommitError, ReserveError};
 use std::fmt;
 
@@ -21,6 +21,7 @@ macro_rules! error_source {
 
 /// A [`SpaceConfig`](crate::SpaceConfig) that cannot be used.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A size that must be a power of two is not.
     NotPowerOfTwo {
@@ -89,6 +90,7 @@ impl std::error::Error for ConfigError {}
 
 /// Why a space could not be created.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpaceError {
     /// The configuration is invalid.
     Config(ConfigError),
@@ -109,11 +111,12 @@ error_source!(SpaceError { Config, Reserve });
 
 /// A chunk handle that this space does not accept.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChunkError {
     /// The chunk belongs to another space.
     Foreign {
         /// The chunk.
-        chunk: ChunkRef,
+        chunk: ChunkView,
     },
     /// The level does not exist in this space.
     BadLevel {
@@ -123,17 +126,17 @@ pub enum ChunkError {
     /// No chunk of that level starts at that address.
     NoSuchChunk {
         /// The chunk.
-        chunk: ChunkRef,
+        chunk: ChunkView,
     },
     /// The chunk is free: it was returned already (or never handed out).
     NotInUse {
         /// The chunk.
-        chunk: ChunkRef,
+        chunk: ChunkView,
     },
     /// The chunk was returned and handed out again since this handle was made.
     Stale {
         /// The chunk.
-        chunk: ChunkRef,
+        chunk: ChunkView,
     },
 }
 
@@ -153,8 +156,41 @@ impl fmt::Display for ChunkError {
 
 impl std::error::Error for ChunkError {}
 
+/// Why [`ChunkManager::return_chunk`](crate::ChunkManager::return_chunk)
+/// refused a chunk; it hands the chunk back, and the space is unchanged.
+#[derive(Debug)]
+pub struct ReturnChunkError {
+    pub(crate) chunk: Chunk,
+    pub(crate) reason: ChunkError,
+}
+
+impl ReturnChunkError {
+    /// Why the space refused it.
+    pub fn reason(&self) -> &ChunkError {
+        &self.reason
+    }
+
+    /// The chunk, still owned by the caller.
+    pub fn into_chunk(self) -> Chunk {
+        self.chunk
+    }
+}
+
+impl fmt::Display for ReturnChunkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot return the chunk: {}", self.reason)
+    }
+}
+
+impl std::error::Error for ReturnChunkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.reason)
+    }
+}
+
 /// Why [`ChunkManager::get_chunk`](crate::ChunkManager::get_chunk) failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum GetChunkError {
     /// A level does not exist in this space.
     BadLevel {
@@ -210,6 +246,7 @@ error_source!(GetChunkError { Commit });
 
 /// Why a chunk could not be enlarged in place.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EnlargeError {
     /// The handle is not accepted.
     Chunk(ChunkError),
@@ -240,6 +277,7 @@ error_source!(EnlargeError { Chunk });
 
 /// Why part of a chunk could not be committed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CommitChunkError {
     /// The handle is not accepted.
     Chunk(ChunkError),
@@ -286,6 +324,7 @@ impl std::error::Error for PurgeError {
 
 /// Why an [`Arena`](crate::Arena) allocation failed. The arena is unchanged.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocError {
     /// Zero bytes were asked for.
     ZeroSize,
@@ -319,6 +358,7 @@ error_source!(AllocError { Chunk, Commit });
 
 /// Why a block could not be given back to its arena. The arena is unchanged.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeallocError {
     /// Zero bytes.
     ZeroSize,

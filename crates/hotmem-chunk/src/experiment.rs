@@ -5,10 +5,44 @@
 
 use crate::{
     AllocError, Arena, ArenaKind, ChunkManager, Coalescing, MetadataType, SpaceConfig, SpaceError,
-    SpaceMap, SpaceStatistics,
+    SpaceMap, SpaceStatistics, VerifyError,
 };
 use hotmem_os::Memory;
 use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why the experiment could not run to the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExperimentError {
+    /// The space could not be created.
+    Space(SpaceError),
+    /// A small class could not be loaded (a zero or too large class size,
+    /// or a space too small for the small loaders alone).
+    SmallClass(AllocError),
+    /// The space failed `verify()`.
+    Verify(VerifyError),
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExperimentError::Space(e) => write!(f, "cannot create the class space: {e}"),
+            ExperimentError::SmallClass(e) => write!(f, "a small class does not load: {e}"),
+            ExperimentError::Verify(e) => write!(f, "the class space is inconsistent: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ExperimentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ExperimentError::Space(e) => Some(e),
+            ExperimentError::SmallClass(e) => Some(e),
+            ExperimentError::Verify(e) => Some(e),
+        }
+    }
+}
 
 /// The parameters.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,27 +79,23 @@ impl ClassSpaceExperiment {
     /// Runs it on a fresh class space reserved through `memory`.
     ///
     /// # Errors
-    /// [`SpaceError`] if the space cannot be created.
-    ///
-    /// # Panics
-    /// If a small class cannot be loaded (the space is too small for the
-    /// small loaders alone) or the space fails `verify()`.
-    pub fn run(&self, memory: &Memory) -> Result<ExperimentOutcome, SpaceError> {
-        let space = ChunkManager::new(memory, MetadataType::Class, self.space)?;
+    /// [`ExperimentError::Space`] if the space cannot be created,
+    /// [`ExperimentError::SmallClass`] if a small class cannot be loaded,
+    /// [`ExperimentError::Verify`] if the space fails `verify()`.
+    pub fn run(&self, memory: &Memory) -> Result<ExperimentOutcome, ExperimentError> {
+        let space = ChunkManager::new(memory, MetadataType::Class, self.space)
+            .map_err(ExperimentError::Space)?;
         let small: Vec<Arena> = (0..self.small_loaders)
             .map(|_| {
                 let mut loader = Arena::new(&space, ArenaKind::Standard);
-                loader
-                    .allocate(self.small_class)
-                    .expect("small class loads");
-                loader
+                loader.allocate(self.small_class)?;
+                Ok(loader)
             })
-            .collect();
+            .collect::<Result<_, AllocError>>()
+            .map_err(ExperimentError::SmallClass)?;
         let after_small = space.statistics();
         drop(small);
-        space
-            .verify()
-            .expect("space consistent after the small loaders died");
+        space.verify().map_err(ExperimentError::Verify)?;
         let mut large = Vec::new();
         let oom = loop {
             let mut loader = Arena::new(&space, ArenaKind::Standard);
@@ -74,7 +104,7 @@ impl ClassSpaceExperiment {
                 Err(e) => break e,
             }
         };
-        space.verify().expect("space consistent at exhaustion");
+        space.verify().map_err(ExperimentError::Verify)?;
         let stats = space.statistics();
         let map = space.map_with_cell(16 << 10);
         Ok(ExperimentOutcome {

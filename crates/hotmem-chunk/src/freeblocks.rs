@@ -25,7 +25,9 @@ impl FreeBlocks {
 
     /// Whether `[addr, addr + size)` overlaps a free block.
     pub(crate) fn overlaps(&self, addr: usize, size: usize) -> bool {
-        if let Some((&a, &s)) = self.by_addr.range(..addr + size).next_back() {
+        let end = addr.saturating_add(size);
+        if let Some((&a, &s)) = self.by_addr.range(..end).next_back() {
+            // Blocks lie inside chunks, so `a + s` does not overflow.
             return a + s > addr;
         }
         false

@@ -7,13 +7,15 @@
 //! never again while any of them lives. Only a purge uncommits, and only
 //! granules that lie entirely inside a free chunk.
 
-use hotmem_os::{CommitError, Reservation};
+use crate::table::LazyTable;
+use hotmem_os::{CommitError, Memory, Reservation, ReserveError};
 use std::ops::Range;
 
 pub(crate) struct CommitMap {
     /// log2(granule / smallest chunk).
     units_shift: u32,
-    committed: Vec<bool>,
+    /// Per granule: 1 if committed. Accessible as far as the space is carved.
+    committed: LazyTable<u8>,
     committed_count: usize,
 }
 
@@ -27,12 +29,33 @@ pub(crate) struct Changed {
 }
 
 impl CommitMap {
-    pub(crate) fn new(granules: usize, units_shift: u32) -> CommitMap {
-        CommitMap {
+    pub(crate) fn new(
+        memory: &Memory,
+        granules: usize,
+        units_shift: u32,
+    ) -> Result<CommitMap, ReserveError> {
+        Ok(CommitMap {
             units_shift,
-            committed: vec![false; granules],
+            committed: LazyTable::new(memory, granules)?,
             committed_count: 0,
-        }
+        })
+    }
+
+    /// Makes the entries of the granules holding units `[0, units)`
+    /// accessible.
+    pub(crate) fn grow(&self, units: u32) -> Result<(), CommitError> {
+        let granules = (units as usize).div_ceil(1 << self.units_shift);
+        self.committed.grow(granules)
+    }
+
+    /// The table's own memory.
+    pub(crate) fn table(&self) -> &LazyTable<u8> {
+        &self.committed
+    }
+
+    #[inline]
+    fn get(&self, granule: usize) -> bool {
+        self.committed.as_slice()[granule] != 0
     }
 
     /// Smallest-chunk units per granule, as a shift.
@@ -48,7 +71,7 @@ impl CommitMap {
 
     #[inline]
     pub(crate) fn is_committed(&self, granule: usize) -> bool {
-        self.committed[granule]
+        self.get(granule)
     }
 
     /// The granules that hold any byte of units `[first, first + count)`.
@@ -64,7 +87,7 @@ impl CommitMap {
     pub(crate) fn committed_units(&self, first: u32, count: u32) -> u32 {
         let per = 1u32 << self.units_shift;
         if count <= per {
-            return if self.committed[(first >> self.units_shift) as usize] {
+            return if self.get((first >> self.units_shift) as usize) {
                 count
             } else {
                 0
@@ -72,7 +95,7 @@ impl CommitMap {
         }
         let n = self
             .granules_of(first, count)
-            .filter(|&g| self.committed[g])
+            .filter(|&g| self.get(g))
             .count();
         n as u32 * per
     }
@@ -80,7 +103,7 @@ impl CommitMap {
     /// Whether the first granule of the units is committed.
     #[inline]
     pub(crate) fn starts_committed(&self, first: u32) -> bool {
-        self.committed[(first >> self.units_shift) as usize]
+        self.get((first >> self.units_shift) as usize)
     }
 
     /// Commits every uncommitted granule in `granules`, one OS call per run.
@@ -114,12 +137,12 @@ impl CommitMap {
         let mut changed = Changed::default();
         let mut g = granules.start;
         while g < granules.end {
-            if self.committed[g] == commit {
+            if self.get(g) == commit {
                 g += 1;
                 continue;
             }
             let run_start = g;
-            while g < granules.end && self.committed[g] != commit {
+            while g < granules.end && self.get(g) != commit {
                 g += 1;
             }
             let range =
@@ -131,7 +154,7 @@ impl CommitMap {
                 reservation.uncommit(range)?;
                 self.committed_count -= g - run_start;
             }
-            self.committed[run_start..g].fill(commit);
+            self.committed.as_mut_slice()[run_start..g].fill(u8::from(commit));
             changed.calls += 1;
             changed.granules += g - run_start;
         }

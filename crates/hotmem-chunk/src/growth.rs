@@ -9,6 +9,7 @@ use std::fmt;
 /// arena's chunks: the boot loader loads thousands of classes and starts
 /// with megabytes, a reflection loader loads one accessor and stays small.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum ArenaKind {
     /// The boot (null) class loader.
     Boot,

@@ -45,10 +45,10 @@ impl ChunkLevel {
     }
 
     /// The next smaller level (half the size). The space decides whether it
-    /// exists.
+    /// exists. Saturates at level 255 (which exists in no space).
     #[inline]
     pub const fn smaller(self) -> ChunkLevel {
-        ChunkLevel(self.0 + 1)
+        ChunkLevel(self.0.saturating_add(1))
     }
 
     #[inline]

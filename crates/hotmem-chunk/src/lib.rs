@@ -36,23 +36,32 @@
 //! let chunk = space.get_chunk(small, small, 1 << 10)?;
 //! assert!(chunk.start().is_aligned(chunk.size()));
 //! assert_eq!(space.statistics().counters.splits, 12);
-//! // Returning it merges it back into the root chunk.
+//! // Returning it (the handle is owned, and consumed) merges it back into
+//! // the root chunk. A second return does not compile.
 //! space.return_chunk(chunk)?;
 //! assert_eq!(space.statistics().levels[0].free_chunks, 1);
-//! // A second return is refused and changes nothing.
-//! assert!(space.return_chunk(chunk).is_err());
 //! space.verify()?;
 //!
-//! // Arena level: one class loader.
+//! // Arena level: one class loader. It owns its chunks; what it shows of
+//! // them are read-only views.
 //! let mut loader = Arena::new(&space, ArenaKind::Standard);
 //! let klass = loader.allocate(512)?;
 //! assert!(space.contains(klass));
+//! assert!(loader.chunks().next().unwrap().range().contains(klass));
+//! loader.verify()?;
 //! drop(loader);
 //! println!("{}", space.statistics()); // like jcmd VM.metaspace
 //! println!("{}", space.map());        // one letter per chunk level
 //! # let _ = (Coalescing::None, ChunkLevel::ROOT, MemTag::CLASS);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! ## Ownership
+//! Returning a chunk is a capability: the returned memory is handed to the
+//! next owner. A [`Chunk`] is therefore a unique, owned handle (not `Clone`,
+//! no public constructor) that [`ChunkManager::return_chunk`] consumes and
+//! checks against the live entry under the lock; arenas never hand theirs
+//! out, and introspection ([`Arena::chunks`], errors) shows [`ChunkView`]s.
 //!
 //! ## Concurrency
 //! A [`ChunkManager`] is `Send + Sync` and cheap to clone; its operations
@@ -82,14 +91,17 @@ mod occupancy;
 mod space;
 mod stats;
 mod sync;
+mod table;
+#[cfg(test)]
+mod tests;
 mod verify;
 
 pub use arena::{Arena, ArenaStatistics, WORD};
-pub use chunk::ChunkRef;
+pub use chunk::{Chunk, ChunkView};
 pub use config::{Coalescing, MetadataType, SpaceConfig};
 pub use error::{
     AllocError, ChunkError, CommitChunkError, ConfigError, DeallocError, EnlargeError,
-    GetChunkError, PurgeError, SpaceError, VerifyError,
+    GetChunkError, PurgeError, ReturnChunkError, SpaceError, VerifyError,
 };
 pub use growth::ArenaKind;
 pub use level::{ChunkLevel, Geometry};

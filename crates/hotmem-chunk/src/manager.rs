@@ -1,13 +1,16 @@
 //! `ChunkManager`: one space (class or non-class), shared by every arena
 //! of a runtime behind one lock.
 
-use crate::error::{ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError};
+use crate::error::{
+    ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError, ReturnChunkError,
+};
 use crate::map::SpaceMap;
 use crate::occupancy::UnitState;
 use crate::space::{Refusal, SpaceState, Taken};
 use crate::stats::SpaceStatistics;
-use crate::sync::{Arc, AtomicU32, Mutex, MutexGuard, Ordering, next_space_id};
-use crate::{ChunkLevel, ChunkRef, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
+use crate::sync::{Arc, CounterU32, CounterU64, Mutex, MutexGuard, Ordering};
+use crate::table::LazyTable;
+use crate::{Chunk, ChunkLevel, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
 use hotmem_os::{Address, MemRange, Memory, Reservation};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -26,8 +29,15 @@ pub struct ChunkManager {
     shared: Arc<Shared>,
 }
 
+/// A process-wide identity for each space, so that a chunk from one space
+/// is recognised as foreign by another. 64 bits: never reused.
+fn next_space_id() -> u64 {
+    static NEXT: CounterU64 = CounterU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 struct Shared {
-    id: u32,
+    id: u64,
     ty: MetadataType,
     config: SpaceConfig,
     geo: Geometry,
@@ -35,7 +45,8 @@ struct Shared {
     state: Mutex<SpaceState>,
     /// Bytes used of each in-use chunk, at the chunk's first unit. Written by
     /// the arena that owns the chunk without the lock, read by statistics.
-    used: Box<[AtomicU32]>,
+    /// Accessible as far as the space is carved (it grows under the lock).
+    used: LazyTable<CounterU32>,
 }
 
 /// What a purge did.
@@ -63,6 +74,12 @@ impl ChunkManager {
     /// the root chunk size and tagged [`MetadataType::mem_tag`]. Nothing is
     /// committed until chunks need it.
     ///
+    /// The space's per-unit side tables (chunk headers and free-list links,
+    /// used bytes, committed granules) are reserved through `memory` too,
+    /// tagged [`MemTag::INTERNAL`](hotmem_os::MemTag::INTERNAL), and committed
+    /// only as far as the space is carved: creating a space costs the same
+    /// whatever its size.
+    ///
     /// # Errors
     /// [`SpaceError::Config`] for an invalid configuration,
     /// [`SpaceError::Reserve`] if the reservation fails.
@@ -75,8 +92,15 @@ impl ChunkManager {
         let reservation = memory
             .reserve_aligned(config.size, config.root_chunk_size, ty.mem_tag())
             .map_err(SpaceError::Reserve)?;
-        let state = SpaceState::new(geo, config.coalescing, config.size, config.commit_granule);
-        let used = (0..state.units()).map(|_| AtomicU32::new(0)).collect();
+        let state = SpaceState::new(
+            memory,
+            geo,
+            config.coalescing,
+            config.size,
+            config.commit_granule,
+        )
+        .map_err(SpaceError::Reserve)?;
+        let used = LazyTable::new(memory, state.units() as usize).map_err(SpaceError::Reserve)?;
         Ok(ChunkManager {
             shared: Arc::new(Shared {
                 id: next_space_id(),
@@ -126,59 +150,100 @@ impl ChunkManager {
         self.lock().commit.committed_granules() * self.shared.config.commit_granule
     }
 
+    /// The side tables' reserved ranges (chunk headers, used bytes,
+    /// committed granules): bookkeeping outside the space, tagged
+    /// [`MemTag::INTERNAL`](hotmem_os::MemTag::INTERNAL).
+    pub fn side_table_ranges(&self) -> [MemRange; 3] {
+        let st = self.lock();
+        [
+            st.occ.table().range(),
+            self.shared.used.range(),
+            st.commit.table().range(),
+        ]
+    }
+
+    /// Bytes of the side tables committed right now (they grow with the
+    /// carved part of the space, never with its reserved size).
+    pub fn side_table_committed_bytes(&self) -> usize {
+        let st = self.lock();
+        st.occ.table().committed_bytes()
+            + self.shared.used.committed_bytes()
+            + st.commit.table().committed_bytes()
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, SpaceState> {
         self.shared.state.lock()
     }
 
+    /// Records the bytes used of the in-use chunk whose first unit is `unit`.
+    ///
+    /// # Panics
+    /// If `unit` lies beyond the carved space (never for a chunk of ours).
     #[inline]
-    pub(crate) fn unit_of(&self, chunk: &ChunkRef) -> usize {
-        (chunk.start - self.range().start()) >> self.shared.geo.min_shift()
+    pub(crate) fn set_used(&self, unit: u32, bytes: usize) {
+        self.shared.used.as_slice()[unit as usize].store(bytes as u32, Ordering::Relaxed);
     }
 
-    #[inline]
-    pub(crate) fn set_used(&self, unit: usize, bytes: usize) {
-        self.shared.used[unit].store(bytes as u32, Ordering::Relaxed);
-    }
-
-    fn handle(&self, unit: u32, level: ChunkLevel, serial: u32) -> ChunkRef {
+    fn handle(&self, t: &Taken) -> Chunk {
         let geo = self.shared.geo;
-        ChunkRef {
+        Chunk {
             space: self.shared.id,
-            serial,
-            start: self.range().start() + ((unit as usize) << geo.min_shift()),
-            level,
-            size: geo.size_of(level),
+            serial: t.serial,
+            unit: t.unit,
+            start: self.range().start() + ((t.unit as usize) << geo.min_shift()),
+            level: t.level,
+            size: geo.size_of(t.level),
         }
     }
 
-    /// Checks a handle and returns its first unit.
-    fn resolve(&self, st: &SpaceState, chunk: &ChunkRef) -> Result<u32, ChunkError> {
+    /// Checks a handle against the live entry and returns its first unit.
+    fn resolve(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
         let geo = self.shared.geo;
+        let view = chunk.view();
         if chunk.space != self.shared.id || !self.contains(chunk.start) {
-            return Err(ChunkError::Foreign { chunk: *chunk });
+            return Err(ChunkError::Foreign { chunk: view });
         }
         if !geo.contains(chunk.level) {
             return Err(ChunkError::BadLevel { level: chunk.level });
         }
         let offset = chunk.start - self.range().start();
         let size = geo.size_of(chunk.level);
-        if chunk.size != size || offset & (size - 1) != 0 {
-            return Err(ChunkError::NoSuchChunk { chunk: *chunk });
-        }
-        let unit = (offset >> geo.min_shift()) as u32;
-        if unit >= st.carved {
-            return Err(ChunkError::NoSuchChunk { chunk: *chunk });
+        let unit = chunk.unit;
+        if chunk.size != size
+            || offset & (size - 1) != 0
+            || (offset >> geo.min_shift()) != unit as usize
+            || unit >= st.carved
+        {
+            return Err(ChunkError::NoSuchChunk { chunk: view });
         }
         match st.occ.state(unit) {
-            UnitState::Inner | UnitState::Free => Err(ChunkError::NotInUse { chunk: *chunk }),
+            UnitState::Inner | UnitState::Free => Err(ChunkError::NotInUse { chunk: view }),
             UnitState::InUse if st.occ.serial(unit) != chunk.serial => {
-                Err(ChunkError::Stale { chunk: *chunk })
+                Err(ChunkError::Stale { chunk: view })
             }
             UnitState::InUse if st.occ.level(unit) != chunk.level => {
-                Err(ChunkError::NoSuchChunk { chunk: *chunk })
+                Err(ChunkError::NoSuchChunk { chunk: view })
             }
             UnitState::InUse => Ok(unit),
         }
+    }
+
+    /// Checks that each of `chunks`, held by one owner, is the live entry
+    /// it was handed out as (so no other owner was handed it since).
+    pub(crate) fn check_owned<'a>(
+        &self,
+        chunks: impl Iterator<Item = &'a Chunk>,
+    ) -> Result<(), VerifyError> {
+        let st = self.lock();
+        for chunk in chunks {
+            if let Err(e) = self.resolve(&st, chunk) {
+                return Err(VerifyError::new(
+                    "a chunk has one owner",
+                    format!("{chunk} held by this owner is not its live entry: {e}"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Gets a chunk of level `preferred`, or, if none can be had, a smaller
@@ -200,7 +265,7 @@ impl ChunkManager {
         preferred: ChunkLevel,
         max_level: ChunkLevel,
         min_committed: usize,
-    ) -> Result<ChunkRef, GetChunkError> {
+    ) -> Result<Chunk, GetChunkError> {
         self.get_chunk_then(preferred, max_level, min_committed, |_, _| ())
             .map(|(chunk, ())| chunk)
     }
@@ -211,7 +276,7 @@ impl ChunkManager {
         preferred: ChunkLevel,
         max_level: ChunkLevel,
         min_committed: usize,
-    ) -> Result<(ChunkRef, usize), GetChunkError> {
+    ) -> Result<(Chunk, usize), GetChunkError> {
         self.get_chunk_then(preferred, max_level, min_committed, |st, t| {
             st.committed_prefix(t.unit, t.level)
         })
@@ -224,7 +289,7 @@ impl ChunkManager {
         max_level: ChunkLevel,
         min_committed: usize,
         then: impl FnOnce(&SpaceState, &Taken) -> R,
-    ) -> Result<(ChunkRef, R), GetChunkError> {
+    ) -> Result<(Chunk, R), GetChunkError> {
         let geo = self.shared.geo;
         for level in [preferred, max_level] {
             if !geo.contains(level) {
@@ -241,11 +306,12 @@ impl ChunkManager {
         let mut st = self.lock();
         match st.take(
             &self.shared.reservation,
+            &self.shared.used,
             preferred,
             max_level,
             min_committed,
         ) {
-            Ok(Some(t)) => Ok((self.handle(t.unit, t.level, t.serial), then(&st, &t))),
+            Ok(Some(t)) => Ok((self.handle(&t), then(&st, &t))),
             Ok(None) => Err(GetChunkError::Exhausted {
                 space: self.shared.ty,
                 max_level,
@@ -254,52 +320,63 @@ impl ChunkManager {
         }
     }
 
-    /// Returns a chunk: it merges with its buddy while the buddy is free and
-    /// whole (buddy policy) and goes on the free list of the resulting level.
+    /// Returns a chunk, consuming its handle: it merges with its buddy while
+    /// the buddy is free and whole (buddy policy) and goes on the free list
+    /// of the resulting level. Only the owner of a chunk can return it: the
+    /// handle is unique, and introspection ([`Arena::chunks`](crate::Arena::chunks))
+    /// shows [`ChunkView`](crate::ChunkView)s, which cannot be returned.
     ///
     /// # Errors
-    /// [`ChunkError`] for a handle from another space, a level that does not
-    /// exist, no such chunk, a chunk that is already free (double return) or
-    /// a stale handle. Nothing changes then.
-    pub fn return_chunk(&self, chunk: ChunkRef) -> Result<(), ChunkError> {
+    /// [`ReturnChunkError`], handing the chunk back, for a chunk of another
+    /// space (or a handle this space no longer honours). Nothing changes
+    /// then.
+    pub fn return_chunk(&self, chunk: Chunk) -> Result<(), ReturnChunkError> {
         let mut st = self.lock();
-        let unit = self.resolve(&st, &chunk)?;
-        self.set_used(unit as usize, 0);
-        st.give_back(unit, chunk.level);
-        Ok(())
+        match self.resolve(&st, &chunk) {
+            Ok(unit) => {
+                self.set_used(unit, 0);
+                st.give_back(unit, chunk.level);
+                Ok(())
+            }
+            Err(reason) => Err(ReturnChunkError { chunk, reason }),
+        }
     }
 
     /// Returns several chunks under one lock (an arena's drop).
-    pub(crate) fn return_all(&self, chunks: &[ChunkRef]) {
+    pub(crate) fn return_all(&self, chunks: impl Iterator<Item = Chunk>) {
         let mut st = self.lock();
         for chunk in chunks {
-            match self.resolve(&st, chunk) {
+            match self.resolve(&st, &chunk) {
                 Ok(unit) => {
-                    self.set_used(unit as usize, 0);
+                    self.set_used(unit, 0);
                     st.give_back(unit, chunk.level);
                 }
+                // Leaving a chunk in use is safe; returning a chunk that is
+                // not ours would not be.
                 Err(e) => debug_assert!(false, "arena returned a bad chunk: {e}"),
             }
         }
     }
 
     /// Grows a chunk in place into its free upper buddy, doubling it without
-    /// moving it. Returns the new handle (the old one no longer matches).
+    /// moving it; the handle follows (same start, the next larger level).
     ///
     /// # Errors
-    /// [`EnlargeError`] if the handle is bad, the space does not coalesce,
-    /// the chunk is a root chunk or the upper buddy, or the buddy is not a
-    /// free whole chunk. Nothing changes then.
-    pub fn enlarge_chunk(&self, chunk: ChunkRef) -> Result<ChunkRef, EnlargeError> {
+    /// [`EnlargeError`] if the handle is not accepted, the space does not
+    /// coalesce, the chunk is a root chunk or the upper buddy, or the buddy
+    /// is not a free whole chunk. Nothing changes then, the handle included.
+    pub fn enlarge_chunk(&self, chunk: &mut Chunk) -> Result<(), EnlargeError> {
         let mut st = self.lock();
-        let unit = self.resolve(&st, &chunk).map_err(EnlargeError::Chunk)?;
+        let unit = self.resolve(&st, chunk).map_err(EnlargeError::Chunk)?;
         let level = st.enlarge(unit, chunk.level).map_err(|r| match r {
             Refusal::Disabled => EnlargeError::Disabled,
             Refusal::Root => EnlargeError::Root,
             Refusal::NotLeader => EnlargeError::NotLeader,
             Refusal::BuddyNotFree => EnlargeError::BuddyNotFree,
         })?;
-        Ok(self.handle(unit, level, chunk.serial))
+        chunk.level = level;
+        chunk.size = self.shared.geo.size_of(level);
+        Ok(())
     }
 
     /// Makes sure the first `bytes` of the chunk are committed (whole commit
@@ -310,9 +387,9 @@ impl ChunkManager {
     /// [`CommitChunkError::Chunk`] for a bad handle,
     /// [`CommitChunkError::BeyondChunk`] if `bytes` exceeds the chunk,
     /// [`CommitChunkError::Os`] if the OS refuses.
-    pub fn commit_chunk(&self, chunk: ChunkRef, bytes: usize) -> Result<usize, CommitChunkError> {
+    pub fn commit_chunk(&self, chunk: &Chunk, bytes: usize) -> Result<usize, CommitChunkError> {
         let mut st = self.lock();
-        let unit = self.resolve(&st, &chunk).map_err(CommitChunkError::Chunk)?;
+        let unit = self.resolve(&st, chunk).map_err(CommitChunkError::Chunk)?;
         if bytes > chunk.size {
             return Err(CommitChunkError::BeyondChunk {
                 bytes,
@@ -330,9 +407,9 @@ impl ChunkManager {
     ///
     /// # Errors
     /// [`ChunkError`] for a bad handle.
-    pub fn committed_prefix(&self, chunk: ChunkRef) -> Result<usize, ChunkError> {
+    pub fn committed_prefix(&self, chunk: &Chunk) -> Result<usize, ChunkError> {
         let st = self.lock();
-        let unit = self.resolve(&st, &chunk)?;
+        let unit = self.resolve(&st, chunk)?;
         Ok(st.committed_prefix(unit, chunk.level))
     }
 
@@ -351,7 +428,12 @@ impl ChunkManager {
     /// Statistics like `jcmd VM.metaspace`: per level, totals, counters.
     pub fn statistics(&self) -> SpaceStatistics {
         let st = self.lock();
-        SpaceStatistics::collect(self.shared.ty, &self.shared.config, &st, &self.shared.used)
+        SpaceStatistics::collect(
+            self.shared.ty,
+            &self.shared.config,
+            &st,
+            self.shared.used.as_slice(),
+        )
     }
 
     /// An ASCII map of the space, at most 64 lines of 64 characters.
@@ -364,12 +446,23 @@ impl ChunkManager {
         self.map_with_cell(cell)
     }
 
-    /// An ASCII map with one character per `cell_bytes` (rounded up to a
-    /// power of two of at least the smallest chunk).
+    /// An ASCII map with one character per `cell_bytes`, rounded up to a
+    /// power of two of at least the smallest chunk, and up further if the
+    /// map would have more than [`SpaceMap::MAX_CELLS`] characters.
     pub fn map_with_cell(&self, cell_bytes: usize) -> SpaceMap {
+        let reserved = self.reserved_bytes();
+        let max_cell = reserved.next_power_of_two();
+        let floor = self.shared.geo.min_chunk_size().max(
+            reserved
+                .div_ceil(SpaceMap::MAX_CELLS)
+                .checked_next_power_of_two()
+                .unwrap_or(max_cell),
+        );
         let cell = cell_bytes
-            .max(self.shared.geo.min_chunk_size())
-            .next_power_of_two();
+            .max(floor)
+            .checked_next_power_of_two()
+            .unwrap_or(max_cell)
+            .min(max_cell);
         let st = self.lock();
         SpaceMap::draw(self.shared.ty, self.range(), &st, cell)
     }
@@ -384,6 +477,6 @@ impl ChunkManager {
     /// The first broken invariant found.
     pub fn verify(&self) -> Result<(), VerifyError> {
         let st = self.lock();
-        st.verify(&self.shared.used)
+        st.verify(self.shared.used.as_slice())
     }
 }

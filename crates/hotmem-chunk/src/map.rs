@@ -35,6 +35,9 @@ impl SpaceMap {
     /// Characters per row.
     pub const ROW: usize = ROW;
 
+    /// The most characters a map has (a smaller cell is rounded up).
+    pub const MAX_CELLS: usize = 1 << 22;
+
     /// The letter of `level` (upper case: in use).
     pub fn letter(level: ChunkLevel, in_use: bool) -> char {
         let c = (b'A' + level.raw()) as char;

@@ -178,4 +178,13 @@ impl LoaderMetaspace {
     pub fn statistics(&self) -> [ArenaStatistics; 2] {
         [self.class.statistics(), self.non_class.statistics()]
     }
+
+    /// Checks both arenas against their spaces ([`Arena::verify`]).
+    ///
+    /// # Errors
+    /// The first broken invariant.
+    pub fn verify(&self) -> Result<(), VerifyError> {
+        self.class.verify()?;
+        self.non_class.verify()
+    }
 }

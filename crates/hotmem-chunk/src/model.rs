@@ -6,7 +6,7 @@
 //! a rejected operation must leave statistics and map exactly as they were.
 
 use crate::{
-    AllocError, Arena, ArenaKind, ChunkError, ChunkLevel, ChunkManager, ChunkRef, Coalescing,
+    AllocError, Arena, ArenaKind, Chunk, ChunkError, ChunkLevel, ChunkManager, Coalescing,
     CommitChunkError, DeallocError, EnlargeError, GetChunkError, MetadataType, SpaceConfig,
     SpaceMap, SpaceStatistics,
 };
@@ -30,12 +30,14 @@ pub enum Op {
         /// Which.
         pick: u8,
     },
-    /// Return a handle returned before (double return or stale): refused.
+    /// Return a forged copy of a handle returned before (double return or
+    /// stale; the public API cannot express it): refused.
     ReturnAgain {
         /// Which.
         pick: u8,
     },
-    /// Return a live chunk's handle with another level: refused.
+    /// Return a forged copy of a live chunk's handle with another level:
+    /// refused.
     ReturnWrongLevel {
         /// Which.
         pick: u8,
@@ -113,7 +115,7 @@ pub fn small_config(coalescing: Coalescing) -> SpaceConfig {
 }
 
 struct LiveChunk {
-    chunk: ChunkRef,
+    chunk: Chunk,
     /// Committed bytes from the start, as last reported.
     committed: usize,
     /// The byte written at the chunk's start and at `.1` bytes from it.
@@ -148,13 +150,16 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
         ChunkManager::new(&memory, MetadataType::Class, small_config(coalescing)).expect("space");
     let other = ChunkManager::new(&memory, MetadataType::NonClass, small_config(coalescing))
         .expect("space");
-    let foreign = other
-        .get_chunk(ChunkLevel::new(3), ChunkLevel::new(3), 0)
-        .expect("chunk of the other space");
+    let mut foreign = Some(
+        other
+            .get_chunk(ChunkLevel::new(3), ChunkLevel::new(3), 0)
+            .expect("chunk of the other space"),
+    );
     let geo = m.geometry();
     let levels = geo.levels() as u8;
     let mut live: Vec<LiveChunk> = Vec::new();
-    let mut returned: Vec<ChunkRef> = Vec::new();
+    // Forged copies of returned handles.
+    let mut returned: Vec<Chunk> = Vec::new();
     let mut arenas: Vec<ArenaModel> = Vec::new();
 
     for (step, op) in ops.iter().enumerate() {
@@ -176,7 +181,7 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
                             "{chunk} for {p}..{max}"
                         );
                         assert!(chunk.start().is_aligned(chunk.size()));
-                        let committed = m.committed_prefix(chunk).expect("live");
+                        let committed = m.committed_prefix(&chunk).expect("live");
                         assert!(committed >= commit.min(chunk.size()));
                         live.push(LiveChunk {
                             chunk,
@@ -212,13 +217,14 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
             Op::Return { pick: i } => {
                 if let Some(i) = pick(&live, i) {
                     let c = live.swap_remove(i);
+                    let copy = c.chunk.forge();
                     m.return_chunk(c.chunk).expect("live chunk returns");
-                    returned.push(c.chunk);
+                    returned.push(copy);
                 }
             }
             Op::ReturnAgain { pick: i } => {
                 if let Some(i) = pick(&returned, i) {
-                    let r = m.return_chunk(returned[i]);
+                    let r = m.return_chunk(returned[i].forge()).map_err(|e| *e.reason());
                     assert!(
                         matches!(
                             r,
@@ -233,49 +239,59 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
             }
             Op::ReturnWrongLevel { pick: i, level } => {
                 if let Some(i) = pick(&live, i) {
-                    let c = live[i].chunk;
+                    let c = &live[i].chunk;
                     let l = ChunkLevel::new(level % (levels + 2));
                     if l != c.level() {
-                        let r = m.return_chunk(c.with_level(l));
+                        let r = m.return_chunk(c.forge_with_level(l));
                         assert!(r.is_err(), "{r:?}");
                         rejected = true;
                     }
                 }
             }
             Op::ReturnForeign => {
-                assert!(matches!(
-                    m.return_chunk(foreign),
-                    Err(ChunkError::Foreign { .. })
-                ));
-                if let Some(c) = live.first() {
-                    assert!(matches!(
-                        other.return_chunk(c.chunk),
-                        Err(ChunkError::Foreign { .. })
-                    ));
+                // A real handle of another space: refused and handed back.
+                let back = m
+                    .return_chunk(foreign.take().expect("foreign chunk"))
+                    .unwrap_err();
+                assert!(matches!(back.reason(), ChunkError::Foreign { .. }));
+                foreign = Some(back.into_chunk());
+                if let Some(c) = live.pop() {
+                    let back = other.return_chunk(c.chunk).unwrap_err();
+                    assert!(matches!(back.reason(), ChunkError::Foreign { .. }));
+                    live.push(LiveChunk {
+                        chunk: back.into_chunk(),
+                        ..c
+                    });
                 }
                 rejected = true;
             }
             Op::Enlarge { pick: i } => {
                 if let Some(i) = pick(&live, i) {
-                    let old = live[i].chunk;
-                    match m.enlarge_chunk(old) {
-                        Ok(new) => {
+                    let old = live[i].chunk.forge();
+                    match m.enlarge_chunk(&mut live[i].chunk) {
+                        Ok(()) => {
+                            let new = &live[i].chunk;
                             assert!(coalescing.merges());
                             assert_eq!(new.start(), old.start());
                             assert_eq!(Some(new.level()), old.level().larger());
-                            live[i].chunk = new;
                             live[i].committed = m.committed_prefix(new).expect("live");
-                            // The old handle is gone.
+                            // A copy of the old handle is not honoured.
                             assert!(m.return_chunk(old).is_err());
                         }
                         Err(EnlargeError::Chunk(e)) => panic!("live chunk refused: {e}"),
-                        Err(_) => rejected = true,
+                        Err(_) => {
+                            assert_eq!(
+                                live[i].chunk, old,
+                                "a refused enlargement changed the handle"
+                            );
+                            rejected = true;
+                        }
                     }
                 }
             }
             Op::Commit { pick: i, bytes } => {
                 if let Some(i) = pick(&live, i) {
-                    let c = live[i].chunk;
+                    let c = &live[i].chunk;
                     let bytes = bytes as usize % (c.size() + c.size() / 4 + 1);
                     match m.commit_chunk(c, bytes) {
                         Ok(prefix) => {
@@ -283,7 +299,7 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
                             live[i].committed = prefix;
                         }
                         Err(CommitChunkError::BeyondChunk { .. }) => {
-                            assert!(bytes > c.size());
+                            assert!(bytes > live[i].chunk.size());
                             rejected = true;
                         }
                         Err(e) => panic!("{e}"),
@@ -405,6 +421,10 @@ pub fn check_ops(coalescing: Coalescing, ops: &[Op]) {
     for c in live.drain(..) {
         m.return_chunk(c.chunk).expect("live chunk");
     }
+    other
+        .return_chunk(foreign.take().expect("foreign chunk"))
+        .expect("its own space takes it");
+    other.verify().expect("verify the other space");
     m.verify().expect("verify at the end");
     let s = m.statistics();
     assert_eq!(s.in_use_chunks, 0);
@@ -429,6 +449,11 @@ fn check_state(m: &ChunkManager, live: &[LiveChunk], arenas: &[ArenaModel], step
                 .flat_map(|a| a.arena.chunks().map(|c| (c.start().get(), c.size()))),
         )
         .collect();
+    for a in arenas {
+        if let Err(e) = a.arena.verify() {
+            panic!("step {step} {op:?}: arena: {e}");
+        }
+    }
     ranges.sort_unstable();
     for w in ranges.windows(2) {
         assert!(w[0].0 + w[0].1 <= w[1].0, "chunks overlap: {w:?}");

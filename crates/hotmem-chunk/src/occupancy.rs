@@ -7,10 +7,12 @@
 //! `b` a free chunk of level `l`" is one array load: O(1), no list walk.
 //! Each entry also holds the unit's free-list links, so that testing a buddy
 //! and unlinking it touch the same cache line. Entries are arrays of plain
-//! integers, so that a large space's table is zero-filled lazily by the
-//! allocator (`calloc`) rather than touched.
+//! integers in a [`LazyTable`], zero meaning "not a chunk start", so the
+//! table is committed only as far as the space is carved.
 
 use crate::ChunkLevel;
+use crate::table::LazyTable;
+use hotmem_os::{CommitError, Memory, ReserveError};
 
 /// What a unit is.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -41,41 +43,67 @@ const NEXT: usize = 2;
 
 pub(crate) struct Occupancy {
     /// Per unit: `serial << 8 | head byte`, free-list prev, free-list next.
-    cells: Vec<[u32; 3]>,
+    cells: LazyTable<[u32; 3]>,
 }
 
 impl Occupancy {
-    pub(crate) fn new(units: usize) -> Occupancy {
-        Occupancy {
-            cells: vec![[0; 3]; units],
-        }
+    pub(crate) fn new(memory: &Memory, units: usize) -> Result<Occupancy, ReserveError> {
+        Ok(Occupancy {
+            cells: LazyTable::new(memory, units)?,
+        })
+    }
+
+    /// Makes the entries of units `[0, units)` accessible.
+    pub(crate) fn grow(&self, units: u32) -> Result<(), CommitError> {
+        self.cells.grow(units as usize)
+    }
+
+    /// Units whose entries are accessible (the rest were never touched).
+    #[inline]
+    pub(crate) fn accessible_units(&self) -> u32 {
+        self.cells.committed_len() as u32
+    }
+
+    /// The table's own memory.
+    pub(crate) fn table(&self) -> &LazyTable<[u32; 3]> {
+        &self.cells
+    }
+
+    #[inline]
+    fn cell(&self, unit: u32) -> &[u32; 3] {
+        &self.cells.as_slice()[unit as usize]
+    }
+
+    #[inline]
+    fn cell_mut(&mut self, unit: u32) -> &mut [u32; 3] {
+        &mut self.cells.as_mut_slice()[unit as usize]
     }
 
     #[inline]
     fn head(&self, unit: u32) -> u8 {
-        self.cells[unit as usize][CELL] as u8
+        self.cell(unit)[CELL] as u8
     }
 
     /// The free-list predecessor of the chunk at `unit`.
     #[inline]
     pub(crate) fn prev(&self, unit: u32) -> u32 {
-        self.cells[unit as usize][PREV]
+        self.cell(unit)[PREV]
     }
 
     /// The free-list successor of the chunk at `unit`.
     #[inline]
     pub(crate) fn next(&self, unit: u32) -> u32 {
-        self.cells[unit as usize][NEXT]
+        self.cell(unit)[NEXT]
     }
 
     #[inline]
     pub(crate) fn set_prev(&mut self, unit: u32, prev: u32) {
-        self.cells[unit as usize][PREV] = prev;
+        self.cell_mut(unit)[PREV] = prev;
     }
 
     #[inline]
     pub(crate) fn set_next(&mut self, unit: u32, next: u32) {
-        self.cells[unit as usize][NEXT] = next;
+        self.cell_mut(unit)[NEXT] = next;
     }
 
     #[inline]
@@ -100,7 +128,7 @@ impl Occupancy {
 
     #[inline]
     pub(crate) fn serial(&self, unit: u32) -> u32 {
-        self.cells[unit as usize][CELL] >> 8
+        self.cell(unit)[CELL] >> 8
     }
 
     /// Whether a free chunk of exactly `level` starts at `unit`: the buddy test.
@@ -111,19 +139,19 @@ impl Occupancy {
 
     #[inline]
     pub(crate) fn set_free(&mut self, unit: u32, level: ChunkLevel) {
-        self.cells[unit as usize][CELL] = u32::from(FREE | level.raw());
+        self.cell_mut(unit)[CELL] = u32::from(FREE | level.raw());
     }
 
     #[inline]
     pub(crate) fn set_in_use(&mut self, unit: u32, level: ChunkLevel, serial: u32) {
         debug_assert!(serial < 1 << SERIAL_BITS);
-        self.cells[unit as usize][CELL] = serial << 8 | u32::from(IN_USE | level.raw());
+        self.cell_mut(unit)[CELL] = serial << 8 | u32::from(IN_USE | level.raw());
     }
 
     /// Changes the level of the header at `unit`, keeping its state.
     #[inline]
     pub(crate) fn set_level(&mut self, unit: u32, level: ChunkLevel) {
-        let c = &mut self.cells[unit as usize][CELL];
+        let c = &mut self.cell_mut(unit)[CELL];
         debug_assert_ne!(*c as u8, INNER);
         *c = (*c & !u32::from(LEVEL)) | u32::from(level.raw());
     }
@@ -131,6 +159,6 @@ impl Occupancy {
     /// `unit` is no longer a chunk start (it was merged into its lower buddy).
     #[inline]
     pub(crate) fn clear(&mut self, unit: u32) {
-        self.cells[unit as usize][CELL] = u32::from(INNER);
+        self.cell_mut(unit)[CELL] = u32::from(INNER);
     }
 }

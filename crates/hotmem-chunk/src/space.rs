@@ -7,8 +7,10 @@ use crate::freelist::{End, FreeLists};
 use crate::granules::CommitMap;
 use crate::occupancy::{Occupancy, SERIAL_BITS, UnitState};
 use crate::stats::ChunkCounters;
+use crate::sync::CounterU32;
+use crate::table::LazyTable;
 use crate::{ChunkLevel, Coalescing, Geometry};
-use hotmem_os::{CommitError, Reservation};
+use hotmem_os::{CommitError, Memory, Reservation, ReserveError};
 
 /// The mutable state of one space.
 pub(crate) struct SpaceState {
@@ -44,25 +46,28 @@ pub(crate) struct Taken {
 }
 
 impl SpaceState {
+    /// The state of a fresh space of `size` bytes: its side tables are
+    /// reserved through `memory` and nothing is committed.
     pub(crate) fn new(
+        memory: &Memory,
         geo: Geometry,
         coalescing: Coalescing,
         size: usize,
         granule_bytes: usize,
-    ) -> SpaceState {
+    ) -> Result<SpaceState, ReserveError> {
         let units = size >> geo.min_shift();
         let units_shift = (granule_bytes >> geo.min_shift()).trailing_zeros();
-        SpaceState {
+        Ok(SpaceState {
             geo,
             coalescing,
             granule_bytes,
             carved: 0,
-            occ: Occupancy::new(units),
+            occ: Occupancy::new(memory, units)?,
             free: FreeLists::new(geo.levels()),
-            commit: CommitMap::new(size / granule_bytes, units_shift),
+            commit: CommitMap::new(memory, size / granule_bytes, units_shift)?,
             counters: ChunkCounters::default(),
             next_serial: 1,
-        }
+        })
     }
 
     #[inline]
@@ -154,6 +159,7 @@ impl SpaceState {
     pub(crate) fn take(
         &mut self,
         reservation: &Reservation,
+        used: &LazyTable<CounterU32>,
         preferred: ChunkLevel,
         max_level: ChunkLevel,
         min_committed: usize,
@@ -162,6 +168,15 @@ impl SpaceState {
             return Ok(None);
         };
         let (unit, level) = Self::outcome(source, preferred);
+        if let Source::Carve { unit, level: from } = source {
+            // The side tables follow the carved part: make the entries of
+            // the new chunks accessible first (zero reads "untouched", so
+            // nothing else changes if a later step fails).
+            let end = unit + self.units_of(from);
+            self.occ.grow(end)?;
+            self.commit.grow(end)?;
+            used.grow(end as usize)?;
+        }
         if min_committed > 0 {
             self.commit_prefix(reservation, unit, level, min_committed)?;
         }

@@ -4,7 +4,7 @@
 use crate::level::SizeLabel;
 use crate::occupancy::UnitState;
 use crate::space::SpaceState;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{CounterU32, Ordering};
 use crate::{ChunkLevel, Coalescing, MetadataType, SpaceConfig};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -106,7 +106,7 @@ impl SpaceStatistics {
         ty: MetadataType,
         config: &SpaceConfig,
         st: &SpaceState,
-        used: &[AtomicU32],
+        used: &[CounterU32],
     ) -> SpaceStatistics {
         let geo = st.geo;
         let mut levels: Vec<LevelStatistics> = geo

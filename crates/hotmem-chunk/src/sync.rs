@@ -1,19 +1,27 @@
 //! The crate's one door to synchronization primitives: parking_lot and std
-//! normally, loom's under `cfg(hotmem_loom)` so that the loom models explore
-//! every interleaving of the code that really runs.
+//! normally, loom's under `cfg(hotmem_loom)` so that the loom models (in
+//! `src/tests/loom_*.rs`) explore every interleaving of the code that really
+//! runs.
+//!
+//! Three kinds of primitive stay std / parking_lot under loom too, because
+//! no interleaving of theirs is worth modelling: `CounterU32` (the per-chunk
+//! used-bytes statistics, written without the space lock and read under it;
+//! nothing is ordered by them, and they live in memory committed through
+//! hotmem-os, where a plain `u32` layout is required), `CounterUsize` /
+//! `CounterU64` (a side table's published length, always written under the
+//! space lock; space identities) and `LeafMutex` (taken only while the space
+//! lock is held, so it never blocks).
 
 #[cfg(not(hotmem_loom))]
 mod imp {
     pub(crate) use parking_lot::{Mutex, MutexGuard};
     pub(crate) use std::sync::Arc;
-    pub(crate) use std::sync::atomic::{AtomicU32, Ordering};
 }
 
 #[cfg(hotmem_loom)]
 mod imp {
     pub(crate) use loom::sync::Arc;
     pub(crate) use loom::sync::MutexGuard;
-    pub(crate) use loom::sync::atomic::{AtomicU32, Ordering};
 
     /// loom's mutex with parking_lot's (poison-free) `lock` signature.
     #[derive(Debug)]
@@ -31,12 +39,7 @@ mod imp {
 }
 
 pub(crate) use imp::*;
-
-/// A process-wide unique id for each chunk manager, so that a chunk handle
-/// from one space is recognised as foreign by another. The counter is not
-/// part of any race worth modelling (it only has to be unique), so it stays a
-/// std atomic under loom too.
-pub(crate) fn next_space_id() -> u32 {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
+pub(crate) use parking_lot::Mutex as LeafMutex;
+pub(crate) use std::sync::atomic::{
+    AtomicU32 as CounterU32, AtomicU64 as CounterU64, AtomicUsize as CounterUsize, Ordering,
+};

@@ -3,15 +3,29 @@
 use crate::VerifyError;
 use crate::occupancy::UnitState;
 use crate::space::SpaceState;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{CounterU32, Ordering};
 
 impl SpaceState {
-    pub(crate) fn verify(&self, used: &[AtomicU32]) -> Result<(), VerifyError> {
+    pub(crate) fn verify(&self, used: &[CounterU32]) -> Result<(), VerifyError> {
         let units = self.units();
         if self.carved > units {
             return Err(VerifyError::new(
                 "carved space inside the space",
                 format!("carved {} of {} units", self.carved, units),
+            ));
+        }
+        // The side tables are accessible at least as far as the space is
+        // carved, and never touched beyond what is accessible.
+        let accessible = self.occ.accessible_units();
+        if accessible < self.carved || (used.len() as u64) < u64::from(self.carved) {
+            return Err(VerifyError::new(
+                "side tables cover the carved space",
+                format!(
+                    "carved {} units, occupancy table {}, used table {}",
+                    self.carved,
+                    accessible,
+                    used.len()
+                ),
             ));
         }
         let levels = self.geo.levels();
@@ -105,14 +119,15 @@ impl SpaceState {
                 format!("chunks cover {tiled} units, carved {}", self.carved),
             ));
         }
-        if let Some(u) = (self.carved..units).find(|&u| self.occ.state(u) != UnitState::Inner) {
+        if let Some(u) = (self.carved..accessible).find(|&u| self.occ.state(u) != UnitState::Inner)
+        {
             return Err(VerifyError::new(
                 "no chunks in untouched space",
                 format!("chunk header at unit {u} beyond carved end {}", self.carved),
             ));
         }
         if let Some(u) =
-            (self.carved..units).find(|&u| used[u as usize].load(Ordering::Relaxed) != 0)
+            (self.carved as usize..used.len()).find(|&u| used[u].load(Ordering::Relaxed) != 0)
         {
             return Err(VerifyError::new(
                 "no use in untouched space",

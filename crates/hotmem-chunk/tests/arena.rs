@@ -21,6 +21,7 @@ fn first_chunk_follows_the_growth_policy() {
             a.allocate(16).unwrap();
             let c = a.chunks().next().unwrap();
             assert_eq!(c.size(), kind.chunk_size(ty, 0), "{kind} {ty}");
+            a.verify().unwrap();
             s.verify().unwrap();
         }
     }
@@ -134,6 +135,8 @@ fn metaspace_serves_both_types_and_reports() {
         assert!(m.space(MetadataType::NonClass).contains(n));
     }
     m.verify().unwrap();
+    boot.verify().unwrap();
+    app.verify().unwrap();
     let stats = m.statistics();
     let text = stats.to_string();
     assert!(

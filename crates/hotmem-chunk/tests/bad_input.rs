@@ -2,7 +2,8 @@
 
 use hotmem_chunk::{
     Arena, ArenaKind, ChunkError, ChunkLevel, ChunkManager, Coalescing, CommitChunkError,
-    ConfigError, DeallocError, EnlargeError, GetChunkError, MetadataType, SpaceConfig, SpaceError,
+    ConfigError, DeallocError, EnlargeError, GetChunkError, MetadataType, ReturnChunkError,
+    SpaceConfig, SpaceError,
 };
 use hotmem_os::{Address, Memory};
 
@@ -23,36 +24,32 @@ fn unchanged<T: std::fmt::Debug>(s: &ChunkManager, f: impl FnOnce() -> T) -> T {
     r
 }
 
+/// Double returns, stale handles and handles at the wrong level no longer
+/// compile (the handle is owned and consumed; see the compile_fail doctests
+/// on `Chunk` and `ChunkView`). What is left to refuse at run time is a chunk
+/// of another space: refused, handed back, and nothing changes.
 #[test]
-fn bad_returns_are_refused() {
+fn foreign_returns_are_refused_and_handed_back() {
     let s = space(Coalescing::Buddy);
     let l4k = s.geometry().level_of_size(4096).unwrap();
-    let c = s.get_chunk(l4k, l4k, 0).unwrap();
     let keep = s.get_chunk(l4k, l4k, 0).unwrap();
-    s.return_chunk(c).unwrap();
-    let r = unchanged(&s, || s.return_chunk(c));
-    assert!(matches!(r, Err(ChunkError::NotInUse { .. })), "{r:?}");
-    // Handed out again at the same place: the old handle is stale.
-    let c2 = s.get_chunk(l4k, l4k, 0).unwrap();
-    assert_eq!(c2.start(), c.start());
-    let r = unchanged(&s, || s.return_chunk(c));
-    assert!(matches!(r, Err(ChunkError::Stale { .. })), "{r:?}");
-    // Wrong level, missing level, foreign.
-    let r = unchanged(&s, || s.return_chunk(c2.with_level(ChunkLevel::new(9))));
-    assert!(matches!(r, Err(ChunkError::NoSuchChunk { .. })), "{r:?}");
-    let r = unchanged(&s, || s.return_chunk(c2.with_level(ChunkLevel::new(13))));
-    assert!(matches!(r, Err(ChunkError::BadLevel { .. })), "{r:?}");
     let other = space(Coalescing::Buddy);
     let f = other.get_chunk(l4k, l4k, 0).unwrap();
+    let view = f.view();
     let r = unchanged(&s, || s.return_chunk(f));
-    assert!(matches!(r, Err(ChunkError::Foreign { .. })), "{r:?}");
-    // `keep` is the upper 4 KiB buddy: as an 8 KiB chunk it is misaligned.
-    assert!(!keep.start().is_aligned(8192));
-    let r = unchanged(&s, || s.return_chunk(keep.with_level(ChunkLevel::new(9))));
-    assert!(matches!(r, Err(ChunkError::NoSuchChunk { .. })), "{r:?}");
+    let e: ReturnChunkError = r.unwrap_err();
+    assert!(
+        matches!(e.reason(), ChunkError::Foreign { chunk } if *chunk == view),
+        "{e}"
+    );
+    assert!(e.to_string().contains("another space"), "{e}");
+    let f = e.into_chunk();
+    assert_eq!(f.view(), view);
+    other.return_chunk(f).unwrap();
+    other.verify().unwrap();
     s.return_chunk(keep).unwrap();
-    s.return_chunk(c2).unwrap();
     s.verify().unwrap();
+    assert_eq!(s.statistics().in_use_chunks, 0);
 }
 
 #[test]
@@ -86,7 +83,7 @@ fn bad_requests_are_refused() {
         ),
         "{r:?}"
     );
-    let r = unchanged(&s, || s.commit_chunk(a, a.size() + 1));
+    let r = unchanged(&s, || s.commit_chunk(&a, a.size() + 1));
     assert!(
         matches!(r, Err(CommitChunkError::BeyondChunk { .. })),
         "{r:?}"
@@ -99,26 +96,32 @@ fn bad_requests_are_refused() {
 fn enlargement_refusals() {
     let s = space(Coalescing::Buddy);
     let l4k = s.geometry().level_of_size(4096).unwrap();
-    let root = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0).unwrap();
-    let r = unchanged(&s, || s.enlarge_chunk(root));
+    let mut root = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0).unwrap();
+    let r = unchanged(&s, || s.enlarge_chunk(&mut root));
     assert_eq!(r, Err(EnlargeError::Root));
-    let lower = s.get_chunk(l4k, l4k, 0).unwrap();
-    let upper = s.get_chunk(l4k, l4k, 0).unwrap();
+    let mut lower = s.get_chunk(l4k, l4k, 0).unwrap();
+    let mut upper = s.get_chunk(l4k, l4k, 0).unwrap();
     assert_eq!(upper.start(), lower.end());
-    let r = unchanged(&s, || s.enlarge_chunk(upper));
+    let r = unchanged(&s, || s.enlarge_chunk(&mut upper));
     assert_eq!(r, Err(EnlargeError::NotLeader));
-    let r = unchanged(&s, || s.enlarge_chunk(lower));
+    let before = lower.view();
+    let r = unchanged(&s, || s.enlarge_chunk(&mut lower));
     assert_eq!(r, Err(EnlargeError::BuddyNotFree));
+    assert_eq!(
+        lower.view(),
+        before,
+        "a refused enlargement keeps the handle"
+    );
     s.return_chunk(upper).unwrap();
-    let bigger = s.enlarge_chunk(lower).unwrap();
-    assert_eq!((bigger.start(), bigger.size()), (lower.start(), 8192));
-    let r = unchanged(&s, || s.enlarge_chunk(lower));
-    assert!(matches!(r, Err(EnlargeError::Chunk(_))), "{r:?}");
+    s.enlarge_chunk(&mut lower).unwrap();
+    assert_eq!((lower.start(), lower.size()), (before.start(), 8192));
     assert_eq!(s.statistics().counters.enlargements, 1);
+    s.return_chunk(lower).unwrap();
+    s.return_chunk(root).unwrap();
 
     let base = space(Coalescing::None);
-    let c = base.get_chunk(l4k, l4k, 0).unwrap();
-    let r = unchanged(&base, || base.enlarge_chunk(c));
+    let mut c = base.get_chunk(l4k, l4k, 0).unwrap();
+    let r = unchanged(&base, || base.enlarge_chunk(&mut c));
     assert_eq!(r, Err(EnlargeError::Disabled));
 }
 
@@ -174,4 +177,61 @@ fn bad_configurations_are_refused() {
         let e: ConfigError = config.validate().unwrap_err();
         assert!(!e.to_string().is_empty());
     }
+}
+
+/// Issue 12, finding 4: sizes near `usize::MAX` flow through checked
+/// arithmetic into typed errors (or clamped views), and change nothing.
+#[test]
+fn extreme_sizes_are_refused_without_overflow() {
+    let m = Memory::new();
+    for (config, want) in [
+        (SpaceConfig::with_size(usize::MAX & !0xFFFF), "TooLarge"),
+        (SpaceConfig::with_size(usize::MAX), "SpaceSize"),
+        (
+            SpaceConfig::with_size(8 << 20).chunk_sizes(1 << 63, 1 << 10),
+            "ChunkSizes",
+        ),
+        (
+            SpaceConfig::with_size(8 << 20).commit_granule(1 << 63),
+            "Granule",
+        ),
+        (
+            SpaceConfig::with_size(8 << 20).chunk_sizes(usize::MAX, 1 << 10),
+            "NotPowerOfTwo",
+        ),
+    ] {
+        let r = ChunkManager::new(&m, MetadataType::Class, config);
+        let Err(SpaceError::Config(e)) = r else {
+            panic!("{config:?} accepted: {r:?}");
+        };
+        assert!(format!("{e:?}").starts_with(want), "{config:?}: {e:?}");
+    }
+    let s = space(Coalescing::Buddy);
+    let l4k = s.geometry().level_of_size(4096).unwrap();
+    let r = unchanged(&s, || s.get_chunk(l4k, l4k, usize::MAX));
+    assert!(matches!(r, Err(GetChunkError::BadRequest { .. })), "{r:?}");
+    let r = unchanged(&s, || {
+        s.get_chunk(ChunkLevel::new(u8::MAX), ChunkLevel::new(u8::MAX), 0)
+    });
+    assert!(matches!(r, Err(GetChunkError::BadLevel { .. })), "{r:?}");
+    assert_eq!(ChunkLevel::new(u8::MAX).smaller(), ChunkLevel::new(u8::MAX));
+    let c = s.get_chunk(l4k, l4k, 0).unwrap();
+    let r = unchanged(&s, || s.commit_chunk(&c, usize::MAX));
+    assert!(
+        matches!(r, Err(CommitChunkError::BeyondChunk { .. })),
+        "{r:?}"
+    );
+    // Maps: any cell size gives a bounded picture of the whole space.
+    for cell in [0, 1, usize::MAX, usize::MAX / 2 + 2] {
+        let map = s.map_with_cell(cell);
+        let chars = map.count(|_| true);
+        assert!(
+            (1..=hotmem_chunk::SpaceMap::MAX_CELLS).contains(&chars),
+            "{cell}: {chars}"
+        );
+        assert!(map.cell_bytes.is_power_of_two());
+        assert!(map.cell_bytes.saturating_mul(chars) >= s.reserved_bytes());
+    }
+    s.return_chunk(c).unwrap();
+    s.verify().unwrap();
 }

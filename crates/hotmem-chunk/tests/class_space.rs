@@ -39,3 +39,29 @@ fn buddy_fills_the_space_baseline_collapses() {
     assert_eq!(b_small.map.count(|c| c == 'K'), b_small.map.count(|_| true));
     assert!(n_small.map.count(|c| c == 'l') > 300);
 }
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    use hotmem_chunk::experiment::ExperimentError;
+    use hotmem_chunk::{ConfigError, SpaceError};
+    let memory = Memory::new();
+    let mut e = ClassSpaceExperiment::review(Coalescing::Buddy);
+    e.small_loaders = 3;
+    for small_class in [0, usize::MAX, (4 << 20) + 1] {
+        e.small_class = small_class;
+        let r = e.run(&memory);
+        assert!(matches!(r, Err(ExperimentError::SmallClass(_))), "{r:?}");
+    }
+    e.small_class = 512;
+    e.space.size = usize::MAX;
+    let r = e.run(&memory);
+    assert!(
+        matches!(
+            r,
+            Err(ExperimentError::Space(SpaceError::Config(
+                ConfigError::SpaceSize { .. }
+            )))
+        ),
+        "{r:?}"
+    );
+}

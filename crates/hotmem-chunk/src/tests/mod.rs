@@ -1,0 +1,5 @@
+//! Loom models of the crate, compiled only with `--cfg hotmem_loom`
+//! (`cargo xtask loom`).
+
+#[cfg(hotmem_loom)]
+mod loom_arenas;
