@@ -193,6 +193,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         MemTag::JAVA_HEAP,
         MemTag::CLASS,
         MemTag::METASPACE,
+        MemTag::INTERNAL,
         MemTag::THREAD_STACK,
     ]
     .iter()

@@ -428,15 +428,19 @@ impl Runtime {
     }
 
     /// The address ranges the runtime reserved itself: the heap, the class
-    /// space and the non-class metaspace. None of it is mapped any more once
-    /// the runtime is dropped.
-    pub fn reserved_ranges(&self) -> [hotmem_os::MemRange; 3] {
+    /// space and the non-class metaspace (first, in that order), then each
+    /// space's lazily committed side tables. None of it is mapped any more
+    /// once the runtime is dropped.
+    pub fn reserved_ranges(&self) -> Vec<hotmem_os::MemRange> {
         use hotmem_chunk::MetadataType;
-        [
-            self.inner.heap.reserved(),
-            self.inner.metaspace.space(MetadataType::Class).range(),
-            self.inner.metaspace.space(MetadataType::NonClass).range(),
-        ]
+        let spaces =
+            [MetadataType::Class, MetadataType::NonClass].map(|ty| self.inner.metaspace.space(ty));
+        let mut ranges = vec![self.inner.heap.reserved()];
+        ranges.extend(spaces.iter().map(|s| s.range()));
+        for s in spaces {
+            ranges.extend(s.side_table_ranges());
+        }
+        ranges
     }
 
     /// The class and non-class metaspaces, read-only (only a class

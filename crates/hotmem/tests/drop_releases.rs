@@ -59,6 +59,7 @@ fn dropping_the_runtime_releases_everything() {
         MemTag::JAVA_HEAP,
         MemTag::CLASS,
         MemTag::METASPACE,
+        MemTag::INTERNAL,
         MemTag::THREAD_STACK,
     ] {
         let totals = nmt.totals(t);
