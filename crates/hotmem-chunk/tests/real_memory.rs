@@ -210,12 +210,19 @@ fn a_huge_space_costs_nothing_until_used() {
         1 << 40
     };
     let memory = Memory::new();
+    let started = std::time::Instant::now();
     let s = ChunkManager::new(
         &memory,
         MetadataType::NonClass,
         SpaceConfig::with_size(size),
     )
     .unwrap();
+    // Printed, not asserted (a figure for `-- --nocapture`, not a timed test).
+    eprintln!(
+        "created a {} GiB space in {:?}",
+        size >> 30,
+        started.elapsed()
+    );
     assert_eq!(s.reserved_bytes(), size);
     let tables = s.side_table_ranges();
     let reserved: usize = tables.iter().map(|r| r.len()).sum();
@@ -244,6 +251,10 @@ fn a_huge_space_costs_nothing_until_used() {
     s.verify().unwrap();
     // Two root chunks carved: 8 Ki units of 16 bytes, in 64 KiB steps.
     let committed = s.side_table_committed_bytes();
+    eprintln!(
+        "side tables: {reserved} bytes reserved; after two arenas: {committed} committed, {} resident",
+        resident(&tables)
+    );
     assert!(committed > 0 && committed <= 4 << 20, "{committed}");
     assert!(resident(&tables) <= committed);
     let st = s.statistics();
