@@ -129,7 +129,10 @@ mod tests {
                     let f = &f;
                     s.spawn(move || {
                         (0..64)
-                            .map(|k| f.insert(k, Address::new(((t + 1) << 20) | (k * 8))).unwrap())
+                            .map(|k| {
+                                f.insert(k, Address::new(((t + 1) << 20) | (k * 8)))
+                                    .unwrap()
+                            })
                             .collect()
                     })
                 })

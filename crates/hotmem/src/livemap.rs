@@ -18,9 +18,19 @@ pub(crate) struct Bits {
 
 impl Bits {
     pub(crate) fn new(bits: usize) -> Bits {
-        Bits {
-            words: (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-        }
+        // Zeroed by the allocator (large maps come from fresh, lazily zeroed
+        // pages): a collection does not pay a memset for every page's map.
+        let zeroed: Box<[u64]> = vec![0u64; bits.div_ceil(64)].into_boxed_slice();
+        const _: () = assert!(
+            std::mem::size_of::<AtomicU64>() == std::mem::size_of::<u64>()
+                && std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>()
+        );
+        // SAFETY: `AtomicU64` has the same size, alignment (checked above)
+        // and bit validity as `u64`, so a boxed slice of zeroed `u64`s is a
+        // valid boxed slice of `AtomicU64`s of the same length, freed with
+        // the same layout.
+        let words = unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU64]) };
+        Bits { words }
     }
 
     /// Sets bit `i`; true if this call set it (it was clear).
