@@ -14,8 +14,10 @@ use std::sync::atomic::AtomicU64;
 /// Zeroed words, handed out in slices by a bump pointer.
 pub(crate) struct SideTable {
     mapping: Option<Reservation>,
-    /// Used when the mapping failed (or is empty): ordinary heap memory.
-    fallback: Box<[AtomicU64]>,
+    /// Used when the mapping failed (or is empty): ordinary heap memory. A
+    /// `Vec`, not a `Box`: moving a `Box` asserts unique access to its
+    /// contents, which would invalidate the `Words` already carved from it.
+    fallback: Vec<AtomicU64>,
     words: usize,
     next: usize,
 }
@@ -45,14 +47,16 @@ impl Words {
 impl SideTable {
     /// A table of `words` zeroed words.
     pub(crate) fn new(memory: &Memory, words: usize) -> SideTable {
-        let mapped = words
-            .checked_mul(8)
+        // Miri cannot map memory: the fallback is the same words, boxed.
+        let mapped = (!cfg!(miri))
+            .then_some(words)
+            .and_then(|w| w.checked_mul(8))
             .and_then(round_to_pages)
             .filter(|&b| b > 0)
             .and_then(|bytes| memory.reserve(bytes, MemTag::GC).ok())
             .filter(|r| r.commit(r.range()).is_ok());
         let fallback = if mapped.is_some() {
-            Box::default()
+            Vec::new()
         } else {
             (0..words).map(|_| AtomicU64::new(0)).collect()
         };
