@@ -1,6 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime).
 
-use crate::{BuildError, ObjectModel, Runtime};
+use crate::collector::{Collect, Collector};
+use crate::{Binding, BuildError, Runtime};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -38,7 +39,9 @@ pub struct RuntimeConfig {
     pub(crate) safepoint_strategy: Strategy,
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
-    pub(crate) object_model: Option<Arc<dyn ObjectModel>>,
+    /// The collector monomorphized for the binding, type-erased: one
+    /// virtual call per collection, none per object.
+    pub(crate) collector: Option<Arc<dyn Collect>>,
 }
 
 impl fmt::Debug for RuntimeConfig {
@@ -55,7 +58,7 @@ impl fmt::Debug for RuntimeConfig {
             .field("safepoint_strategy", &self.safepoint_strategy)
             .field("fragmentation_limit", &self.fragmentation_limit)
             .field("uncommit_delay", &self.uncommit_delay)
-            .field("object_model", &self.object_model.is_some())
+            .field("binding", &self.collector.is_some())
             .finish()
     }
 }
@@ -99,7 +102,7 @@ impl Default for RuntimeBuilder {
                 safepoint_strategy: Strategy::WaitBarrier,
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
-                object_model: None,
+                collector: None,
             },
         }
     }
@@ -180,11 +183,14 @@ impl RuntimeBuilder {
         self
     }
 
-    /// The embedder's object model, through which collections find live
-    /// objects and update references. Without one, the runtime allocates but
-    /// cannot collect.
-    pub fn object_model(mut self, model: Arc<dyn ObjectModel>) -> Self {
-        self.config.object_model = Some(model);
+    /// The embedder's [`Binding`]: how big its objects are, where their
+    /// references are, where its roots are. The runtime's collector is
+    /// compiled for `B` here (static dispatch on every per-object path) and
+    /// stored behind one type-erased pointer, so [`Runtime`] stays a plain,
+    /// cheap handle. Without a binding the runtime allocates but cannot
+    /// collect.
+    pub fn binding<B: Binding>(mut self, binding: Arc<B>) -> Self {
+        self.config.collector = Some(Arc::new(Collector::new(binding)));
         self
     }
 
