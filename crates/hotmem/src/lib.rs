@@ -109,6 +109,7 @@ pub mod objects;
 mod reentry;
 mod report;
 mod runtime;
+mod safepoints;
 mod sidetable;
 mod stacks;
 mod views;
@@ -124,6 +125,7 @@ pub use heapmap::BadReference;
 pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
+pub use safepoints::{SafepointRequestError, Safepoints};
 pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
 pub use workers::{PhaseSummary, WorkerBinding};
 

@@ -6,6 +6,7 @@ use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 use crate::error::NumaError;
 use crate::gc::{CollectStats, GcCause, GcTotals};
 use crate::handles::{Handle, RootRegistry};
+use crate::safepoints::Safepoints;
 use crate::stacks::ThreadStack;
 use crate::views::{HeapView, MetaspaceView, NmtView};
 use crate::workers::{GcWorkers, WorkerBinding};
@@ -468,10 +469,11 @@ impl Runtime {
         MetaspaceView::new(&self.inner.metaspace)
     }
 
-    /// The safepoint coordinator (for the embedder's own safepoints and
-    /// handshakes).
-    pub fn safepoints(&self) -> &Coordinator {
-        &self.inner.safepoints
+    /// The safepoint coordinator, for the embedder's own safepoints and
+    /// handshakes (refused from inside a collection, where they would wait
+    /// for it).
+    pub fn safepoints(&self) -> Safepoints<'_> {
+        Safepoints::new(&self.inner)
     }
 
     /// Heap partitions, one per NUMA node.

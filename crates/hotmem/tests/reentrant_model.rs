@@ -6,7 +6,8 @@
 //! blocking the suite.
 
 use hotmem::{
-    AttachError, Binding, GcError, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
+    AttachError, Binding, GcError, NumaConfig, ObjectReference, Runtime, SafepointRequestError,
+    SimpleSlot, SlotVisitor,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -72,6 +73,16 @@ impl Model {
         match rt.attach_mutator() {
             Err(AttachError::InsideCollection) => seen.push("attach: inside".into()),
             other => seen.push(format!("attach: {other:?}")),
+        }
+        match rt.safepoints().begin("nested") {
+            Err(SafepointRequestError::InsideCollection) => seen.push("begin: inside".into()),
+            other => seen.push(format!("begin: {other:?}")),
+        }
+        match rt.safepoints().handshake_all(|_| {}) {
+            Err(SafepointRequestError::InsideCollection) => {
+                seen.push("handshake_all: inside".into())
+            }
+            other => seen.push(format!("handshake_all: {other:?}")),
         }
         seen.push(format!("report: {} sections", rt.report().sections().len()));
     }
@@ -267,7 +278,9 @@ fn callbacks_on_gc_workers_that_call_the_runtime_get_errors_too() {
         assert!(seen[0].starts_with("collect: inside"), "{seen:#?}");
         assert!(seen[1].starts_with("run_at_safepoint: inside"), "{seen:#?}");
         assert!(seen[2].starts_with("attach: inside"), "{seen:#?}");
-        assert!(seen[3].starts_with("report: "), "{seen:#?}");
+        assert!(seen[3].starts_with("begin: inside"), "{seen:#?}");
+        assert!(seen[4].starts_with("handshake_all: inside"), "{seen:#?}");
+        assert!(seen[5].starts_with("report: "), "{seen:#?}");
         *model.meddle.lock().unwrap() = Meddle::Nothing;
         *model.runtime.lock().unwrap() = None;
     });
