@@ -1,6 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime).
 
-use crate::{BuildError, ObjectModel, Runtime};
+use crate::collector::{Collect, Collector};
+use crate::{Binding, BuildError, ObjectModel, Runtime};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -39,6 +40,9 @@ pub struct RuntimeConfig {
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
     pub(crate) object_model: Option<Arc<dyn ObjectModel>>,
+    /// The collector monomorphized for the binding, type-erased: one
+    /// virtual call per collection, none per object.
+    pub(crate) collector: Option<Arc<dyn Collect>>,
 }
 
 impl fmt::Debug for RuntimeConfig {
@@ -56,6 +60,7 @@ impl fmt::Debug for RuntimeConfig {
             .field("fragmentation_limit", &self.fragmentation_limit)
             .field("uncommit_delay", &self.uncommit_delay)
             .field("object_model", &self.object_model.is_some())
+            .field("binding", &self.collector.is_some())
             .finish()
     }
 }
@@ -100,6 +105,7 @@ impl Default for RuntimeBuilder {
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
                 object_model: None,
+                collector: None,
             },
         }
     }
@@ -185,6 +191,17 @@ impl RuntimeBuilder {
     /// cannot collect.
     pub fn object_model(mut self, model: Arc<dyn ObjectModel>) -> Self {
         self.config.object_model = Some(model);
+        self
+    }
+
+    /// The embedder's [`Binding`]: how big its objects are, where their
+    /// references are, where its roots are. The runtime's collector is
+    /// compiled for `B` here (static dispatch on every per-object path) and
+    /// stored behind one type-erased pointer, so [`Runtime`] stays a plain,
+    /// cheap handle. Without a binding the runtime allocates but cannot
+    /// collect.
+    pub fn binding<B: Binding>(mut self, binding: Arc<B>) -> Self {
+        self.config.collector = Some(Arc::new(Collector::new(binding)));
         self
     }
 

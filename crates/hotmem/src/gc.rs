@@ -53,10 +53,30 @@ pub struct CollectStats {
     pub time_to_safepoint_ns: u64,
     /// Time the mutators were stopped for the collection's work.
     pub pause_ns: u64,
+    /// Time spent marking (roots and the parallel trace).
+    pub mark_ns: u64,
+    /// Objects marked (reachable objects found by the trace).
+    pub objects_marked: u64,
+    /// GC workers that marked.
+    pub mark_workers: usize,
     /// Time spent relocating on the workers.
     pub relocation_ns: u64,
+    /// Time spent updating references (every slot of every live object,
+    /// every root).
+    pub update_ns: u64,
     /// The relocation phase on the workers.
     pub relocation: PhaseSummary,
+}
+
+impl CollectStats {
+    /// Marking throughput: objects marked per millisecond per marking worker
+    /// (0 when nothing was marked).
+    pub fn marking_rate(&self) -> f64 {
+        if self.mark_ns == 0 || self.mark_workers == 0 {
+            return 0.0;
+        }
+        self.objects_marked as f64 / (self.mark_ns as f64 / 1e6) / self.mark_workers as f64
+    }
 }
 
 /// Totals over every collection of a runtime.
@@ -76,6 +96,14 @@ pub struct GcTotals {
     pub pause_ns: u64,
     /// Longest pause.
     pub max_pause_ns: u64,
+    /// Sum of marking times.
+    pub mark_ns: u64,
+    /// Sum of relocation times.
+    pub relocation_ns: u64,
+    /// Sum of update times.
+    pub update_ns: u64,
+    /// Objects marked.
+    pub objects_marked: u64,
 }
 
 impl GcTotals {
@@ -89,6 +117,10 @@ impl GcTotals {
         self.pages_freed += (s.pages_freed_empty + s.pages_evacuated) as u64;
         self.pause_ns += s.pause_ns;
         self.max_pause_ns = self.max_pause_ns.max(s.pause_ns);
+        self.mark_ns += s.mark_ns;
+        self.relocation_ns += s.relocation_ns;
+        self.update_ns += s.update_ns;
+        self.objects_marked += s.objects_marked;
     }
 }
 
@@ -324,7 +356,11 @@ pub(crate) fn collect(
         used_after: inner.heap.usage().used,
         time_to_safepoint_ns: time_to_safepoint.as_nanos() as u64,
         pause_ns: started.elapsed().as_nanos() as u64,
+        mark_ns: 0,
+        objects_marked: live_objects,
+        mark_workers: 0,
         relocation_ns,
+        update_ns: 0,
         relocation,
     })
 }

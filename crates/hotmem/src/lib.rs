@@ -96,10 +96,15 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+#[allow(dead_code)] // used by the collector (step 2)
+mod binding;
 mod class_loader;
+mod collector;
 mod config;
 mod error;
 mod gc;
+#[allow(dead_code)] // used by the collector (step 2)
+mod handles;
 mod model;
 mod mutator;
 pub mod objects;
@@ -110,10 +115,12 @@ mod stacks;
 mod views;
 mod workers;
 
+pub use binding::{Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor};
 pub use class_loader::ClassLoader;
 pub use config::{MIN_HEAP, NumaConfig, RuntimeBuilder, RuntimeConfig};
 pub use error::{AllocError, AttachError, BuildError, GcError, NumaError};
 pub use gc::{CollectStats, GcCause, GcTotals};
+pub use handles::{Handle, PinGuard};
 pub use model::{Forwarding, ObjectModel};
 pub use mutator::Mutator;
 pub use report::{Report, Section};
@@ -125,6 +132,7 @@ pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;
 pub use hotmem_os::Address;
 pub use hotmem_page::{Age, MediumPageMode};
+pub use hotmem_safepoint::MutatorId;
 pub use hotmem_safepoint::Strategy as SafepointStrategy;
 
 /// The components, for what the runtime does not wrap.

@@ -1,11 +1,14 @@
 //! `Mutator`: a thread attached to the runtime.
 
+use crate::binding::{ObjectReference, Slot};
 use crate::gc::{CollectStats, GcCause};
+use crate::handles::{Handle, HandleTable, PinGuard};
 use crate::stacks::ThreadStack;
 use crate::{AllocError, GcError, Runtime, reentry};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Collections an allocation that finds the heap full may wait for before
@@ -24,6 +27,7 @@ pub struct Mutator {
     handle: MutatorHandle,
     partition: NodeId,
     stack: Option<ThreadStack>,
+    handles: Arc<HandleTable>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -38,7 +42,9 @@ impl std::fmt::Debug for Mutator {
 impl Mutator {
     pub(crate) fn new(runtime: Runtime, handle: MutatorHandle, partition: NodeId) -> Mutator {
         let stack = ThreadStack::record_current(&runtime.inner.nmt);
+        let handles = runtime.inner.roots.new_table();
         Mutator {
+            handles,
             runtime,
             handle,
             partition,
@@ -50,6 +56,16 @@ impl Mutator {
     /// partition. The memory is not zeroed: the embedder initializes it.
     /// When the heap is full this runs a collection (or waits for the one
     /// another thread runs) and retries, for up to three collections.
+    ///
+    /// **`alloc` may collect.** A collection moves objects and frees the
+    /// unreachable ones, so after `alloc` returns, every reference the
+    /// collector could not see is stale: a reference held only in a Rust
+    /// local, or in a fresh object not yet linked from a root. Keep what
+    /// must survive in a root the runtime scans (a [`Handle`], a root the
+    /// [`Binding`](crate::Binding) reports) and read it again afterwards;
+    /// initialize a new object (its reference slots at least: null or
+    /// valid) before the next call that may collect (`alloc`, `poll`,
+    /// `collect`). The same holds for [`Mutator::poll`].
     ///
     /// # Errors
     /// [`AllocError::Layout`] for a size no page can hold;
@@ -87,7 +103,10 @@ impl Mutator {
         age: Age,
         e: hotmem_page::AllocError,
     ) -> Result<Address, AllocError> {
-        if !e.is_heap_exhausted() || self.runtime.inner.config.object_model.is_none() {
+        if !e.is_heap_exhausted()
+            || (self.runtime.inner.config.object_model.is_none()
+                && self.runtime.inner.config.collector.is_none())
+        {
             return Err(self.oom_or(layout, e));
         }
         if reentry::inside(&*self.runtime.inner) {
@@ -131,7 +150,9 @@ impl Mutator {
     }
 
     /// The safepoint poll: one load and one branch unless a safepoint or a
-    /// handshake is pending. Call it on the back-edges of long loops.
+    /// handshake is pending. Call it on the back-edges of long loops. A
+    /// collection may run while the thread stops here: see
+    /// [`Mutator::alloc`] for what that means for unrooted references.
     #[inline]
     pub fn poll(&self) {
         self.handle.poll();
@@ -165,6 +186,40 @@ impl Mutator {
         runtime.collect_cause(cause, seen, Some(&mut blocked))
     }
 
+    /// A root for `obj` that the runtime scans and updates itself (the
+    /// handle-scope helper for embedders that keep references in Rust
+    /// locals): read it with [`Handle::get`] after anything that may
+    /// collect. Dropping it drops the root.
+    pub fn handle(&self, obj: ObjectReference) -> Handle {
+        self.handles.add_handle(obj)
+    }
+
+    /// Pins `obj` for native code: it stays alive and never moves (its page
+    /// is not evacuated) until the guard is dropped.
+    pub fn pin(&self, obj: ObjectReference) -> PinGuard {
+        self.runtime.inner.roots.pins.pin(obj)
+    }
+
+    /// The load barrier: reads a reference field through it. A plain load
+    /// today (collections stop the world). Concurrent relocation attaches
+    /// here: a reference into a page being evacuated is forwarded through
+    /// the page's forwarding table (relocating the object if no worker has
+    /// yet) and the slot healed with the new address.
+    #[inline]
+    pub fn load_ref<S: Slot>(&self, slot: S) -> Option<ObjectReference> {
+        slot.load()
+    }
+
+    /// The store barrier: writes a reference field through it. A plain
+    /// store today. Concurrent (SATB) marking attaches here: while marking
+    /// is active, the value being overwritten is pushed to this thread's
+    /// marking buffer first, so the snapshot at the start of marking stays
+    /// reachable.
+    #[inline]
+    pub fn store_ref<S: Slot>(&self, slot: S, value: ObjectReference) {
+        slot.store(value)
+    }
+
     /// This thread's id for handshakes.
     pub fn id(&self) -> MutatorId {
         self.handle.id()
@@ -183,6 +238,8 @@ impl Mutator {
 
 impl Drop for Mutator {
     fn drop(&mut self) {
+        let id = self.handle.id();
+        self.runtime.inner.mutators.lock().retain(|&m| m != id);
         if let Some(stack) = self.stack.take() {
             stack.release(&self.runtime.inner.nmt);
         }

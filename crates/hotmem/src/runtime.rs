@@ -1,9 +1,11 @@
 //! `Runtime`: the parts, built from one configuration and wired together.
 
+use crate::binding::ObjectReference;
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
 use crate::gc::{self, CollectStats, GcCause, GcTotals};
+use crate::handles::{Handle, RootRegistry};
 use crate::stacks::ThreadStack;
 use crate::views::{HeapView, MetaspaceView, NmtView};
 use crate::workers::{GcWorkers, WorkerBinding};
@@ -12,7 +14,7 @@ use hotmem_chunk::{ArenaKind, Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
 use hotmem_os::Memory;
 use hotmem_page::{HeapConfig, NodeId, ObjectAllocator, PageAllocator, StatSampler};
-use hotmem_safepoint::{Coordinator, SafeRegion};
+use hotmem_safepoint::{Coordinator, MutatorId, SafeRegion};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -58,6 +60,10 @@ pub(crate) struct Inner {
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) gc_epoch: AtomicU64,
+    /// Handles and pins: roots the runtime owns.
+    pub(crate) roots: RootRegistry,
+    /// The attached mutators, whose roots the binding reports.
+    pub(crate) mutators: Mutex<Vec<MutatorId>>,
     pub(crate) partitions: Vec<NodeId>,
     next_partition: AtomicUsize,
     pub(crate) numa: NumaSummary,
@@ -252,6 +258,8 @@ impl Runtime {
                 totals: GcTotals::default(),
             }),
             gc_epoch: AtomicU64::new(0),
+            roots: RootRegistry::default(),
+            mutators: Mutex::new(Vec::new()),
             partitions: parts.partitions,
             next_partition: AtomicUsize::new(0),
             numa: parts.summary,
@@ -286,6 +294,7 @@ impl Runtime {
             .safepoints
             .register()
             .map_err(AttachError::Register)?;
+        self.inner.mutators.lock().push(handle.id());
         Ok(Mutator::new(
             self.clone(),
             handle,
@@ -306,6 +315,13 @@ impl Runtime {
         }
         let i = self.inner.next_partition.fetch_add(1, Ordering::Relaxed);
         self.inner.partitions[i % self.inner.partitions.len()]
+    }
+
+    /// A root that any thread may hold: keeps `obj` alive and follows it
+    /// when it moves (read it with [`Handle::get`] after anything that may
+    /// collect). Dropping it drops the root.
+    pub fn global_handle(&self, obj: ObjectReference) -> Handle {
+        self.inner.roots.global_handle(obj)
     }
 
     /// A class loader of `kind`: its class and non-class metadata arenas,
@@ -356,7 +372,10 @@ impl Runtime {
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         let result = {
             let _inside = reentry::enter(inner);
-            gc::collect(inner, &mut workers, cause, cycle, ttsp)
+            match &inner.config.collector {
+                Some(c) => c.collect(inner, &mut workers, cause, cycle, ttsp),
+                None => gc::collect(inner, &mut workers, cause, cycle, ttsp),
+            }
         };
         if let Ok(stats) = &result {
             let now = Instant::now();

@@ -1,0 +1,185 @@
+//! Roots the runtime owns: handles for Rust embedders that keep references
+//! in Rust locals, and pins for objects handed to native code.
+//!
+//! A reference in a Rust local is invisible to the collector: after any
+//! call that may collect ([`Mutator::alloc`](crate::Mutator::alloc),
+//! [`Mutator::poll`](crate::Mutator::poll), [`Mutator::collect`](crate::Mutator::collect))
+//! it may point at a freed or reused place. A [`Handle`] is a root the
+//! runtime scans and updates itself: read it again after such a call.
+
+use crate::binding::ObjectReference;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+/// A table of handle entries (one per mutator, one global).
+#[derive(Default)]
+pub(crate) struct HandleTable {
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    slots: Vec<Option<ObjectReference>>,
+    free: Vec<usize>,
+}
+
+impl HandleTable {
+    pub(crate) fn add_handle(self: &Arc<Self>, obj: ObjectReference) -> Handle {
+        let mut e = self.entries.lock();
+        let index = match e.free.pop() {
+            Some(i) => {
+                e.slots[i] = Some(obj);
+                i
+            }
+            None => {
+                e.slots.push(Some(obj));
+                e.slots.len() - 1
+            }
+        };
+        Handle {
+            table: self.clone(),
+            index,
+        }
+    }
+
+    /// Calls `f` with every live entry, which it may rewrite.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&mut ObjectReference)) {
+        let mut e = self.entries.lock();
+        for r in e.slots.iter_mut().flatten() {
+            f(r);
+        }
+    }
+}
+
+/// Every handle table and pin of a runtime, scanned by each collection.
+#[derive(Default)]
+pub(crate) struct RootRegistry {
+    global: Arc<HandleTable>,
+    tables: Mutex<Vec<Weak<HandleTable>>>,
+    pub(crate) pins: Arc<PinTable>,
+}
+
+impl RootRegistry {
+    /// A new table, scanned while any handle of it lives.
+    pub(crate) fn new_table(&self) -> Arc<HandleTable> {
+        let t = Arc::new(HandleTable::default());
+        let mut tables = self.tables.lock();
+        tables.retain(|w| w.strong_count() > 0);
+        tables.push(Arc::downgrade(&t));
+        t
+    }
+
+    pub(crate) fn global_handle(&self, obj: ObjectReference) -> Handle {
+        self.global.add_handle(obj)
+    }
+
+    /// Every live table, the global one first.
+    pub(crate) fn tables(&self) -> Vec<Arc<HandleTable>> {
+        let mut out = vec![self.global.clone()];
+        out.extend(self.tables.lock().iter().filter_map(Weak::upgrade));
+        out
+    }
+}
+
+/// A root the runtime owns: it keeps its object alive and is updated when
+/// the object moves. Read it again ([`Handle::get`]) after anything that may
+/// collect. Dropping it drops the root.
+///
+/// Made by [`Mutator::handle`](crate::Mutator::handle) or
+/// [`Runtime::global_handle`](crate::Runtime::global_handle). Cloning makes a
+/// second root to the same object.
+pub struct Handle {
+    table: Arc<HandleTable>,
+    index: usize,
+}
+
+impl Handle {
+    /// The object's current address.
+    pub fn get(&self) -> ObjectReference {
+        self.table.entries.lock().slots[self.index].expect("a live handle has a value")
+    }
+
+    /// Points the handle at another object. From a thread that is not a
+    /// stopped mutator this may race with a collection: the collection then
+    /// keeps whatever page the handle pointed into, so no memory it
+    /// references is freed, but the new object may not have been marked.
+    pub fn set(&self, obj: ObjectReference) {
+        self.table.entries.lock().slots[self.index] = Some(obj);
+    }
+}
+
+impl Clone for Handle {
+    fn clone(&self) -> Handle {
+        self.table.add_handle(self.get())
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        let mut e = self.table.entries.lock();
+        e.slots[self.index] = None;
+        e.free.push(self.index);
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Handle").field(&self.get()).finish()
+    }
+}
+
+/// Pinned objects and how many guards pin each.
+#[derive(Default)]
+pub(crate) struct PinTable {
+    pinned: Mutex<HashMap<ObjectReference, usize>>,
+}
+
+impl PinTable {
+    pub(crate) fn pin(self: &Arc<Self>, obj: ObjectReference) -> PinGuard {
+        *self.pinned.lock().entry(obj).or_insert(0) += 1;
+        PinGuard {
+            table: self.clone(),
+            obj,
+        }
+    }
+
+    /// The pinned objects now.
+    pub(crate) fn snapshot(&self) -> Vec<ObjectReference> {
+        self.pinned.lock().keys().copied().collect()
+    }
+}
+
+/// Keeps one object alive and in place: its page is never evacuated while
+/// the guard lives, so the address stays valid for native code. Made by
+/// [`Mutator::pin`](crate::Mutator::pin); dropping it unpins.
+pub struct PinGuard {
+    table: Arc<PinTable>,
+    obj: ObjectReference,
+}
+
+impl PinGuard {
+    /// The pinned object (its address does not change while pinned).
+    pub fn object(&self) -> ObjectReference {
+        self.obj
+    }
+}
+
+impl Drop for PinGuard {
+    fn drop(&mut self) {
+        let mut p = self.table.pinned.lock();
+        if let Some(n) = p.get_mut(&self.obj) {
+            *n -= 1;
+            if *n == 0 {
+                p.remove(&self.obj);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for PinGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("PinGuard").field(&self.obj).finish()
+    }
+}
