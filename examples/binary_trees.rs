@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use trees::{ArenaTrees, BoxTrees, Trees};
-use trees_runtime::RuntimeTrees;
+use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
                      [--variant all|box|arena|runtime] [--runs N]";
@@ -202,9 +202,11 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
             // workers) is part of the variant's time.
             let start = Instant::now();
             let rt = RuntimeTrees::new(o.heap_mib << 20).map_err(|e| e.to_string())?;
+            let built_ns = start.elapsed().as_nanos() as u64;
             let (_, l, c) = timed(&rt, o);
-            let gc = rt.figures();
+            let mut gc = figures_json(&rt.figures());
             drop(rt);
+            gc["build_ns"] = built_ns.into();
             (start.elapsed().as_nanos() as u64, l, c, gc)
         }
     };
@@ -372,7 +374,7 @@ fn run(o: &Options) -> Result<(), String> {
                 .iter()
                 .find(|r| r.wall_ns == wall)
                 .expect("the median is one of the runs");
-            println!("{}", trees_runtime::describe(&r.gc));
+            println!("{}", describe(&r.gc));
         }
     }
     let wall_of = |v| medians.iter().find(|(m, _)| *m == v).map(|&(_, w)| w);
@@ -405,4 +407,63 @@ fn expected_checks(depth: u32) -> Vec<u64> {
     }
     c.push(trees::nodes(depth));
     c
+}
+
+fn figures_json(f: &RuntimeFigures) -> Value {
+    json!({
+        "heap_bytes": f.heap_bytes,
+        "gc_workers": f.gc_workers,
+        "collections": f.collections,
+        "allocation_failures": f.allocation_failures,
+        "pause_p50_ns": f.pause_p50_ns,
+        "pause_p99_ns": f.pause_p99_ns,
+        "pause_max_ns": f.pause_max_ns,
+        "ttsp_p50_ns": f.ttsp_p50_ns,
+        "ttsp_max_ns": f.ttsp_max_ns,
+        "pause_total_ns": f.pause_total_ns,
+        "mark_ns": f.mark_ns,
+        "relocate_ns": f.relocate_ns,
+        "update_ns": f.update_ns,
+        "objects_marked": f.objects_marked,
+        "objects_relocated": f.objects_relocated,
+        "bytes_relocated": f.bytes_relocated,
+        "pages_freed": f.pages_freed,
+    })
+}
+
+/// The runtime's figures of one run, as lines.
+fn describe(gc: &Value) -> String {
+    let n = |k: &str| gc[k].as_u64().unwrap_or(0);
+    let us = |k: &str| n(k) as f64 / 1e3;
+    let mark_ms = ms(n("mark_ns"));
+    let rate = if mark_ms > 0.0 && n("gc_workers") > 0 {
+        n("objects_marked") as f64 / mark_ms / n("gc_workers") as f64
+    } else {
+        0.0
+    };
+    format!(
+        "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} on allocation failure)\n  \
+         pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
+         mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
+         {} objects / {:.1} MiB relocated, {} pages freed",
+        n("heap_bytes") >> 20,
+        n("gc_workers"),
+        ms(n("build_ns")),
+        n("collections"),
+        n("allocation_failures"),
+        us("pause_p50_ns"),
+        us("pause_p99_ns"),
+        us("pause_max_ns"),
+        us("ttsp_p50_ns"),
+        us("ttsp_max_ns"),
+        ms(n("pause_total_ns")),
+        mark_ms,
+        ms(n("relocate_ns")),
+        ms(n("update_ns")),
+        n("objects_marked"),
+        rate,
+        n("objects_relocated"),
+        n("bytes_relocated") as f64 / (1 << 20) as f64,
+        n("pages_freed"),
+    )
 }
