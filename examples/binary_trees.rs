@@ -351,8 +351,8 @@ fn run(o: &Options) -> Result<(), String> {
 
     println!();
     println!(
-        "{:<8} {:>13} {:>13}  {}",
-        "variant", "median ms", "peak RSS MiB", "runs ms"
+        "{:<8} {:>13} {:>13}  runs ms",
+        "variant", "median ms", "peak RSS MiB"
     );
     let mut medians = Vec::new();
     for &v in &o.variants {
