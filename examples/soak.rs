@@ -1,10 +1,11 @@
 //! Soak test of the whole runtime: `cargo xtask soak [--secs N]`.
 //!
-//! 16 mutator threads allocate and drop checksummed objects and class
-//! loaders without pause; collections run periodically and on allocation
-//! failure; another thread requests handshakes and NMT reports all the
-//! time. Every few seconds, at a safepoint, it checks the invariants: every
-//! live object's checksum, NMT's totals against the allocators' own
+//! 16 mutator threads build and drop object graphs (lists, trees, arrays of
+//! shared references, cycles) and class loaders without pause; collections
+//! run periodically and on allocation failure; another thread requests
+//! handshakes and NMT reports all the time. Every few seconds, at a
+//! safepoint, it checks the invariants: the whole reachable graph against
+//! what the threads built (every payload checksum, every reference), NMT's totals against the allocators' own
 //! accounting, the metaspace's `verify()` and the heap's invariants. At the
 //! end it drops the runtime and checks that nothing leaked: no mapping of
 //! the runtime left, NMT at zero, resident memory back near the start.
@@ -44,9 +45,9 @@ fn status_bytes(field: &str) -> usize {
 }
 
 /// The invariants, checked with the world stopped.
-fn check(rt: &Runtime, objects: &SimpleObjects) -> Result<usize, String> {
+fn check(rt: &Runtime, c: &Counters) -> Result<usize, String> {
     // SAFETY: called at a safepoint, serialized with collections.
-    let live = unsafe { objects.verify() }.map_err(|e| format!("object corrupted: {e}"))?;
+    let live = unsafe { workload::check_graphs(c) }?.objects;
     let nmt = rt.nmt();
     let heap = nmt.totals(MemTag::JAVA_HEAP);
     if heap.committed != rt.heap().committed_bytes() || heap.reserved != rt.heap().reserved().len()
@@ -109,7 +110,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())
         .uncommit_delay(Duration::from_secs(2))
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()?;
     println!(
         "soak: {} mutators for {:.0} s on a {} MiB heap ({} partition(s), {} GC workers); RSS at start {} MiB",
@@ -157,11 +158,11 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         std::thread::sleep(
             Duration::from_secs(2).min(deadline.saturating_duration_since(Instant::now())),
         );
-        let live = rt.run_at_safepoint("soak-check", || check(&rt, &objects))??;
+        let live = rt.run_at_safepoint("soak-check", || check(&rt, &c))??;
         checks += 1;
         let gc = rt.gc_totals();
         println!(
-            "[{:5.1}s] invariants OK: {live} live objects verified; {} collections, {} MiB allocated, {} loaders, {} handshake ops, {} reports, RSS {} MiB",
+            "[{:5.1}s] invariants OK: the reachable graph ({live} objects) is what was built; {} collections, {} MiB allocated, {} loaders, {} handshake ops, {} reports, RSS {} MiB",
             start.elapsed().as_secs_f64(),
             gc.cycles,
             c.bytes.load(Relaxed) >> 20,
@@ -176,7 +177,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     reporter.join().map_err(|_| "the reporter panicked")?;
     drop(loaders);
     rt.collect()?;
-    let live = rt.run_at_safepoint("soak-final-check", || check(&rt, &objects))??;
+    let live = rt.run_at_safepoint("soak-final-check", || check(&rt, &c))??;
     let gc = rt.gc_totals();
 
     // Leaks: every mapping NMT knew of must go with the runtime.

@@ -1,12 +1,16 @@
-//! The workload the demo and the soak test run: mutator threads that
-//! allocate small, medium and large checksummed objects, keep a few alive
-//! within a budget, spot-check them, and create and drop class loaders.
+//! The workload the demo and the soak test run: mutator threads that build
+//! object graphs (checksummed objects of small, medium and large sizes,
+//! linked lists, binary trees, arrays of shared references, cycles and
+//! self-loops), keep a few alive within a budget, spot-check them, and
+//! create and drop class loaders. Each thread knows the digest of the
+//! graphs it keeps, so the whole reachable graph can be checked against
+//! what was built, at safepoints and at the end.
 
-use hotmem::objects::{Root, RootTable, SimpleObjects};
-use hotmem::{AllocError, ArenaKind, ClassLoader, NumaConfig, Runtime};
+use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
+use hotmem::{AllocError, ArenaKind, ClassLoader, Mutator, NumaConfig, Runtime};
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -14,7 +18,6 @@ use std::time::Duration;
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) stop: AtomicBool,
-    pub(crate) next_id: AtomicU64,
     pub(crate) objects: AtomicU64,
     pub(crate) bytes: AtomicU64,
     pub(crate) out_of_memory: AtomicU64,
@@ -22,8 +25,62 @@ pub(crate) struct Counters {
     pub(crate) checks: AtomicU64,
     pub(crate) handshakes: AtomicU64,
     pub(crate) metaspace_full: AtomicU64,
+    pub(crate) graphs: Mutex<Vec<Arc<ThreadGraphs>>>,
 }
 
+/// The graphs one thread keeps: the first `kept.len()` entries of its root
+/// table, and what each must contain. Both change together, with no
+/// safepoint poll in between, so they agree at every safepoint.
+#[derive(Default)]
+pub(crate) struct ThreadGraphs {
+    table: Arc<RootTable>,
+    kept: Mutex<Vec<GraphSummary>>,
+}
+
+/// What the threads keep now, from their own records (no heap access).
+#[allow(dead_code)] // the demo's progress line; the soak does not print it
+pub(crate) fn kept_summary(c: &Counters) -> GraphSummary {
+    let mut sum = GraphSummary::default();
+    for g in c.graphs.lock().unwrap().iter() {
+        for k in g.kept.lock().unwrap().iter() {
+            sum.objects += k.objects;
+            sum.bytes += k.bytes;
+        }
+    }
+    sum
+}
+
+/// Checks every kept graph of every thread against what was built: every
+/// object's payload checksum, every reference (the digest), objects and
+/// bytes. Returns the total.
+///
+/// # Safety
+/// No collection may run meanwhile: call it at a safepoint
+/// (`Runtime::run_at_safepoint`) or once the mutators have stopped.
+pub(crate) unsafe fn check_graphs(c: &Counters) -> Result<GraphSummary, String> {
+    let graphs = c.graphs.lock().unwrap().clone();
+    let mut roots = Vec::new();
+    let mut expected = GraphSummary::default();
+    for g in &graphs {
+        let kept = g.kept.lock().unwrap();
+        let table = g.table.roots();
+        roots.extend(table[..kept.len()].iter().flatten().copied());
+        for k in kept.iter() {
+            expected.objects += k.objects;
+            expected.bytes += k.bytes;
+            expected.digest = expected.digest.wrapping_add(k.digest);
+        }
+    }
+    // SAFETY: the caller's promise; kept roots are live objects.
+    let found = unsafe { SimpleObjects::verify_from(roots) }
+        .map_err(|e| format!("object corrupted: {e}"))?;
+    if found != expected {
+        return Err(format!(
+            "the reachable graph differs from what was built: found {found:?}, expected {expected:?}"
+        ));
+    }
+    Ok(found)
+}
 /// A small deterministic generator, one per thread.
 struct Rng(u64);
 
@@ -54,10 +111,65 @@ fn pick_size(rng: &mut Rng, sizes: &hotmem::page::PageSizes) -> usize {
     }
 }
 
-fn drop_random(roots: &RootTable, rng: &mut Rng, live: &mut usize) {
-    let n = roots.len();
-    if let Some(r) = roots.swap_remove(rng.below(n as u64) as usize) {
-        *live -= r.size;
+fn drop_random(g: &ThreadGraphs, rng: &mut Rng, live: &mut usize) {
+    let mut kept = g.kept.lock().unwrap();
+    if kept.is_empty() {
+        return;
+    }
+    let i = rng.below(kept.len() as u64) as usize;
+    let last = kept.len() - 1;
+    // Swap-remove in the table's kept prefix and in `kept` alike (in-progress
+    // entries above the prefix stay where they are: there are none between
+    // two builds).
+    let root_last = g.table.get(last);
+    g.table.set(i, root_last);
+    g.table.truncate(last);
+    *live -= kept.swap_remove(i).bytes;
+}
+
+/// Builds one random graph, its root left last on the table.
+fn build_one(
+    me: &mut Mutator,
+    roots: &RootTable,
+    rng: &mut Rng,
+    sizes: &hotmem::page::PageSizes,
+    ids: &mut Ids,
+) -> Result<GraphSummary, AllocError> {
+    let small_payload = rng.below(12) as usize;
+    match rng.below(100) {
+        0..=59 => {
+            // One object of a random size, sometimes medium or large.
+            let slots = rng.below(3) as usize;
+            let size = pick_size(rng, sizes).max(SimpleObjects::size_for(slots, 1));
+            let payload = (size - hotmem::objects::HEADER) / 8 - slots;
+            let id = ids.next();
+            build::object(me, roots, slots, payload, id)?;
+            let mut s = GraphSummary::default();
+            s.add(id, SimpleObjects::size_for(slots, payload), &vec![0; slots]);
+            Ok(s)
+        }
+        60..=74 => build::list(
+            me,
+            roots,
+            1 + rng.below(40) as usize,
+            small_payload,
+            false,
+            ids,
+        ),
+        75..=84 => build::tree(me, roots, rng.below(7) as u32, small_payload, ids),
+        85..=94 => {
+            let len = 1 + rng.below(64) as usize;
+            let distinct = 1 + rng.below(len as u64) as usize;
+            build::array(me, roots, len, distinct, small_payload, ids)
+        }
+        _ => build::list(
+            me,
+            roots,
+            1 + rng.below(20) as usize,
+            small_payload,
+            true,
+            ids,
+        ),
     }
 }
 
@@ -70,43 +182,45 @@ fn mutator(
     budget: usize,
 ) -> Result<VecDeque<ClassLoader>, String> {
     let mut me = rt.attach_mutator().map_err(|e| e.to_string())?;
-    let roots = objects.root_table();
+    let graphs = Arc::new(ThreadGraphs {
+        table: objects.root_table(),
+        kept: Mutex::new(Vec::new()),
+    });
+    c.graphs.lock().unwrap().push(graphs.clone());
+    let roots = &*graphs.table;
     let sizes = rt.heap().page_sizes();
     let mut rng = Rng(seed | 1);
+    let mut ids = Ids::from((seed & 0xffff) << 40 | 1);
     let mut live = 0usize;
     let mut loaders: VecDeque<ClassLoader> = VecDeque::new();
     let mut i = 0u64;
     while !c.stop.load(Relaxed) {
         i += 1;
-        let size = pick_size(&mut rng, &sizes);
-        let id = c.next_id.fetch_add(1, Relaxed);
-        match me.alloc(size) {
-            Ok(addr) => {
-                // SAFETY: a fresh allocation of `size` bytes, 8-byte aligned.
-                let root: Root = unsafe { SimpleObjects::init(addr, size, id) };
-                c.objects.fetch_add(1, Relaxed);
-                c.bytes.fetch_add(size as u64, Relaxed);
-                let keep = if size <= sizes.small_object_max() {
-                    40
+        match build_one(&mut me, roots, &mut rng, &sizes, &mut ids) {
+            Ok(sum) => {
+                c.objects.fetch_add(sum.objects as u64, Relaxed);
+                c.bytes.fetch_add(sum.bytes as u64, Relaxed);
+                if rng.below(1000) < 60 {
+                    // Kept: the root stays where the builder left it, at the
+                    // end of the kept prefix.
+                    graphs.kept.lock().unwrap().push(sum);
+                    live += sum.bytes;
                 } else {
-                    25
-                };
-                if rng.below(1000) < keep {
-                    roots.push(root);
-                    live += size;
+                    roots.pop(); // garbage from now on
                 }
             }
             Err(AllocError::OutOfMemory { .. }) => {
                 // The live set outgrew the heap: let half of it die.
                 c.out_of_memory.fetch_add(1, Relaxed);
-                for _ in 0..roots.len() / 2 {
-                    drop_random(&roots, &mut rng, &mut live);
+                let n = graphs.kept.lock().unwrap().len();
+                for _ in 0..n / 2 {
+                    drop_random(&graphs, &mut rng, &mut live);
                 }
             }
             Err(e) => return Err(e.to_string()),
         }
         while live > budget {
-            drop_random(&roots, &mut rng, &mut live);
+            drop_random(&graphs, &mut rng, &mut live);
         }
         let spot = rng.below(roots.len().max(1) as u64) as usize;
         if i.is_multiple_of(64)
@@ -114,7 +228,7 @@ fn mutator(
         {
             // SAFETY: this thread is attached and has not polled since it
             // read the root: no collection can move objects meanwhile.
-            unsafe { SimpleObjects::check(&root) }.map_err(|e| e.to_string())?;
+            unsafe { SimpleObjects::check(root) }.map_err(|e| e.to_string())?;
             c.checks.fetch_add(1, Relaxed);
         }
         if i.is_multiple_of(512) {

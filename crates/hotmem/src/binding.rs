@@ -193,13 +193,6 @@ impl ObjectReference {
     pub(crate) fn from_raw(raw: usize) -> Option<ObjectReference> {
         NonZeroUsize::new(raw).map(ObjectReference)
     }
-
-    /// Whether the reference is word-aligned (always, unless made by
-    /// `from_raw` from a garbage word).
-    #[inline]
-    pub(crate) fn is_aligned(self) -> bool {
-        self.get() % Self::ALIGN == 0
-    }
 }
 
 /// Receives the slots a binding reports: the runtime's marker during

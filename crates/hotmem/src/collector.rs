@@ -1,13 +1,28 @@
 //! The collector, monomorphized for one [`Binding`] and type-erased behind
 //! [`Collect`]: one virtual call per collection, none per object.
+//!
+//! One collection, at a safepoint: retire the allocation pages; map the
+//! heap's pages (a live map each); mark from the roots in parallel; free
+//! empty pages; select sparse pages and give each a forwarding table;
+//! relocate them on workers bound to their node (and check every other live
+//! page's live map for overlapping objects); update every slot of every
+//! live object and every root; free the evacuated pages.
 
 use crate::GcError;
-use crate::binding::Binding;
-use crate::gc::{CollectStats, GcCause};
+use crate::binding::{Binding, ObjectReference, Slot};
+use crate::forwarding::Forwarding;
+use crate::gc::{CollectStats, GcCause, call_model, free_pages, promoted};
+use crate::heapmap::HeapMap;
+use crate::mark::Marker;
+use crate::reentry;
 use crate::runtime::Inner;
 use crate::workers::GcWorkers;
+use hotmem_os::Address;
+use hotmem_page::{NodeId, ObjectLayout, PageRef};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// One collection, whatever the binding.
 pub(crate) trait Collect: Send + Sync {
@@ -24,7 +39,7 @@ pub(crate) trait Collect: Send + Sync {
 
 /// The collector for binding `B`.
 pub(crate) struct Collector<B: Binding> {
-    pub(crate) binding: Arc<B>,
+    binding: Arc<B>,
 }
 
 impl<B: Binding> Collector<B> {
@@ -42,14 +57,385 @@ impl<B: Binding> Collect for Collector<B> {
         cycle: u64,
         time_to_safepoint: Duration,
     ) -> Result<CollectStats, GcError> {
-        let _ = (
+        collect(
+            &*self.binding,
             inner,
             workers,
             cause,
             cycle,
             time_to_safepoint,
-            &self.binding,
-        );
-        Err(GcError::NoObjectModel)
+        )
     }
+}
+
+/// What relocating (or checking) one page gave.
+struct Relocated {
+    page: usize,
+    moved: u64,
+    bytes: u64,
+    complete: bool,
+    error: Option<GcError>,
+}
+
+/// The current address of `r`: its forwarding, or itself.
+#[inline]
+fn forwarded(
+    map: &HeapMap,
+    fwd: &[Option<Forwarding>],
+    r: ObjectReference,
+    inconsistent: &AtomicU64,
+) -> Option<ObjectReference> {
+    let (pi, wi) = map.locate(r).ok()?;
+    let f = fwd[pi].as_ref()?;
+    match f.lookup(wi) {
+        Some(to) => ObjectReference::from_address(to),
+        None => {
+            if !map.pages[pi].live.is_marked(wi) {
+                // Not an object marking found: the binding reported a slot
+                // now that it did not report during marking (or a handle was
+                // changed by a running thread). Keep the page.
+                map.pages[pi].keep.store(true, Ordering::Relaxed);
+                inconsistent.fetch_add(1, Ordering::Relaxed);
+            }
+            None
+        }
+    }
+}
+
+fn collect<B: Binding>(
+    binding: &B,
+    inner: &Inner,
+    workers: &mut GcWorkers,
+    cause: GcCause,
+    cycle: u64,
+    time_to_safepoint: Duration,
+) -> Result<CollectStats, GcError> {
+    let started = Instant::now();
+    let used_before = inner.heap.usage().used;
+    // SAFETY: every mutator is stopped at the safepoint or in native code,
+    // where it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
+    // native region borrows), and the GC workers are idle between phases.
+    unsafe {
+        inner.mutator_alloc.retire_pages();
+        inner.gc_alloc.retire_pages();
+    }
+    let reserved = inner.heap.reserved();
+    let map = HeapMap::new(reserved.start().get(), reserved.len(), inner.heap.pages());
+    let page_count = map.pages.len();
+    let worker_count = workers.count().max(1);
+    let partitions = &inner.partitions;
+    let node_of = |i: usize| partitions[i % partitions.len()];
+
+    // Mark: roots on this thread, then the trace on the workers.
+    let mark_start = Instant::now();
+    let marker = Marker::new(binding, &map, worker_count);
+    mark_roots(binding, inner, &marker, &map)?;
+    let items: Vec<(NodeId, usize)> = (0..worker_count).map(|i| (node_of(i), i)).collect();
+    workers.run(items, |i| {
+        let _inside = reentry::enter(inner);
+        marker.work(i)
+    })?;
+    if let Some(e) = marker.take_error() {
+        return Err(e);
+    }
+    let objects_marked = marker.marked();
+    let mark_ns = mark_start.elapsed().as_nanos() as u64;
+
+    // Select: free empty pages (room for the targets); evacuate small and
+    // medium pages with enough garbage and no pinned object.
+    let limit = inner.config.fragmentation_limit;
+    let mut empty: Vec<PageRef> = Vec::new();
+    let mut fwd: Vec<Option<Forwarding>> = Vec::with_capacity(page_count);
+    let mut live_bytes = 0u64;
+    let mut work: Vec<(NodeId, usize)> = Vec::new();
+    for (pi, p) in map.pages.iter().enumerate() {
+        let bytes = p.live.live_bytes();
+        live_bytes += bytes as u64;
+        let objects = p.live.live_objects();
+        if objects == 0 {
+            empty.push(p.page.clone());
+            fwd.push(None);
+            continue;
+        }
+        let sparse =
+            (p.page.size() - bytes.min(p.page.size())) as f64 >= limit * p.page.size() as f64;
+        let evacuate = !p.large && !p.pinned.load(Ordering::Relaxed) && sparse;
+        fwd.push(evacuate.then(|| Forwarding::new(objects)));
+        if !p.large {
+            work.push((p.page.node(), pi));
+        }
+    }
+    // SAFETY: at the safepoint, after both object allocators were retired:
+    // nobody allocates in these pages, and marking found no object on them,
+    // so nothing reachable refers into them (every reference from a root or
+    // a live object was checked to point at a marked object).
+    let freed_empty = unsafe { free_pages(inner, &empty) };
+
+    // Relocate the selected pages; check the live maps of the others.
+    let relocation_start = Instant::now();
+    let (results, relocation) = workers.run(work, |pi| {
+        let _inside = reentry::enter(inner);
+        relocate(inner, &map, &fwd, pi)
+    })?;
+    let relocation_ns = relocation_start.elapsed().as_nanos() as u64;
+    // SAFETY: the workers are done; mutators are still stopped.
+    unsafe { inner.gc_alloc.retire_pages() };
+    let mut evacuated = vec![false; page_count];
+    let (mut objects_relocated, mut bytes_relocated, mut incomplete) = (0u64, 0u64, 0usize);
+    for r in &results {
+        if let Some(e) = &r.error {
+            // Nothing refers to the copies yet: the heap is as it was.
+            return Err(e.clone());
+        }
+        objects_relocated += r.moved;
+        bytes_relocated += r.bytes;
+        if fwd[r.page].is_some() {
+            if r.complete {
+                evacuated[r.page] = true;
+            } else {
+                incomplete += 1;
+            }
+        }
+    }
+
+    // Update every slot of every live object, then every root.
+    let update_start = Instant::now();
+    let inconsistent = AtomicU64::new(0);
+    let update_items: Vec<(NodeId, usize)> = map
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.live.live_objects() > 0)
+        .map(|(pi, p)| (p.page.node(), pi))
+        .collect();
+    let (updated, _) = workers.run(update_items, |pi| {
+        let _inside = reentry::enter(inner);
+        catch_unwind(AssertUnwindSafe(|| {
+            update_page(binding, &map, &fwd, pi, &inconsistent)
+        }))
+        .map_err(|p| GcError::ObjectModelPanicked(crate::gc::panic_message(&*p)))
+    })?;
+    let mut update_error = updated.into_iter().find_map(Result::err);
+    if update_error.is_none() {
+        if let Err(e) = update_roots(binding, inner, &map, &fwd, &inconsistent) {
+            update_error = Some(e);
+        }
+    }
+    let update_ns = update_start.elapsed().as_nanos() as u64;
+    if let Some(e) = update_error {
+        // Some slots may still point into the evacuated pages: keep them
+        // all; the next collection frees them once nothing does.
+        return Err(e);
+    }
+    let to_free: Vec<PageRef> = map
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(pi, p)| evacuated[*pi] && !p.keep.load(Ordering::Relaxed))
+        .map(|(_, p)| p.page.clone())
+        .collect();
+    // SAFETY: still at the safepoint; every live object of these pages was
+    // copied and every slot of every live object and every root that
+    // referred to one was updated to the copy (a reference found without a
+    // forwarding entry kept its page out of this list); the workers are
+    // done and these pages were retired before the relocation, so nobody
+    // allocates in them or uses their memory.
+    let freed_evacuated = unsafe { free_pages(inner, &to_free) };
+    let bad = inconsistent.load(Ordering::Relaxed);
+    if bad > 0 {
+        return Err(GcError::InconsistentBinding { slots: bad });
+    }
+
+    Ok(CollectStats {
+        cycle,
+        cause,
+        live_objects: objects_marked,
+        live_bytes,
+        pages: page_count,
+        pages_freed_empty: freed_empty,
+        pages_evacuated: freed_evacuated,
+        pages_evacuation_incomplete: incomplete,
+        objects_relocated,
+        bytes_relocated,
+        used_before,
+        used_after: inner.heap.usage().used,
+        time_to_safepoint_ns: time_to_safepoint.as_nanos() as u64,
+        pause_ns: started.elapsed().as_nanos() as u64,
+        mark_ns,
+        objects_marked,
+        mark_workers: worker_count,
+        relocation_ns,
+        update_ns,
+        relocation,
+    })
+}
+
+/// Marks from every root: the binding's global and mutator roots, the
+/// runtime's handles and pins.
+fn mark_roots<B: Binding>(
+    binding: &B,
+    inner: &Inner,
+    marker: &Marker<'_, B>,
+    map: &HeapMap,
+) -> Result<(), GcError> {
+    let mut error = None;
+    let mut visit = |slot: B::Slot| {
+        if error.is_some() {
+            return;
+        }
+        if let Some(r) = slot.load() {
+            if let Err(e) = marker.mark_root(r, Some(slot.address())) {
+                error = Some(e);
+            }
+        }
+    };
+    call_model(|| {
+        binding.scan_global_roots(&mut visit);
+        let mutators = inner.mutators.lock().clone();
+        for m in mutators {
+            binding.scan_mutator_roots(m, &mut visit);
+        }
+    })?;
+    if let Some(e) = error {
+        return Err(e);
+    }
+    for table in inner.roots.tables() {
+        table.for_each(|r| {
+            if error.is_none() {
+                if let Err(e) = marker.mark_root(*r, None) {
+                    error = Some(e);
+                }
+            }
+        });
+    }
+    for r in inner.roots.pins.snapshot() {
+        if error.is_none() {
+            match marker.mark_root(r, None) {
+                Ok(()) => {
+                    if let Ok((pi, _)) = map.locate(r) {
+                        map.pages[pi].pinned.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(e) => error = Some(e),
+            }
+        }
+    }
+    error.map_or(Ok(()), Err)
+}
+
+/// Copies every live object of a selected page to a target page of the
+/// same node and records it in the page's forwarding table; on any other
+/// page, only walks the live map (which finds overlapping objects).
+fn relocate(inner: &Inner, map: &HeapMap, fwd: &[Option<Forwarding>], pi: usize) -> Relocated {
+    let p = &map.pages[pi];
+    let f = fwd[pi].as_ref();
+    let age = promoted(p.page.age());
+    let node = p.page.node();
+    let mut out = Relocated {
+        page: pi,
+        moved: 0,
+        bytes: 0,
+        complete: true,
+        error: None,
+    };
+    let walk = p.live.for_each_object(|s, e| {
+        let Some(f) = f else { return };
+        if !out.complete {
+            return;
+        }
+        let size = (e - s + 1) * 8;
+        let from = Address::new(map.address(pi, s));
+        let Ok(layout) = ObjectLayout::new(size) else {
+            out.complete = false;
+            return;
+        };
+        let Ok(to) = inner.gc_alloc.alloc_object(layout, age, node) else {
+            out.complete = false;
+            return;
+        };
+        // SAFETY: `from..from+size` is a marked object inside the used part
+        // of a page that stays allocated until this collection frees it
+        // (marking checked `size` against the page's top, and the live map
+        // walk found no overlap before it); `to` is a fresh allocation of
+        // `size` bytes in a target page allocated after the heap map was
+        // made, so the two do not overlap; mutators are stopped.
+        unsafe { std::ptr::copy_nonoverlapping(from.as_ptr::<u8>(), to.as_ptr::<u8>(), size) };
+        match f.insert(s, to) {
+            Some(_) => {
+                out.moved += 1;
+                out.bytes += size as u64;
+            }
+            None => out.complete = false,
+        }
+    });
+    if let Err(o) = walk {
+        out.error = Some(GcError::OverlappingObjects {
+            first: ObjectReference::from_address(Address::new(map.address(pi, o.first)))
+                .expect("a page address is not null"),
+            first_size: (o.first_end - o.first + 1) * 8,
+            second: ObjectReference::from_address(Address::new(map.address(pi, o.second)))
+                .expect("a page address is not null"),
+        });
+    }
+    out
+}
+
+/// Updates every slot of every live object of page `pi` (at its new address
+/// if it moved).
+fn update_page<B: Binding>(
+    binding: &B,
+    map: &HeapMap,
+    fwd: &[Option<Forwarding>],
+    pi: usize,
+    inconsistent: &AtomicU64,
+) {
+    let p = &map.pages[pi];
+    let f = fwd[pi].as_ref();
+    let mut visit = |slot: B::Slot| {
+        if let Some(t) = slot.load() {
+            if let Some(n) = forwarded(map, fwd, t, inconsistent) {
+                slot.store(n);
+            }
+        }
+    };
+    // The relocation phase already walked this map without an overlap.
+    let _ = p.live.for_each_object(|s, _| {
+        let here = map.address(pi, s);
+        let at = f.and_then(|f| f.lookup(s)).map_or(here, |to| to.get());
+        if let Some(obj) = ObjectReference::from_address(Address::new(at)) {
+            binding.scan_object(obj, &mut visit);
+        }
+    });
+}
+
+/// Updates every root.
+fn update_roots<B: Binding>(
+    binding: &B,
+    inner: &Inner,
+    map: &HeapMap,
+    fwd: &[Option<Forwarding>],
+    inconsistent: &AtomicU64,
+) -> Result<(), GcError> {
+    let mut visit = |slot: B::Slot| {
+        if let Some(t) = slot.load() {
+            if let Some(n) = forwarded(map, fwd, t, inconsistent) {
+                slot.store(n);
+            }
+        }
+    };
+    call_model(|| {
+        binding.scan_global_roots(&mut visit);
+        let mutators = inner.mutators.lock().clone();
+        for m in mutators {
+            binding.scan_mutator_roots(m, &mut visit);
+        }
+    })?;
+    for table in inner.roots.tables() {
+        table.for_each(|r| {
+            if let Some(n) = forwarded(map, fwd, *r, inconsistent) {
+                *r = n;
+            }
+        });
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime).
 
 use crate::collector::{Collect, Collector};
-use crate::{Binding, BuildError, ObjectModel, Runtime};
+use crate::{Binding, BuildError, Runtime};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -39,7 +39,6 @@ pub struct RuntimeConfig {
     pub(crate) safepoint_strategy: Strategy,
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
-    pub(crate) object_model: Option<Arc<dyn ObjectModel>>,
     /// The collector monomorphized for the binding, type-erased: one
     /// virtual call per collection, none per object.
     pub(crate) collector: Option<Arc<dyn Collect>>,
@@ -59,7 +58,6 @@ impl fmt::Debug for RuntimeConfig {
             .field("safepoint_strategy", &self.safepoint_strategy)
             .field("fragmentation_limit", &self.fragmentation_limit)
             .field("uncommit_delay", &self.uncommit_delay)
-            .field("object_model", &self.object_model.is_some())
             .field("binding", &self.collector.is_some())
             .finish()
     }
@@ -104,7 +102,6 @@ impl Default for RuntimeBuilder {
                 safepoint_strategy: Strategy::WaitBarrier,
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
-                object_model: None,
                 collector: None,
             },
         }
@@ -183,14 +180,6 @@ impl RuntimeBuilder {
     /// Cached heap pages unused this long are uncommitted after a collection.
     pub fn uncommit_delay(mut self, delay: Duration) -> Self {
         self.config.uncommit_delay = delay;
-        self
-    }
-
-    /// The embedder's object model, through which collections find live
-    /// objects and update references. Without one, the runtime allocates but
-    /// cannot collect.
-    pub fn object_model(mut self, model: Arc<dyn ObjectModel>) -> Self {
-        self.config.object_model = Some(model);
         self
     }
 

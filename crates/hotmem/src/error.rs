@@ -1,5 +1,7 @@
 //! The runtime's errors.
 
+use crate::binding::ObjectReference;
+use crate::heapmap::BadReference;
 use hotmem_os::Address;
 use std::fmt;
 
@@ -95,7 +97,7 @@ pub enum AttachError {
     /// The safepoint coordinator refused the registration (for example the
     /// thread is already attached, or it owns the safepoint in progress).
     Register(hotmem_safepoint::RegisterError),
-    /// Called from an object model callback (or a `run_at_safepoint`
+    /// Called from a binding callback (or a `run_at_safepoint`
     /// operation) of this runtime: the new mutator would wait for the
     /// collection that is waiting for the callback.
     InsideCollection,
@@ -140,7 +142,7 @@ pub enum AllocError {
     },
     /// Any other failure of the page allocator.
     Heap(hotmem_page::AllocError),
-    /// The heap is full and the allocation was made from an object model
+    /// The heap is full and the allocation was made from a binding
     /// callback, inside a collection of the same runtime: it cannot collect
     /// to make room.
     InsideCollection,
@@ -173,16 +175,52 @@ impl std::error::Error for AllocError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GcError {
-    /// The runtime was built without an [`ObjectModel`](crate::ObjectModel),
-    /// so it cannot tell live objects from dead ones.
-    NoObjectModel,
-    /// The object model reported an object that does not lie inside the
-    /// used part of a heap page. Nothing was moved or freed.
-    InvalidObject {
-        /// The object's address.
-        addr: Address,
-        /// Its size as the model reported it.
+    /// The runtime was built without a [`Binding`](crate::Binding), so it
+    /// cannot tell live objects from dead ones.
+    NoBinding,
+    /// A root or a slot of a live object holds a value that is not a
+    /// reference to an object. Found during marking: nothing was moved or
+    /// freed.
+    InvalidReference {
+        /// The value the slot holds.
+        value: usize,
+        /// Where the slot is (`None` for a [`Handle`](crate::Handle) or a pin).
+        slot: Option<Address>,
+        /// The object the slot belongs to (`None` for a root).
+        holder: Option<ObjectReference>,
+        /// What is wrong with it.
+        reason: BadReference,
+    },
+    /// [`Binding::object_size`](crate::Binding::object_size) gave a size of
+    /// 0, or one that runs past the used part of the object's page. Found
+    /// during marking: nothing was moved or freed.
+    InvalidObjectSize {
+        /// The object.
+        object: ObjectReference,
+        /// The size the binding gave.
         size: usize,
+        /// Bytes from the object to the end of its page's used part.
+        room: usize,
+    },
+    /// Two marked objects overlap: a reference points into the middle of
+    /// another live object (or a size is too large). Found before any
+    /// reference was updated: nothing was moved or freed.
+    OverlappingObjects {
+        /// The first object.
+        first: ObjectReference,
+        /// Its size.
+        first_size: usize,
+        /// The second one, starting inside the first.
+        second: ObjectReference,
+    },
+    /// During the update, the binding reported slots (or a handle held
+    /// values) that marking had not seen, pointing into evacuated pages
+    /// without a forwarding entry: `scan_object` did not report the same
+    /// slots twice, or a handle was changed by a running thread. The pages
+    /// they point into were kept, not freed.
+    InconsistentBinding {
+        /// How many such slots.
+        slots: u64,
     },
     /// The safepoint could not begin (for example, the calling thread is
     /// already inside one).
@@ -190,12 +228,12 @@ pub enum GcError {
     /// A relocation task panicked (a bug in the object model); the message
     /// of the panic.
     WorkerPanicked(String),
-    /// An [`ObjectModel`](crate::ObjectModel) callback panicked; the message
-    /// of the panic. If it was `update_references`, the evacuated pages are
-    /// kept (references may still point into them); the next collection
-    /// frees them once nothing does.
+    /// A [`Binding`](crate::Binding) callback panicked; the message of the
+    /// panic. If it was during the update, the evacuated pages are kept
+    /// (references may still point into them); the next collection frees
+    /// them once nothing does.
     ObjectModelPanicked(String),
-    /// Called from an [`ObjectModel`](crate::ObjectModel) callback or a
+    /// Called from a [`Binding`](crate::Binding) callback or a
     /// `run_at_safepoint` operation of the same runtime, on the thread that
     /// holds its collection: it would wait for itself.
     InsideCollection,
@@ -207,14 +245,43 @@ pub enum GcError {
 impl fmt::Display for GcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GcError::NoObjectModel => f.write_str("no object model: the runtime cannot collect"),
-            GcError::InvalidObject { addr, size } => write!(
+            GcError::NoBinding => f.write_str("no binding: the runtime cannot collect"),
+            GcError::InvalidReference {
+                value,
+                slot,
+                holder,
+                reason,
+            } => {
+                write!(f, "invalid reference {value:#x} ")?;
+                match slot {
+                    Some(s) => write!(f, "in slot {s} ")?,
+                    None => f.write_str("in a handle or pin ")?,
+                }
+                match holder {
+                    Some(h) => write!(f, "of object {h}")?,
+                    None => f.write_str("(a root)")?,
+                }
+                write!(f, ": it {reason}")
+            }
+            GcError::InvalidObjectSize { object, size, room } => write!(
                 f,
-                "the object model reported an object at {addr} of {size} bytes outside any used heap page"
+                "object {object} reports a size of {size} bytes, but its page holds {room} bytes from it"
+            ),
+            GcError::OverlappingObjects {
+                first,
+                first_size,
+                second,
+            } => write!(
+                f,
+                "object {second} starts inside object {first} ({first_size} bytes): a reference into the middle of an object"
+            ),
+            GcError::InconsistentBinding { slots } => write!(
+                f,
+                "{slots} slot(s) found during the update were not seen by marking (scan_object must report the same slots each time); their pages were kept"
             ),
             GcError::Safepoint(e) => write!(f, "cannot stop the mutators: {e}"),
             GcError::WorkerPanicked(m) => write!(f, "a GC worker panicked: {m}"),
-            GcError::ObjectModelPanicked(m) => write!(f, "the object model panicked: {m}"),
+            GcError::ObjectModelPanicked(m) => write!(f, "the binding panicked: {m}"),
             GcError::InsideCollection => f.write_str(
                 "called from inside a collection or safepoint operation of the same runtime",
             ),

@@ -15,64 +15,59 @@
 //! - GC workers ([`hotmem_numa`], feature `numa`) that relocate each page on
 //!   a worker bound to the page's node.
 //!
-//! You bring the object model (an [`ObjectModel`]: which objects are live,
-//! how big they are, how to update references); the runtime brings
-//! allocation, collection (stop the mutators, evacuate sparse pages on the
-//! workers, free them) and the report.
+//! You bring a [`Binding`]: how big your objects are, which of their words
+//! hold references, where your roots are. The runtime brings allocation and
+//! collection: it stops the mutators, marks the live objects in parallel on
+//! the GC workers, evacuates sparse pages on workers bound to their NUMA
+//! node, updates every reference to a moved object, frees the garbage, and
+//! reports all of it.
 //!
 //! ```
-//! use hotmem::{Address, Forwarding, NumaConfig, ObjectModel, Runtime};
-//! use std::sync::{Arc, Mutex};
+//! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
+//! use std::sync::Arc;
 //!
-//! /// Objects start with their size (one word); the roots are a list.
-//! #[derive(Default)]
-//! struct Objects {
-//!     roots: Mutex<Vec<Address>>,
-//! }
+//! /// Objects are `[size][next]`: one reference slot, in word 1.
+//! struct Cells;
 //!
-//! impl ObjectModel for Objects {
-//!     fn mark(&self, live: &mut dyn FnMut(Address)) {
-//!         self.roots.lock().unwrap().iter().for_each(|&r| live(r));
+//! impl Binding for Cells {
+//!     type Slot = SimpleSlot;
+//!     fn object_size(&self, obj: ObjectReference) -> usize {
+//!         // SAFETY: the runtime asks only about live objects; word 0 is the size.
+//!         unsafe { obj.to_address().as_ptr::<usize>().read() }
 //!     }
-//!     fn object_size(&self, obj: Address) -> usize {
-//!         // SAFETY: the runtime asks only about live objects, whose first
-//!         // word is their size.
-//!         unsafe { obj.as_ptr::<u64>().read() as usize }
-//!     }
-//!     fn update_references(&self, forwarding: &Forwarding) {
-//!         for r in self.roots.lock().unwrap().iter_mut() {
-//!             *r = forwarding.forward(*r);
-//!         }
+//!     fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, v: &mut V) {
+//!         // SAFETY: word 1 of a live object is its reference slot.
+//!         v.visit_slot(unsafe { SimpleSlot::new(obj.to_address() + 8) });
 //!     }
 //! }
 //!
-//! let objects = Arc::new(Objects::default());
 //! let runtime = Runtime::builder()
 //!     .heap_max(64 << 20)
 //!     .numa(NumaConfig::Off)
-//!     .object_model(objects.clone())
+//!     .binding(Arc::new(Cells))
 //!     .build()?;
-//!
 //! let mut me = runtime.attach_mutator()?;
-//! for i in 0..1000u64 {
-//!     let obj = me.alloc(64)?;
-//!     // SAFETY: a fresh 64-byte object; we write its two first words.
-//!     unsafe {
-//!         obj.as_ptr::<u64>().write(64);
-//!         obj.as_ptr::<u64>().add(1).write(i);
-//!     }
-//!     if i % 10 == 0 {
-//!         objects.roots.lock().unwrap().push(obj); // keep every tenth
-//!     }
-//!     me.poll();
+//! // A list of 1000 cells, its head in a handle (a root the runtime updates).
+//! let mut head: Option<hotmem::Handle> = None;
+//! for _ in 0..1000 {
+//!     let cell = me.alloc(16)?; // may collect: re-read `head` afterwards
+//!     let next = head.as_ref().map_or(0, |h| h.get().get());
+//!     // SAFETY: a fresh 16-byte object.
+//!     unsafe { cell.as_ptr::<usize>().write(16); cell.as_ptr::<usize>().add(1).write(next) };
+//!     let cell = ObjectReference::from_address(cell).unwrap();
+//!     match &head { Some(h) => h.set(cell), None => head = Some(me.handle(cell)) }
+//!     let _garbage = me.alloc(64)?; // unreachable at once
 //! }
-//!
 //! let stats = me.collect()?;
-//! assert_eq!(stats.live_objects, 100);
-//! for (k, &obj) in objects.roots.lock().unwrap().iter().enumerate() {
-//!     // SAFETY: roots are live objects, updated if they moved.
-//!     assert_eq!(unsafe { obj.as_ptr::<u64>().add(1).read() }, 10 * k as u64);
+//! assert_eq!(stats.objects_marked, 1000);
+//! // The list survived, wherever it is now.
+//! let (mut n, mut p) = (0, head.unwrap().get().get());
+//! while p != 0 {
+//!     // SAFETY: a live cell (no collection since the one above).
+//!     p = unsafe { (p as *const usize).add(1).read() };
+//!     n += 1;
 //! }
+//! assert_eq!(n, 1000);
 //! let heap = hotmem::os::MemTag::JAVA_HEAP;
 //! assert_eq!(runtime.nmt().totals(heap).committed, runtime.heap().committed_bytes());
 //! println!("{}", runtime.report());
@@ -83,9 +78,11 @@
 //! A thread that allocates attaches with [`Runtime::attach_mutator`] and
 //! polls ([`Mutator::poll`]) in its loops; around blocking or native code it
 //! holds a [`Mutator::enter_native`] guard. A collection stops every
-//! attached thread at its next poll. Never hold a lock that
-//! [`ObjectModel::mark`] or [`ObjectModel::update_references`] takes while
-//! polling or allocating: the collection would wait for it forever.
+//! attached thread at its next poll, allocation or collection: after any
+//! of those, a reference that is not in a root (a [`Handle`], a root the
+//! binding reports, a pinned object) or reachable from one is stale. Never
+//! hold a lock that a [`Binding`] callback takes while polling or
+//! allocating: the collection would wait for it forever.
 //!
 //! ## Without hwloc
 //! With `default-features = false` the crate builds without `hotmem-numa`
@@ -96,16 +93,17 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-#[allow(dead_code)] // used by the collector (step 2)
 mod binding;
 mod class_loader;
 mod collector;
 mod config;
 mod error;
+mod forwarding;
 mod gc;
-#[allow(dead_code)] // used by the collector (step 2)
 mod handles;
-mod model;
+mod heapmap;
+mod livemap;
+mod mark;
 mod mutator;
 pub mod objects;
 mod reentry;
@@ -121,7 +119,7 @@ pub use config::{MIN_HEAP, NumaConfig, RuntimeBuilder, RuntimeConfig};
 pub use error::{AllocError, AttachError, BuildError, GcError, NumaError};
 pub use gc::{CollectStats, GcCause, GcTotals};
 pub use handles::{Handle, PinGuard};
-pub use model::{Forwarding, ObjectModel};
+pub use heapmap::BadReference;
 pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};

@@ -103,10 +103,7 @@ impl Mutator {
         age: Age,
         e: hotmem_page::AllocError,
     ) -> Result<Address, AllocError> {
-        if !e.is_heap_exhausted()
-            || (self.runtime.inner.config.object_model.is_none()
-                && self.runtime.inner.config.collector.is_none())
-        {
+        if !e.is_heap_exhausted() || self.runtime.inner.config.collector.is_none() {
             return Err(self.oom_or(layout, e));
         }
         if reentry::inside(&*self.runtime.inner) {

@@ -1,107 +1,146 @@
-//! A small, complete object model: objects that carry a checksum of their
-//! contents, and root tables, one per thread. It is what the demo and the
-//! tests run on, and an example of an [`ObjectModel`] to start from.
+//! A small, complete object model with references: objects with reference
+//! slots and a checksummed payload, root tables, and builders for the usual
+//! graph shapes (lists, trees, arrays of references, cycles). It is what the
+//! demo, the soak and the tests run on, and a [`Binding`] to start from.
 //!
-//! Each object is `[size: u64][id: u64][checksum: u64][payload...]`; the
-//! payload is a pseudo-random pattern derived from the id, and the checksum
-//! covers it, so [`SimpleObjects::verify`] proves that every live object
-//! survived every relocation intact.
+//! Each object is, in 8-byte words:
+//! `[size][id][slot count n][payload checksum][n reference slots][payload...]`.
+//! A slot holds an object's address or 0. The payload is a pattern derived
+//! from the id and its checksum is stored in the header, so
+//! [`SimpleObjects::verify`] proves that every reachable object survived
+//! every collection intact, and its graph digest that every reference still
+//! leads to the right object.
+//!
+//! # Rooting
+//! [`Mutator::alloc`] may collect: keep every object you still need in a
+//! [`RootTable`] (or linked from a rooted object) across each allocation,
+//! and read it back from there afterwards. The builders below follow that
+//! rule: each leaves its result as the last entry of the table.
 
-use crate::{Address, Forwarding, ObjectModel};
+use crate::binding::{Binding, ObjectReference, SimpleSlot, SlotVisitor};
+use crate::{Address, AllocError, Mutator};
 use parking_lot::Mutex;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
-/// Header bytes of every object: size, id, checksum.
-pub const HEADER: usize = 24;
-
-/// A reference to a live object, with what it must still contain.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Root {
-    /// Where the object is now (updated by collections).
-    pub addr: Address,
-    /// Its id.
-    pub id: u64,
-    /// Its size in bytes, header included.
-    pub size: usize,
-    /// The checksum of its payload.
-    pub checksum: u64,
-}
+/// Header bytes of every object: size, id, slot count, checksum.
+pub const HEADER: usize = 32;
 
 /// An object whose contents are not what was written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Corruption {
-    /// The root that found it.
-    pub root: Root,
-    /// What the header or payload says instead: (size, id, checksum).
-    pub found: (u64, u64, u64),
+    /// Where it is.
+    pub object: ObjectReference,
+    /// Its header: size, id, slot count, stored checksum.
+    pub header: [u64; 4],
+    /// The checksum its payload has now.
+    pub payload_checksum: u64,
 }
 
 impl fmt::Display for Corruption {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "object {} at {} ({} bytes, checksum {:#x}) reads size {}, id {}, checksum {:#x}",
-            self.root.id,
-            self.root.addr,
-            self.root.size,
-            self.root.checksum,
-            self.found.0,
-            self.found.1,
-            self.found.2
+            "object at {} (size {}, id {}, {} slots) has payload checksum {:#x}, header says {:#x}",
+            self.object,
+            self.header[0],
+            self.header[1],
+            self.header[2],
+            self.payload_checksum,
+            self.header[3]
         )
     }
 }
 
 impl std::error::Error for Corruption {}
 
-/// The roots of one thread. Lock it only briefly and never while polling
-/// or allocating (see the crate docs).
+/// A root table: a list of slots the binding reports as global roots (one
+/// per thread, typically, used as a shadow stack). Its lock is held only
+/// inside each call, never across an allocation.
 #[derive(Debug, Default)]
 pub struct RootTable {
-    roots: Mutex<Vec<Root>>,
+    slots: Mutex<Vec<usize>>,
+}
+
+fn raw(r: Option<ObjectReference>) -> usize {
+    r.map_or(0, ObjectReference::get)
+}
+
+fn from_raw(v: usize) -> Option<ObjectReference> {
+    ObjectReference::from_address(Address::new(v))
 }
 
 impl RootTable {
-    /// Keeps an object alive.
-    pub fn push(&self, root: Root) {
-        self.roots.lock().push(root);
+    /// Appends a root (or an empty slot); returns its index.
+    pub fn push(&self, r: Option<ObjectReference>) -> usize {
+        let mut s = self.slots.lock();
+        s.push(raw(r));
+        s.len() - 1
     }
 
-    /// Drops the root at `index` (in any order; the last one takes its place).
-    pub fn swap_remove(&self, index: usize) -> Option<Root> {
-        let mut roots = self.roots.lock();
-        (index < roots.len()).then(|| roots.swap_remove(index))
+    /// Removes and returns the last root.
+    pub fn pop(&self) -> Option<ObjectReference> {
+        self.slots.lock().pop().and_then(from_raw)
     }
 
-    /// The root at `index`.
-    pub fn get(&self, index: usize) -> Option<Root> {
-        self.roots.lock().get(index).copied()
+    /// The root at `index` (`None` if empty or out of range).
+    pub fn get(&self, index: usize) -> Option<ObjectReference> {
+        self.slots.lock().get(index).copied().and_then(from_raw)
     }
 
-    /// How many roots.
+    /// The last root.
+    pub fn last(&self) -> Option<ObjectReference> {
+        self.slots.lock().last().copied().and_then(from_raw)
+    }
+
+    /// Replaces the root at `index`; false if out of range.
+    pub fn set(&self, index: usize, r: Option<ObjectReference>) -> bool {
+        match self.slots.lock().get_mut(index) {
+            Some(s) => {
+                *s = raw(r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the root at `index` (the last one takes its place).
+    pub fn swap_remove(&self, index: usize) -> Option<ObjectReference> {
+        let mut s = self.slots.lock();
+        (index < s.len())
+            .then(|| s.swap_remove(index))
+            .and_then(from_raw)
+    }
+
+    /// Keeps the first `len` roots.
+    pub fn truncate(&self, len: usize) {
+        self.slots.lock().truncate(len);
+    }
+
+    /// How many slots.
     pub fn len(&self) -> usize {
-        self.roots.lock().len()
+        self.slots.lock().len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.roots.lock().is_empty()
+        self.slots.lock().is_empty()
     }
 
     /// Drops every root.
     pub fn clear(&self) {
-        self.roots.lock().clear();
+        self.slots.lock().clear();
     }
 
-    /// Bytes of the objects this table keeps alive.
-    pub fn live_bytes(&self) -> usize {
-        self.roots.lock().iter().map(|r| r.size).sum()
+    /// The roots now.
+    pub fn roots(&self) -> Vec<Option<ObjectReference>> {
+        self.slots.lock().iter().map(|&v| from_raw(v)).collect()
     }
 }
 
-/// The object model: every registered [`RootTable`]'s roots are the live
-/// objects (objects hold no references to each other).
+/// The object model: objects with reference slots; every registered
+/// [`RootTable`]'s entries are global roots.
 #[derive(Debug, Default)]
 pub struct SimpleObjects {
     tables: Mutex<Vec<Arc<RootTable>>>,
@@ -123,137 +162,498 @@ fn mix(hash: u64, word: u64) -> u64 {
     (hash ^ word).wrapping_mul(0x0000_0100_0000_01b3)
 }
 
+const FNV: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The digest of one object for [`GraphSummary::digest`]: its id, its size
+/// and the ids its slots refer to (0 for null), in slot order.
+pub fn object_digest(id: u64, size: usize, targets: &[u64]) -> u64 {
+    let mut h = mix(mix(FNV, id), size as u64);
+    for &t in targets {
+        h = mix(h, t.wrapping_add(1));
+    }
+    h ^ (h >> 29)
+}
+
+/// What [`SimpleObjects::verify`] found.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GraphSummary {
+    /// Reachable objects.
+    pub objects: usize,
+    /// Their bytes.
+    pub bytes: usize,
+    /// The wrapping sum of every reachable object's [`object_digest`]:
+    /// equal for two heaps with the same objects, payloads and references,
+    /// wherever the objects are.
+    pub digest: u64,
+}
+
+impl GraphSummary {
+    /// Adds one object.
+    pub fn add(&mut self, id: u64, size: usize, targets: &[u64]) {
+        self.objects += 1;
+        self.bytes += size;
+        self.digest = self.digest.wrapping_add(object_digest(id, size, targets));
+    }
+}
+
+#[inline]
+fn word(obj: ObjectReference, i: usize) -> *mut u64 {
+    obj.to_address().as_ptr::<u64>().wrapping_add(i)
+}
+
 impl SimpleObjects {
     /// An empty model.
     pub fn new() -> Arc<SimpleObjects> {
         Arc::new(SimpleObjects::default())
     }
 
-    /// A new root table, included in marking from now on.
+    /// A new root table, scanned from now on.
     pub fn root_table(&self) -> Arc<RootTable> {
         let t = Arc::new(RootTable::default());
         self.tables.lock().push(t.clone());
         t
     }
 
-    /// Writes object `id` of `size` bytes at `addr` and returns its root.
+    /// The size of an object with `slots` reference slots and
+    /// `payload_words` words of payload.
+    pub fn size_for(slots: usize, payload_words: usize) -> usize {
+        HEADER + 8 * (slots + payload_words)
+    }
+
+    /// Writes object `id` of `size` bytes with `slots` null slots at `addr`.
     ///
     /// # Safety
     /// `addr` must be a fresh allocation of at least `size` bytes, 8-byte
     /// aligned, that nothing else uses.
     ///
     /// # Panics
-    /// If `size` is below [`HEADER`] or not a multiple of 8.
-    pub unsafe fn init(addr: Address, size: usize, id: u64) -> Root {
-        assert!(size >= HEADER && size % 8 == 0, "object size {size}");
-        let words = addr.as_ptr::<u64>();
+    /// If `size` is not a multiple of 8 or too small for the header and
+    /// the slots.
+    pub unsafe fn init(addr: Address, size: usize, slots: usize, id: u64) -> ObjectReference {
+        assert!(
+            size % 8 == 0 && size >= Self::size_for(slots, 0),
+            "object size {size} for {slots} slots"
+        );
+        let obj = ObjectReference::from_address(addr).expect("an allocation is aligned");
+        let first = HEADER / 8 + slots;
         let mut state = seed(id);
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for i in HEADER / 8..size / 8 {
+        let mut hash = FNV;
+        for i in first..size / 8 {
             let w = next(&mut state);
             hash = mix(hash, w);
             // SAFETY: word `i` lies inside the `size` bytes the caller owns.
-            unsafe { words.add(i).write(w) };
+            unsafe { word(obj, i).write(w) };
         }
-        // SAFETY: the three header words lie inside the allocation.
+        // SAFETY: the header and the slots lie inside the allocation.
         unsafe {
-            words.write(size as u64);
-            words.add(1).write(id);
-            words.add(2).write(hash);
+            word(obj, 0).write(size as u64);
+            word(obj, 1).write(id);
+            word(obj, 2).write(slots as u64);
+            word(obj, 3).write(hash);
+            for i in 0..slots {
+                word(obj, HEADER / 8 + i).write(0);
+            }
         }
-        Root {
-            addr,
-            id,
-            size,
-            checksum: hash,
+        obj
+    }
+
+    /// The object's header: size, id, slot count, stored checksum.
+    ///
+    /// # Safety
+    /// `obj` must be a live object of this model, and no collection may run
+    /// meanwhile (call it from an attached mutator between calls that may
+    /// collect).
+    pub unsafe fn header(obj: ObjectReference) -> [u64; 4] {
+        // SAFETY: the caller's promise: a whole live object.
+        unsafe { [0, 1, 2, 3].map(|i| word(obj, i).read()) }
+    }
+
+    /// The reference in slot `i`.
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::header`].
+    ///
+    /// # Panics
+    /// If `i` is not a slot of the object.
+    pub unsafe fn slot(obj: ObjectReference, i: usize) -> Option<ObjectReference> {
+        // SAFETY: passed on.
+        let n = unsafe { Self::header(obj)[2] } as usize;
+        assert!(i < n, "slot {i} of an object with {n}");
+        // SAFETY: slot `i` lies inside the object.
+        from_raw(unsafe { word(obj, HEADER / 8 + i).read() } as usize)
+    }
+
+    /// Stores `target` in slot `i` (through the mutator's store barrier).
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::header`]; `target` must be a live object or null.
+    ///
+    /// # Panics
+    /// If `i` is not a slot of the object.
+    pub unsafe fn set_slot(
+        mutator: &Mutator,
+        obj: ObjectReference,
+        i: usize,
+        target: Option<ObjectReference>,
+    ) {
+        // SAFETY: passed on.
+        let n = unsafe { Self::header(obj)[2] } as usize;
+        assert!(i < n, "slot {i} of an object with {n}");
+        // SAFETY: slot `i` is a word of the live object; mutators do not
+        // touch it during a collection.
+        let slot = unsafe { SimpleSlot::new(Address::new(obj.get() + HEADER + 8 * i)) };
+        match target {
+            Some(t) => mutator.store_ref(slot, t),
+            // SAFETY: as above.
+            None => unsafe { word(obj, HEADER / 8 + i).write(0) },
         }
     }
 
-    /// Re-reads one object and checks it against its root.
+    /// Checks one object's payload against its checksum.
     ///
     /// # Safety
-    /// `root` must be a root of this model, and no collection may run
-    /// meanwhile (call it from an attached mutator thread, which a
-    /// collection waits for, or when no collection can start).
+    /// As [`SimpleObjects::header`].
     ///
     /// # Errors
-    /// [`Corruption`] if the header or payload differs.
-    pub unsafe fn check(root: &Root) -> Result<(), Corruption> {
-        let words = root.addr.as_ptr::<u64>();
-        // SAFETY: a live root points at its whole object.
-        let (size, id, stored) =
-            unsafe { (words.read(), words.add(1).read(), words.add(2).read()) };
-        let mut hash = 0xcbf2_9ce4_8422_2325u64;
-        for i in HEADER / 8..root.size / 8 {
-            // SAFETY: as above.
-            hash = mix(hash, unsafe { words.add(i).read() });
+    /// [`Corruption`] if they differ.
+    pub unsafe fn check(obj: ObjectReference) -> Result<(), Corruption> {
+        // SAFETY: passed on.
+        let header = unsafe { Self::header(obj) };
+        let (size, slots) = (header[0] as usize, header[2] as usize);
+        let mut hash = FNV;
+        if size % 8 == 0 && size >= Self::size_for(slots, 0) {
+            for i in HEADER / 8 + slots..size / 8 {
+                // SAFETY: inside the object.
+                hash = mix(hash, unsafe { word(obj, i).read() });
+            }
         }
-        if size as usize == root.size
-            && id == root.id
-            && stored == root.checksum
-            && hash == root.checksum
-        {
+        if hash == header[3] {
             Ok(())
         } else {
             Err(Corruption {
-                root: *root,
-                found: (size, id, hash),
+                object: obj,
+                header,
+                payload_checksum: hash,
             })
         }
     }
 
-    /// Checks every live object; returns how many.
+    /// Walks the whole graph reachable from the root tables, checks every
+    /// object's payload, and sums it up.
     ///
     /// # Safety
-    /// No collection may run meanwhile (see [`SimpleObjects::check`]).
+    /// No collection may run meanwhile (see [`SimpleObjects::header`]), and
+    /// every root must be a live object of this model.
     ///
     /// # Errors
     /// The first [`Corruption`].
-    pub unsafe fn verify(&self) -> Result<usize, Corruption> {
-        let mut n = 0;
-        for t in self.tables.lock().iter() {
-            for r in t.roots.lock().iter() {
-                // SAFETY: passed on from the caller.
-                unsafe { SimpleObjects::check(r)? };
-                n += 1;
-            }
-        }
-        Ok(n)
-    }
-
-    /// Live objects and their bytes.
-    pub fn live(&self) -> (usize, usize) {
-        self.tables
+    pub unsafe fn verify(&self) -> Result<GraphSummary, Corruption> {
+        let roots: Vec<ObjectReference> = self
+            .tables
             .lock()
             .iter()
-            .map(|t| {
-                let r = t.roots.lock();
-                (r.len(), r.iter().map(|r| r.size).sum::<usize>())
-            })
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+            .flat_map(|t| t.roots())
+            .flatten()
+            .collect();
+        // SAFETY: passed on.
+        unsafe { Self::verify_from(roots) }
+    }
+
+    /// [`SimpleObjects::verify`] from the given roots.
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::verify`].
+    ///
+    /// # Errors
+    /// The first [`Corruption`].
+    pub unsafe fn verify_from(
+        roots: impl IntoIterator<Item = ObjectReference>,
+    ) -> Result<GraphSummary, Corruption> {
+        let mut seen = HashSet::new();
+        let mut stack: Vec<ObjectReference> = roots.into_iter().collect();
+        let mut sum = GraphSummary::default();
+        let mut targets = Vec::new();
+        while let Some(obj) = stack.pop() {
+            if !seen.insert(obj) {
+                continue;
+            }
+            // SAFETY: reachable from live roots: a live object.
+            unsafe { Self::check(obj)? };
+            // SAFETY: as above.
+            let h = unsafe { Self::header(obj) };
+            targets.clear();
+            for i in 0..h[2] as usize {
+                // SAFETY: as above.
+                let t = unsafe { Self::slot(obj, i) };
+                if let Some(t) = t {
+                    // SAFETY: a reference of a live object is live.
+                    targets.push(unsafe { Self::header(t)[1] });
+                    stack.push(t);
+                } else {
+                    targets.push(0);
+                }
+            }
+            sum.add(h[1], h[0] as usize, &targets);
+        }
+        Ok(sum)
     }
 }
 
-impl ObjectModel for SimpleObjects {
-    fn mark(&self, live: &mut dyn FnMut(Address)) {
+impl Binding for SimpleObjects {
+    type Slot = SimpleSlot;
+
+    fn object_size(&self, obj: ObjectReference) -> usize {
+        // SAFETY: the runtime asks only about marked objects inside the used
+        // part of a heap page; their first word is their size.
+        unsafe { word(obj, 0).read() as usize }
+    }
+
+    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, visitor: &mut V) {
+        // SAFETY: as in `object_size`; the runtime checked that the size
+        // fits the page, and the slots are checked against it below.
+        let (size, n) = unsafe { (word(obj, 0).read(), word(obj, 2).read()) };
+        let fits = n
+            .checked_mul(8)
+            .and_then(|b| b.checked_add(HEADER as u64))
+            .is_some_and(|b| b <= size);
+        assert!(
+            fits,
+            "object {obj}: {n} slots do not fit its size of {size} bytes"
+        );
+        for i in 0..n as usize {
+            // SAFETY: slot `i` lies inside the object (checked above), in a
+            // heap page that stays mapped for the collection.
+            visitor
+                .visit_slot(unsafe { SimpleSlot::new(Address::new(obj.get() + HEADER + 8 * i)) });
+        }
+    }
+
+    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, visitor: &mut V) {
         for t in self.tables.lock().iter() {
-            for r in t.roots.lock().iter() {
-                live(r.addr);
+            let mut slots = t.slots.lock();
+            for s in slots.iter_mut() {
+                // SAFETY: the table's lock is held for the visit, so the
+                // word is valid and nobody else writes it.
+                visitor.visit_slot(unsafe { SimpleSlot::from_ref(s) });
+            }
+        }
+    }
+}
+
+/// Ids for new objects, counted up.
+#[derive(Debug)]
+pub struct Ids {
+    next: u64,
+}
+
+impl Ids {
+    /// Ids from `first` (not 0: 0 stands for null in digests).
+    pub fn from(first: u64) -> Ids {
+        Ids { next: first.max(1) }
+    }
+
+    /// The next id.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        id
+    }
+}
+
+/// Graph builders. Each one leaves its result as a new last entry of the
+/// root table and returns the [`GraphSummary`] of what it built, so a
+/// caller knows what [`SimpleObjects::verify`] must find.
+pub mod build {
+    use super::*;
+
+    /// Allocates and initializes one object with `slots` null slots and
+    /// `payload_words` of payload and pushes it onto `roots`.
+    ///
+    /// # Errors
+    /// The allocation's.
+    pub fn object(
+        m: &mut Mutator,
+        roots: &RootTable,
+        slots: usize,
+        payload_words: usize,
+        id: u64,
+    ) -> Result<ObjectReference, AllocError> {
+        let size = SimpleObjects::size_for(slots, payload_words);
+        let addr = m.alloc(size)?;
+        // SAFETY: a fresh allocation of `size` bytes.
+        let obj = unsafe { SimpleObjects::init(addr, size, slots, id) };
+        roots.push(Some(obj));
+        Ok(obj)
+    }
+
+    /// A linked list of `len` nodes (one slot each, the next node), the
+    /// head last on `roots`. With `cycle`, the last node links back to the
+    /// head (a self-loop for one node).
+    ///
+    /// # Errors
+    /// The allocation's; `roots` is left as it was.
+    pub fn list(
+        m: &mut Mutator,
+        roots: &RootTable,
+        len: usize,
+        payload_words: usize,
+        cycle: bool,
+        ids: &mut Ids,
+    ) -> Result<GraphSummary, AllocError> {
+        let base = roots.len();
+        let mut sum = GraphSummary::default();
+        let mut node_ids = Vec::with_capacity(len);
+        let result = (|| {
+            roots.push(None); // head
+            roots.push(None); // tail
+            for _ in 0..len {
+                let id = ids.next();
+                object(m, roots, 1, payload_words, id)?;
+                let n = roots.pop().expect("just pushed");
+                // SAFETY: `n` and the head are live (rooted), no collection
+                // since the allocation.
+                unsafe { SimpleObjects::set_slot(m, n, 0, roots.get(base)) };
+                if roots.get(base + 1).is_none() {
+                    roots.set(base + 1, Some(n));
+                }
+                roots.set(base, Some(n));
+                node_ids.push(id);
+            }
+            Ok::<(), AllocError>(())
+        })();
+        if let Err(e) = result {
+            roots.truncate(base);
+            return Err(e);
+        }
+        let head = roots.get(base);
+        if cycle && len > 0 {
+            let tail = roots.get(base + 1).expect("a non-empty list has a tail");
+            // SAFETY: rooted, no collection since.
+            unsafe { SimpleObjects::set_slot(m, tail, 0, head) };
+        }
+        let size = SimpleObjects::size_for(1, payload_words);
+        // Node k (built k-th) links to node k-1; node 0 to null or the head.
+        for (k, &id) in node_ids.iter().enumerate() {
+            let target = match k {
+                0 if cycle => *node_ids.last().expect("non-empty"),
+                0 => 0,
+                _ => node_ids[k - 1],
+            };
+            sum.add(id, size, &[target]);
+        }
+        roots.truncate(base);
+        roots.push(head);
+        Ok(sum)
+    }
+
+    /// A complete binary tree of `depth` (two slots per node, a leaf at
+    /// depth 0), the root last on `roots`.
+    ///
+    /// # Errors
+    /// The allocation's; `roots` is left as it was.
+    pub fn tree(
+        m: &mut Mutator,
+        roots: &RootTable,
+        depth: u32,
+        payload_words: usize,
+        ids: &mut Ids,
+    ) -> Result<GraphSummary, AllocError> {
+        let base = roots.len();
+        let mut sum = GraphSummary::default();
+        match tree_rec(m, roots, depth, payload_words, ids, &mut sum) {
+            Ok(_) => Ok(sum),
+            Err(e) => {
+                roots.truncate(base);
+                Err(e)
             }
         }
     }
 
-    fn object_size(&self, obj: Address) -> usize {
-        // SAFETY: the runtime asks only about objects `mark` reported, whose
-        // first word is their size.
-        unsafe { obj.as_ptr::<u64>().read() as usize }
+    fn tree_rec(
+        m: &mut Mutator,
+        roots: &RootTable,
+        depth: u32,
+        payload_words: usize,
+        ids: &mut Ids,
+        sum: &mut GraphSummary,
+    ) -> Result<u64, AllocError> {
+        let size = SimpleObjects::size_for(2, payload_words);
+        if depth == 0 {
+            let id = ids.next();
+            object(m, roots, 2, payload_words, id)?;
+            sum.add(id, size, &[0, 0]);
+            return Ok(id);
+        }
+        let l = tree_rec(m, roots, depth - 1, payload_words, ids, sum)?;
+        let r = tree_rec(m, roots, depth - 1, payload_words, ids, sum)?;
+        let id = ids.next();
+        let n = object(m, roots, 2, payload_words, id)?;
+        roots.pop();
+        let right = roots.pop();
+        let left = roots.pop();
+        // SAFETY: `n`, `left` and `right` are live and rooted until now; no
+        // collection since the allocation.
+        unsafe {
+            SimpleObjects::set_slot(m, n, 0, left);
+            SimpleObjects::set_slot(m, n, 1, right);
+        }
+        roots.push(Some(n));
+        sum.add(id, size, &[l, r]);
+        Ok(id)
     }
 
-    fn update_references(&self, forwarding: &Forwarding) {
-        for t in self.tables.lock().iter() {
-            for r in t.roots.lock().iter_mut() {
-                r.addr = forwarding.forward(r.addr);
+    /// An array of `len` reference slots whose elements are `distinct` new
+    /// objects, shared: slot `i` refers to element `i % distinct`. The
+    /// array is last on `roots`.
+    ///
+    /// # Errors
+    /// The allocation's; `roots` is left as it was.
+    pub fn array(
+        m: &mut Mutator,
+        roots: &RootTable,
+        len: usize,
+        distinct: usize,
+        payload_words: usize,
+        ids: &mut Ids,
+    ) -> Result<GraphSummary, AllocError> {
+        let base = roots.len();
+        let distinct = distinct.clamp(1, len.max(1));
+        let mut sum = GraphSummary::default();
+        let result = (|| {
+            let array_id = ids.next();
+            object(m, roots, len, 0, array_id)?;
+            let mut elems = Vec::with_capacity(distinct);
+            for k in 0..distinct.min(len) {
+                let id = ids.next();
+                let elem = object(m, roots, 0, payload_words, id)?;
+                roots.pop();
+                elems.push(id);
+                // Linked before the next allocation: nothing collected since
+                // `elem` was allocated.
+                let arr = roots.get(base).expect("rooted");
+                // SAFETY: `arr` and `elem` are live; no collection since.
+                unsafe { SimpleObjects::set_slot(m, arr, k, Some(elem)) };
             }
+            // Fill the rest with shared references.
+            let arr = roots.get(base).expect("rooted");
+            for i in distinct.min(len)..len {
+                // SAFETY: live and rooted; no allocation here.
+                let t = unsafe { SimpleObjects::slot(arr, i % distinct) };
+                // SAFETY: as above.
+                unsafe { SimpleObjects::set_slot(m, arr, i, t) };
+            }
+            let targets: Vec<u64> = (0..len).map(|i| elems[i % distinct]).collect();
+            sum.add(array_id, SimpleObjects::size_for(len, 0), &targets);
+            for &id in &elems {
+                sum.add(id, SimpleObjects::size_for(0, payload_words), &[]);
+            }
+            Ok::<(), AllocError>(())
+        })();
+        if let Err(e) = result {
+            roots.truncate(base);
+            return Err(e);
         }
+        Ok(sum)
     }
 }

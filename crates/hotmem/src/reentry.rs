@@ -1,9 +1,9 @@
 //! Which runtimes the current thread is collecting (or holding at a
 //! safepoint through `run_at_safepoint`).
 //!
-//! An [`ObjectModel`](crate::ObjectModel) callback runs on the collecting
-//! thread while that thread holds the runtime's collection lock and its
-//! safepoint. A callback that asks the same runtime for another collection,
+//! A [`Binding`](crate::Binding) callback runs on the collecting thread
+//! (which holds the runtime's collection lock and its safepoint) or on a GC
+//! worker that the collecting thread waits for; both are marked. A callback that asks the same runtime for another collection,
 //! a safepoint, or a new mutator would wait for itself forever; the entry
 //! points check this mark first and return a typed error instead.
 

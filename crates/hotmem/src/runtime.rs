@@ -4,7 +4,7 @@ use crate::binding::ObjectReference;
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
-use crate::gc::{self, CollectStats, GcCause, GcTotals};
+use crate::gc::{CollectStats, GcCause, GcTotals};
 use crate::handles::{Handle, RootRegistry};
 use crate::stacks::ThreadStack;
 use crate::views::{HeapView, MetaspaceView, NmtView};
@@ -36,7 +36,7 @@ pub struct NumaSummary {
 
 /// What collections leave behind for reports: statistics, the last one,
 /// totals. Behind its own lock, taken only briefly, so that reports never
-/// wait for a collection (and an object model callback may ask for one).
+/// wait for a collection (and an binding callback may ask for one).
 pub(crate) struct GcRecord {
     pub(crate) sampler: StatSampler,
     pub(crate) last: Option<CollectStats>,
@@ -284,7 +284,7 @@ impl Runtime {
     /// # Errors
     /// [`AttachError::Register`] with the safepoint coordinator's refusal
     /// (e.g. the thread is already attached);
-    /// [`AttachError::InsideCollection`] from an object model callback.
+    /// [`AttachError::InsideCollection`] from an binding callback.
     pub fn attach_mutator(&self) -> Result<Mutator, AttachError> {
         if reentry::inside(&*self.inner) {
             return Err(AttachError::InsideCollection);
@@ -374,7 +374,7 @@ impl Runtime {
             let _inside = reentry::enter(inner);
             match &inner.config.collector {
                 Some(c) => c.collect(inner, &mut workers, cause, cycle, ttsp),
-                None => gc::collect(inner, &mut workers, cause, cycle, ttsp),
+                None => Err(GcError::NoBinding),
             }
         };
         if let Ok(stats) = &result {
@@ -401,7 +401,7 @@ impl Runtime {
     /// [`GcError::Safepoint`] if the safepoint cannot begin (another one,
     /// begun directly on [`Runtime::safepoints`], is in progress, or the
     /// calling thread is a mutator in managed code);
-    /// [`GcError::InsideCollection`] if called from an object model callback
+    /// [`GcError::InsideCollection`] if called from an binding callback
     /// or from inside another `run_at_safepoint` of this runtime.
     pub fn run_at_safepoint<R>(
         &self,

@@ -1,0 +1,151 @@
+//! `HeapMap`: the heap's pages as one collection sees them, with a live map
+//! each, and the lookup from a reference to its page and word.
+
+use crate::binding::ObjectReference;
+use crate::livemap::LiveMap;
+use hotmem_page::{PageRef, PageType};
+use serde::Serialize;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+
+/// Why a value the binding reported as a reference is not one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum BadReference {
+    /// Not word-aligned.
+    Misaligned,
+    /// Outside the heap's address range.
+    OutsideHeap,
+    /// Inside the heap's range but in no allocated page (freed memory).
+    FreeMemory,
+    /// In an allocated page, past the part of it that holds objects.
+    PastTop,
+    /// Inside a large page but not at its one object's start.
+    NotAnObjectStart,
+}
+
+impl fmt::Display for BadReference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BadReference::Misaligned => "is not word-aligned",
+            BadReference::OutsideHeap => "lies outside the heap",
+            BadReference::FreeMemory => "points into free heap memory (no allocated page)",
+            BadReference::PastTop => "points past the allocated part of its page",
+            BadReference::NotAnObjectStart => {
+                "points into the middle of a large object (not its start)"
+            }
+        })
+    }
+}
+
+/// One page during a collection.
+pub(crate) struct PageGc {
+    pub(crate) page: PageRef,
+    pub(crate) start: usize,
+    /// The page's bump pointer at the safepoint: objects lie below it.
+    pub(crate) top: usize,
+    pub(crate) large: bool,
+    pub(crate) live: LiveMap,
+    /// Holds a pinned object: not evacuated.
+    pub(crate) pinned: AtomicBool,
+    /// A reference into it was found without a forwarding entry during the
+    /// update: it is not freed.
+    pub(crate) keep: AtomicBool,
+}
+
+/// The heap's pages, found by address through a granule table.
+pub(crate) struct HeapMap {
+    base: usize,
+    len: usize,
+    shift: u32,
+    /// Page index + 1 per granule; 0 for none.
+    granules: Vec<u32>,
+    pub(crate) pages: Vec<PageGc>,
+}
+
+impl HeapMap {
+    /// The map of `pages` in the heap reservation `base..base+len`.
+    pub(crate) fn new(base: usize, len: usize, pages: Vec<PageRef>) -> HeapMap {
+        // The largest power of two that divides every page's offset and size
+        // (at most a granule): no two pages share an entry.
+        let mut unit = hotmem_page::GRANULE_SIZE;
+        for p in &pages {
+            let off = p.range().start().get() - base;
+            for v in [off, p.size()] {
+                if v != 0 {
+                    unit = unit.min(1 << v.trailing_zeros());
+                }
+            }
+        }
+        let shift = unit.trailing_zeros();
+        let mut granules = vec![0u32; len.div_ceil(unit)];
+        let pages: Vec<PageGc> = pages
+            .into_iter()
+            .map(|page| {
+                let start = page.range().start().get();
+                let top = page.top().get();
+                let large = page.page_type() == PageType::Large;
+                let words = if large { 1 } else { (top - start) / 8 };
+                PageGc {
+                    start,
+                    top,
+                    large,
+                    live: LiveMap::new(words),
+                    pinned: AtomicBool::new(false),
+                    keep: AtomicBool::new(false),
+                    page,
+                }
+            })
+            .collect();
+        for (i, p) in pages.iter().enumerate() {
+            let first = (p.start - base) >> shift;
+            let count = p.page.size() >> shift;
+            for g in &mut granules[first..first + count] {
+                *g = i as u32 + 1;
+            }
+        }
+        HeapMap {
+            base,
+            len,
+            shift,
+            granules,
+            pages,
+        }
+    }
+
+    /// The page index and word index (in the page's live map) of the object
+    /// `r` refers to.
+    #[inline]
+    pub(crate) fn locate(&self, r: ObjectReference) -> Result<(usize, usize), BadReference> {
+        let a = r.get();
+        if a % ObjectReference::ALIGN != 0 {
+            return Err(BadReference::Misaligned);
+        }
+        let off = a.wrapping_sub(self.base);
+        if off >= self.len {
+            return Err(BadReference::OutsideHeap);
+        }
+        let i = self.granules[off >> self.shift];
+        if i == 0 {
+            return Err(BadReference::FreeMemory);
+        }
+        let pi = i as usize - 1;
+        let p = &self.pages[pi];
+        if a >= p.top || a < p.start {
+            return Err(BadReference::PastTop);
+        }
+        if p.large {
+            if a != p.start {
+                return Err(BadReference::NotAnObjectStart);
+            }
+            return Ok((pi, 0));
+        }
+        Ok((pi, (a - p.start) / 8))
+    }
+
+    /// The address of word `word` of page `pi`.
+    #[inline]
+    pub(crate) fn address(&self, pi: usize, word: usize) -> usize {
+        self.pages[pi].start + word * 8
+    }
+}

@@ -1,0 +1,259 @@
+//! Parallel marking with work stealing.
+//!
+//! Each marking worker owns a LIFO deque (depth-first: the gray set stays
+//! small); roots go into a shared injector. A worker pops its own deque,
+//! then steals a batch from the injector or another worker. Termination:
+//! a worker counts itself active before it steals and inactive once its
+//! deque is empty and stealing failed; it stops when it sees no active
+//! worker and every queue empty (only an active worker can push, so no
+//! work can appear after that). An object is marked by the thread that
+//! sets its start bit in the page's live map, so one reached twice is
+//! scanned once.
+//!
+//! Concurrent marking attaches here: the store barrier's SATB buffers are
+//! drained into the same queues, and the termination check also requires
+//! the mutators' buffers to be empty.
+
+use crate::binding::{Binding, ObjectReference, Slot};
+use crate::error::GcError;
+use crate::heapmap::HeapMap;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use hotmem_os::Address;
+use parking_lot::Mutex;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// One marking phase.
+pub(crate) struct Marker<'a, B: Binding> {
+    binding: &'a B,
+    map: &'a HeapMap,
+    injector: Injector<ObjectReference>,
+    stealers: Vec<Stealer<ObjectReference>>,
+    deques: Vec<Mutex<Option<Worker<ObjectReference>>>>,
+    active: AtomicUsize,
+    abort: AtomicBool,
+    error: Mutex<Option<GcError>>,
+    marked: AtomicU64,
+}
+
+/// Live objects and bytes found on the current page, added to its live map
+/// in one go when the worker moves to another page.
+struct PageTally {
+    page: usize,
+    objects: usize,
+    bytes: usize,
+}
+
+impl<'a, B: Binding> Marker<'a, B> {
+    pub(crate) fn new(binding: &'a B, map: &'a HeapMap, workers: usize) -> Self {
+        let deques: Vec<Worker<ObjectReference>> =
+            (0..workers).map(|_| Worker::new_lifo()).collect();
+        Marker {
+            binding,
+            map,
+            injector: Injector::new(),
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            deques: deques.into_iter().map(|d| Mutex::new(Some(d))).collect(),
+            active: AtomicUsize::new(0),
+            abort: AtomicBool::new(false),
+            error: Mutex::new(None),
+            marked: AtomicU64::new(0),
+        }
+    }
+
+    /// Objects marked so far.
+    pub(crate) fn marked(&self) -> u64 {
+        self.marked.load(Ordering::Relaxed)
+    }
+
+    /// Marks a root (from the collecting thread): an error names the slot.
+    pub(crate) fn mark_root(
+        &self,
+        r: ObjectReference,
+        slot: Option<Address>,
+    ) -> Result<(), GcError> {
+        let (pi, wi) = self
+            .map
+            .locate(r)
+            .map_err(|reason| GcError::InvalidReference {
+                value: r.get(),
+                slot,
+                holder: None,
+                reason,
+            })?;
+        if self.map.pages[pi].live.mark(wi) {
+            self.injector.push(r);
+        }
+        Ok(())
+    }
+
+    fn fail(&self, e: GcError) {
+        let mut slot = self.error.lock();
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+        self.abort.store(true, Ordering::SeqCst);
+    }
+
+    /// The first error a worker found.
+    pub(crate) fn take_error(&self) -> Option<GcError> {
+        self.error.lock().take()
+    }
+
+    fn all_empty(&self) -> bool {
+        self.injector.is_empty() && self.stealers.iter().all(Stealer::is_empty)
+    }
+
+    fn steal(&self, local: &Worker<ObjectReference>, me: usize) -> Option<ObjectReference> {
+        loop {
+            let mut retry = false;
+            match self.injector.steal_batch_and_pop(local) {
+                Steal::Success(r) => return Some(r),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            let n = self.stealers.len();
+            for k in 1..n {
+                match self.stealers[(me + k) % n].steal_batch_and_pop(local) {
+                    Steal::Success(r) => return Some(r),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Runs marking worker `me` until marking is complete (or failed).
+    pub(crate) fn work(&self, me: usize) {
+        let Some(local) = self.deques.get(me).and_then(|d| d.lock().take()) else {
+            return;
+        };
+        let mut tally = PageTally {
+            page: usize::MAX,
+            objects: 0,
+            bytes: 0,
+        };
+        let mut marked = 0u64;
+        let mut active = false;
+        let mut idle = 0u32;
+        loop {
+            if self.abort.load(Ordering::Relaxed) {
+                break;
+            }
+            let next = match local.pop() {
+                Some(r) => Some(r),
+                None => {
+                    if !active {
+                        self.active.fetch_add(1, Ordering::SeqCst);
+                        active = true;
+                    }
+                    self.steal(&local, me)
+                }
+            };
+            let Some(r) = next else {
+                self.active.fetch_sub(1, Ordering::SeqCst);
+                active = false;
+                if self.active.load(Ordering::SeqCst) == 0 && self.all_empty() {
+                    break;
+                }
+                idle += 1;
+                if idle < 32 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+                continue;
+            };
+            idle = 0;
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.process(r, &local, &mut tally)));
+            match outcome {
+                Ok(Ok(())) => marked += 1,
+                Ok(Err(e)) => self.fail(e),
+                Err(payload) => self.fail(GcError::ObjectModelPanicked(crate::gc::panic_message(
+                    &*payload,
+                ))),
+            }
+        }
+        if active {
+            self.active.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.flush(&tally);
+        self.marked.fetch_add(marked, Ordering::Relaxed);
+    }
+
+    fn flush(&self, t: &PageTally) {
+        if t.page != usize::MAX && t.objects > 0 {
+            self.map.pages[t.page].live.add(t.objects, t.bytes);
+        }
+    }
+
+    /// Sizes and scans one marked object, marking and pushing what it
+    /// references.
+    #[inline]
+    fn process(
+        &self,
+        r: ObjectReference,
+        local: &Worker<ObjectReference>,
+        tally: &mut PageTally,
+    ) -> Result<(), GcError> {
+        let map = self.map;
+        // Validated when it was marked.
+        let Ok((pi, wi)) = map.locate(r) else {
+            unreachable!("a marked object was located when it was marked")
+        };
+        let page = &map.pages[pi];
+        let raw = self.binding.object_size(r);
+        let size = raw.checked_add(7).map(|s| s & !7).unwrap_or(0);
+        let room = page.top - r.get();
+        if size == 0 || size > room {
+            return Err(GcError::InvalidObjectSize {
+                object: r,
+                size: raw,
+                room,
+            });
+        }
+        if !page.large {
+            page.live.set_end(wi + size / 8 - 1);
+        } else {
+            page.live.set_end(0);
+        }
+        if tally.page != pi {
+            self.flush(tally);
+            *tally = PageTally {
+                page: pi,
+                objects: 0,
+                bytes: 0,
+            };
+        }
+        tally.objects += 1;
+        tally.bytes += size;
+        let mut bad = None;
+        self.binding.scan_object(r, &mut |slot: B::Slot| {
+            let Some(t) = slot.load() else { return };
+            match map.locate(t) {
+                Ok((tpi, twi)) => {
+                    if map.pages[tpi].live.mark(twi) {
+                        local.push(t);
+                    }
+                }
+                Err(reason) => {
+                    if bad.is_none() {
+                        bad = Some(GcError::InvalidReference {
+                            value: t.get(),
+                            slot: Some(slot.address()),
+                            holder: Some(r),
+                            reason,
+                        });
+                    }
+                }
+            }
+        });
+        match bad {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
