@@ -375,6 +375,13 @@ fn run(o: &Options) -> Result<(), String> {
                 .find(|r| r.wall_ns == wall)
                 .expect("the median is one of the runs");
             println!("{}", describe(&r.gc));
+            let pauses = r.gc["pause_total_ns"].as_u64().unwrap_or(0);
+            println!(
+                "  outside pauses (mutators, runtime build and teardown): {:.1} ms; in pauses: {:.1} ms ({:.0}% of the wall time)",
+                ms(r.wall_ns.saturating_sub(pauses)),
+                ms(pauses),
+                100.0 * pauses as f64 / r.wall_ns.max(1) as f64
+            );
         }
     }
     let wall_of = |v| medians.iter().find(|(m, _)| *m == v).map(|&(_, w)| w);
