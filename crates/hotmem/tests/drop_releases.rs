@@ -12,7 +12,7 @@ fn dropping_the_runtime_releases_everything() {
     let rt = Runtime::builder()
         .heap_max(32 << 20)
         .numa(NumaConfig::Detect)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     let nmt = rt.nmt().clone();
@@ -24,9 +24,9 @@ fn dropping_the_runtime_releases_everything() {
         for i in 0..5000u64 {
             let addr = me.alloc(256).unwrap();
             // SAFETY: a fresh allocation.
-            let root = unsafe { SimpleObjects::init(addr, 256, i) };
+            let root = unsafe { SimpleObjects::init(addr, 256, 0, i) };
             if i % 3 == 0 {
-                roots.push(root);
+                roots.push(Some(root));
             }
         }
         let mut loader = rt.class_loader(ArenaKind::Boot);

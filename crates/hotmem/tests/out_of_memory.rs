@@ -10,7 +10,7 @@ fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
     let rt = Runtime::builder()
         .heap_max(MIN_HEAP)
         .numa(NumaConfig::Off)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     let roots = objects.root_table();
@@ -21,7 +21,7 @@ fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
         match me.alloc(size) {
             Ok(addr) => {
                 // SAFETY: a fresh allocation.
-                roots.push(unsafe { SimpleObjects::init(addr, size, id) });
+                roots.push(Some(unsafe { SimpleObjects::init(addr, size, 0, id) }));
                 id += 1;
             }
             Err(e) => break e,
@@ -52,11 +52,11 @@ fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
             .alloc(size)
             .expect("room again after the live set shrank");
         // SAFETY: a fresh allocation.
-        let _ = unsafe { SimpleObjects::init(addr, size, id) };
+        let _ = unsafe { SimpleObjects::init(addr, size, 0, id) };
         id += 1;
     }
     // SAFETY: single mutator, not collecting.
-    assert_eq!(unsafe { objects.verify() }.unwrap(), 10);
+    assert_eq!(unsafe { objects.verify() }.unwrap().objects, 10);
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn bad_configuration_is_a_typed_error() {
     }
     // Without an object model the runtime allocates but cannot collect.
     let rt = Runtime::builder().numa(NumaConfig::Off).build().unwrap();
-    assert_eq!(rt.collect().unwrap_err(), hotmem::GcError::NoObjectModel);
+    assert_eq!(rt.collect().unwrap_err(), hotmem::GcError::NoBinding);
     assert!(matches!(
         rt.attach_mutator().unwrap().alloc(0),
         Err(AllocError::Layout(_))
@@ -98,7 +98,7 @@ fn an_object_larger_than_the_heap_is_a_bad_size_without_collecting() {
     let rt = Runtime::builder()
         .heap_max(MIN_HEAP)
         .numa(NumaConfig::Off)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     let mut me = rt.attach_mutator().unwrap();

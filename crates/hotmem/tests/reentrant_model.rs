@@ -1,10 +1,14 @@
-//! An object model whose callbacks call back into the runtime: every such
-//! call returns (an error where it would wait for the collection itself)
-//! and the collection completes; a panicking callback is an error, not a
-//! torn pause. Each scenario runs under a deadline: a hang fails the test
-//! instead of blocking the suite.
+//! A binding whose callbacks call back into the runtime: every such call
+//! returns (an error where it would wait for the collection itself), from
+//! the collecting thread and from the GC workers alike, and the collection
+//! completes; a panicking callback is an error, not a torn pause. Each
+//! scenario runs under a deadline: a hang fails the test instead of
+//! blocking the suite.
 
-use hotmem::{Address, AttachError, Forwarding, GcError, NumaConfig, ObjectModel, Runtime};
+use hotmem::{
+    AttachError, Binding, GcError, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,21 +21,61 @@ const DEADLINE: Duration = Duration::from_secs(120);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Meddle {
     Nothing,
+    /// Calls the runtime from `scan_global_roots` (the collecting thread).
     CallRuntime,
+    /// Calls the runtime from `scan_object` (a GC worker).
+    CallRuntimeFromWorker,
+    /// Panics in the root scan of marking.
     PanicInMark,
+    /// Panics in `scan_object` on a worker, during marking.
+    PanicInScan,
+    /// Panics in the root scan of the update phase.
     PanicInUpdate,
 }
 
-/// Objects start with their size; the roots are a list.
+/// Objects are `[size][payload][next]`; the roots are a list of words.
 struct Model {
-    roots: Mutex<Vec<Address>>,
+    roots: Mutex<Vec<usize>>,
     runtime: Mutex<Option<Runtime>>,
     meddle: Mutex<Meddle>,
-    /// What each call into the runtime returned, from inside `mark`.
+    /// Root scans so far: odd ones mark, even ones update.
+    root_scans: AtomicUsize,
+    /// What each call into the runtime returned, from inside a callback.
     seen: Mutex<Vec<String>>,
 }
 
 impl Model {
+    fn meddle(&self) -> Meddle {
+        *self.meddle.lock().unwrap()
+    }
+
+    /// The facade's entry points only: from a GC worker, the safepoint
+    /// coordinator's own `begin` and `handshake_all` would wait for the
+    /// collection (see the report: the coordinator cannot tell a worker of
+    /// the owner from any other thread).
+    fn call_facade(&self) {
+        let rt = self
+            .runtime
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("set after build");
+        let mut seen = self.seen.lock().unwrap();
+        match rt.collect() {
+            Err(GcError::InsideCollection) => seen.push("collect: inside".into()),
+            other => seen.push(format!("collect: {other:?}")),
+        }
+        match rt.run_at_safepoint("nested", || ()) {
+            Err(GcError::InsideCollection) => seen.push("run_at_safepoint: inside".into()),
+            other => seen.push(format!("run_at_safepoint: {other:?}")),
+        }
+        match rt.attach_mutator() {
+            Err(AttachError::InsideCollection) => seen.push("attach: inside".into()),
+            other => seen.push(format!("attach: {other:?}")),
+        }
+        seen.push(format!("report: {} sections", rt.report().sections().len()));
+    }
+
     fn call_runtime(&self) {
         let rt = self
             .runtime
@@ -68,29 +112,42 @@ impl Model {
     }
 }
 
-impl ObjectModel for Model {
-    fn mark(&self, live: &mut dyn FnMut(Address)) {
-        let meddle = *self.meddle.lock().unwrap();
-        match meddle {
-            Meddle::CallRuntime => self.call_runtime(),
-            Meddle::PanicInMark => panic!("mark failed on purpose"),
-            Meddle::Nothing | Meddle::PanicInUpdate => {}
+impl Binding for Model {
+    type Slot = SimpleSlot;
+
+    fn object_size(&self, obj: ObjectReference) -> usize {
+        // SAFETY: the runtime asks only about marked objects, which start
+        // with their size.
+        unsafe { obj.to_address().as_ptr::<usize>().read() }
+    }
+
+    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, v: &mut V) {
+        match self.meddle() {
+            Meddle::PanicInScan => panic!("scan failed on purpose"),
+            Meddle::CallRuntimeFromWorker => {
+                // Once per collection is enough.
+                if self.seen.lock().unwrap().is_empty() {
+                    self.call_facade();
+                }
+            }
+            _ => {}
         }
-        self.roots.lock().unwrap().iter().for_each(|&r| live(r));
+        // SAFETY: word 2 of a live object is its reference slot.
+        v.visit_slot(unsafe { SimpleSlot::new(obj.to_address() + 16) });
     }
 
-    fn object_size(&self, obj: Address) -> usize {
-        // SAFETY: the runtime asks only about objects `mark` reported, which
-        // are live and start with their size.
-        unsafe { obj.as_ptr::<u64>().read() as usize }
-    }
-
-    fn update_references(&self, forwarding: &Forwarding) {
-        if *self.meddle.lock().unwrap() == Meddle::PanicInUpdate {
-            panic!("update failed on purpose");
+    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
+        let scan = self.root_scans.fetch_add(1, Ordering::SeqCst) + 1;
+        let marking = scan % 2 == 1;
+        match self.meddle() {
+            Meddle::CallRuntime if marking => self.call_runtime(),
+            Meddle::PanicInMark if marking => panic!("mark failed on purpose"),
+            Meddle::PanicInUpdate if !marking => panic!("update failed on purpose"),
+            _ => {}
         }
         for r in self.roots.lock().unwrap().iter_mut() {
-            *r = forwarding.forward(*r);
+            // SAFETY: the list is locked for the visit.
+            v.visit_slot(unsafe { SimpleSlot::from_ref(r) });
         }
     }
 }
@@ -100,13 +157,14 @@ fn setup() -> (Runtime, Arc<Model>) {
         roots: Mutex::new(Vec::new()),
         runtime: Mutex::new(None),
         meddle: Mutex::new(Meddle::Nothing),
+        root_scans: AtomicUsize::new(0),
         seen: Mutex::new(Vec::new()),
     });
     let rt = Runtime::builder()
         .heap_max(64 << 20)
         .numa(NumaConfig::Off)
         .gc_workers(2)
-        .object_model(model.clone())
+        .binding(model.clone())
         .build()
         .expect("runtime");
     *model.runtime.lock().unwrap() = Some(rt.clone());
@@ -120,13 +178,14 @@ fn populate(rt: &Runtime, model: &Model) -> Vec<u64> {
     let mut expected = Vec::new();
     for i in 0..20_000u64 {
         let obj = me.alloc(64).expect("alloc");
-        // SAFETY: a fresh 64-byte object: we write its first two words.
+        // SAFETY: a fresh 64-byte object: we write its first three words.
         unsafe {
             obj.as_ptr::<u64>().write(64);
             obj.as_ptr::<u64>().add(1).write(i);
+            obj.as_ptr::<u64>().add(2).write(0);
         }
         if i % 10 == 0 {
-            model.roots.lock().unwrap().push(obj);
+            model.roots.lock().unwrap().push(obj.get());
             expected.push(i);
         }
     }
@@ -138,8 +197,8 @@ fn check_roots(model: &Model, expected: &[u64]) {
     assert_eq!(roots.len(), expected.len());
     for (&obj, &want) in roots.iter().zip(expected) {
         // SAFETY: roots are live objects, updated when they moved.
-        let got = unsafe { obj.as_ptr::<u64>().add(1).read() };
-        assert_eq!(got, want, "object at {obj} lost its payload");
+        let got = unsafe { (obj as *const u64).add(1).read() };
+        assert_eq!(got, want, "object at {obj:#x} lost its payload");
     }
 }
 
@@ -192,6 +251,45 @@ fn callbacks_that_call_the_runtime_get_errors_and_the_collection_completes() {
         // And the runtime works normally afterwards.
         *model.meddle.lock().unwrap() = Meddle::Nothing;
         rt.collect().expect("a normal collection");
+        check_roots(&model, &expected);
+        *model.runtime.lock().unwrap() = None;
+    });
+}
+
+#[test]
+fn callbacks_on_gc_workers_that_call_the_runtime_get_errors_too() {
+    with_deadline("reentrant callbacks on workers", || {
+        let (rt, model) = setup();
+        let expected = populate(&rt, &model);
+        *model.meddle.lock().unwrap() = Meddle::CallRuntimeFromWorker;
+        let stats = rt.collect().expect("the collection itself succeeds");
+        assert_eq!(stats.live_objects, expected.len() as u64);
+        check_roots(&model, &expected);
+        let seen = model.seen.lock().unwrap().clone();
+        assert!(seen[0].starts_with("collect: inside"), "{seen:#?}");
+        assert!(seen[1].starts_with("run_at_safepoint: inside"), "{seen:#?}");
+        assert!(seen[2].starts_with("attach: inside"), "{seen:#?}");
+        assert!(seen[3].starts_with("report: "), "{seen:#?}");
+        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        *model.runtime.lock().unwrap() = None;
+    });
+}
+
+#[test]
+fn a_panicking_scan_on_a_worker_is_an_error_and_changes_nothing() {
+    with_deadline("panicking scan", || {
+        let (rt, model) = setup();
+        let expected = populate(&rt, &model);
+        let used = rt.heap().usage().used;
+        *model.meddle.lock().unwrap() = Meddle::PanicInScan;
+        match rt.collect() {
+            Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
+            other => panic!("expected ObjectModelPanicked, got {other:?}"),
+        }
+        assert_eq!(rt.heap().usage().used, used, "nothing was freed");
+        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        let stats = rt.collect().expect("the runtime recovers");
+        assert_eq!(stats.live_objects, expected.len() as u64);
         check_roots(&model, &expected);
         *model.runtime.lock().unwrap() = None;
     });

@@ -1,7 +1,8 @@
-//! Objects survive many collections intact, and NMT's totals per tag equal
-//! the allocators' own accounting after every collection.
+//! Object graphs survive many collections intact (every payload and every
+//! reference), and NMT's totals per tag equal the allocators' own
+//! accounting after every collection.
 
-use hotmem::objects::{RootTable, SimpleObjects};
+use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::os::MemTag;
 use hotmem::{ArenaKind, MetadataType, Mutator, NumaConfig, Runtime};
 use std::sync::Arc;
@@ -26,22 +27,62 @@ fn nmt_matches_allocators(rt: &Runtime) {
     }
 }
 
-/// Allocates `n` objects of mixed sizes, keeping every `keep`-th.
-fn churn(me: &mut Mutator, roots: &RootTable, n: u64, keep: u64, first_id: u64, medium: usize) {
+/// Builds `n` graphs of mixed shapes and sizes (single objects, some
+/// medium; lists; trees; arrays of shared references; cycles), keeping
+/// every `keep`-th; returns what the kept ones hold, in root order.
+fn churn(
+    me: &mut Mutator,
+    roots: &RootTable,
+    n: u64,
+    keep: u64,
+    ids: &mut Ids,
+    medium: usize,
+) -> Vec<GraphSummary> {
+    let mut kept = Vec::new();
     for i in 0..n {
-        let size = match i % 50 {
-            0 => medium,
-            _ => 32 + (i as usize % 64) * 8,
-        };
-        let id = first_id + i;
-        let addr = me.alloc(size).expect("the live set fits");
-        // SAFETY: a fresh allocation of `size` bytes.
-        let root = unsafe { SimpleObjects::init(addr, size, id) };
+        let shape = if i % 50 == 0 { 0 } else { 1 + i % 9 };
+        let sum = match shape {
+            0 => {
+                let payload = (medium - SimpleObjects::size_for(1, 0)) / 8 + 1;
+                let id = ids.next();
+                build::object(me, roots, 1, payload, id).map(|_| {
+                    let mut s = GraphSummary::default();
+                    s.add(id, SimpleObjects::size_for(1, payload), &[0]);
+                    s
+                })
+            }
+            1 => build::list(me, roots, 1 + i as usize % 30, 2, false, ids),
+            2 => build::tree(me, roots, (i % 5) as u32, 1, ids),
+            3 => build::array(me, roots, 1 + i as usize % 40, 1 + i as usize % 7, 1, ids),
+            4 => build::list(me, roots, 1 + i as usize % 9, 0, true, ids),
+            _ => {
+                let id = ids.next();
+                let payload = i as usize % 64;
+                build::object(me, roots, 0, payload, id).map(|_| {
+                    let mut s = GraphSummary::default();
+                    s.add(id, SimpleObjects::size_for(0, payload), &[]);
+                    s
+                })
+            }
+        }
+        .expect("the live set fits");
         if i % keep == 0 {
-            roots.push(root);
+            kept.push(sum);
+        } else {
+            roots.pop();
         }
         me.poll();
     }
+    kept
+}
+
+fn total(kept: &[GraphSummary]) -> GraphSummary {
+    kept.iter().fold(GraphSummary::default(), |mut a, k| {
+        a.objects += k.objects;
+        a.bytes += k.bytes;
+        a.digest = a.digest.wrapping_add(k.digest);
+        a
+    })
 }
 
 #[test]
@@ -51,7 +92,7 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
         .heap_max(64 << 20)
         .numa(NumaConfig::Off)
         .gc_workers(2)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     let medium = rt.heap().page_sizes().small_object_max() + 8;
@@ -59,11 +100,15 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
     let mut me = rt.attach_mutator().unwrap();
     let mut loaders = Vec::new();
     let mut relocated = 0;
+    let mut ids = Ids::from(1);
+    let mut kept: Vec<GraphSummary> = Vec::new();
     for cycle in 0..12u64 {
-        churn(&mut me, &roots, 3000, 7, cycle * 1_000_000, medium);
-        // Let older objects die so that pages become sparse.
-        while roots.len() > 1500 {
-            roots.swap_remove(cycle as usize % roots.len());
+        kept.extend(churn(&mut me, &roots, 3000, 7, &mut ids, medium));
+        // Let older graphs die so that pages become sparse.
+        while roots.len() > 300 {
+            let i = cycle as usize % roots.len();
+            roots.swap_remove(i);
+            kept.swap_remove(i);
         }
         let mut loader = rt.class_loader(ArenaKind::Standard);
         loader.alloc_class(2048).unwrap();
@@ -74,10 +119,12 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
         }
         let stats = me.collect().unwrap();
         relocated += stats.objects_relocated;
-        assert_eq!(stats.live_objects as usize, roots.len());
+        let want = total(&kept);
+        assert_eq!(stats.live_objects as usize, want.objects);
+        assert_eq!(stats.live_bytes as usize, want.bytes);
         // SAFETY: this thread is the only mutator and it is not collecting.
-        let verified = unsafe { objects.verify() }.unwrap();
-        assert_eq!(verified, roots.len());
+        let found = unsafe { objects.verify() }.unwrap();
+        assert_eq!(found, want, "the graph is what was built");
         nmt_matches_allocators(&rt);
     }
     assert!(
@@ -93,7 +140,7 @@ fn collections_from_another_thread_stop_running_mutators() {
     let rt = Runtime::builder()
         .heap_max(32 << 20)
         .numa(NumaConfig::Off)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -105,12 +152,16 @@ fn collections_from_another_thread_stop_running_mutators() {
                 let roots = objects.root_table();
                 let mut i = 0u64;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let size = 32 + (i as usize % 32) * 8;
+                    let size = 40 + (i as usize % 32) * 8;
                     let addr = me.alloc(size).unwrap();
                     // SAFETY: a fresh allocation.
-                    let root = unsafe { SimpleObjects::init(addr, size, t << 40 | i) };
+                    let obj = unsafe { SimpleObjects::init(addr, size, 1, t << 40 | i) };
                     if i % 5 == 0 {
-                        roots.push(root);
+                        // Each kept object refers to the previous one: a
+                        // chain through the whole run, cut now and then.
+                        // SAFETY: both live; no collection since the alloc.
+                        unsafe { SimpleObjects::set_slot(&me, obj, 0, roots.last()) };
+                        roots.push(Some(obj));
                         if roots.len() > 2000 {
                             roots.swap_remove((i as usize) % 2000);
                         }
@@ -118,7 +169,7 @@ fn collections_from_another_thread_stop_running_mutators() {
                     if i % 97 == 0 {
                         if let Some(r) = roots.get(0) {
                             // SAFETY: attached and not polled since reading the root.
-                            unsafe { SimpleObjects::check(&r) }.unwrap();
+                            unsafe { SimpleObjects::check(r) }.unwrap();
                         }
                     }
                     i += 1;
@@ -151,7 +202,7 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
         .heap_max(64 << 20)
         .numa(NumaConfig::Synthetic("pack:2 numa:1 core:2 pu:1".into()))
         .gc_workers(2)
-        .object_model(objects.clone())
+        .binding(objects.clone())
         .build()
         .unwrap();
     assert_eq!(rt.partitions().len(), 2);
@@ -161,16 +212,22 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
     // Two mutators: attached round-robin to the two partitions.
     let roots = [objects.root_table(), objects.root_table()];
     let mut a = rt.attach_mutator().unwrap();
-    churn(&mut a, &roots[0], 2000, 5, 0, medium);
-    let b_partition = std::thread::scope(|s| {
+    let mut ids = Ids::from(1);
+    let mut kept = churn(&mut a, &roots[0], 2000, 5, &mut ids, medium);
+    // `a` stays attached while `b` runs: in native code, so that a
+    // collection `b` needs does not wait for it.
+    let region = a.enter_native();
+    let (b_partition, b_kept) = std::thread::scope(|s| {
         s.spawn(|| {
             let mut b = rt.attach_mutator().unwrap();
-            churn(&mut b, &roots[1], 2000, 5, 1 << 32, medium);
-            b.partition()
+            let mut ids = Ids::from(1 << 32);
+            let kept = churn(&mut b, &roots[1], 2000, 5, &mut ids, medium);
+            (b.partition(), kept)
         })
         .join()
         .unwrap()
     });
+    drop(region);
     assert_ne!(
         a.partition(),
         b_partition,
@@ -192,6 +249,7 @@ fn synthetic_two_node_runtime_relocates_node_locally() {
     );
     assert!(text.contains("locality 100% (simulated)"), "{text}");
     // SAFETY: single mutator, not collecting.
-    let verified = unsafe { objects.verify() }.unwrap();
-    assert_eq!(verified, roots[0].len() + roots[1].len());
+    let found = unsafe { objects.verify() }.unwrap();
+    kept.extend(b_kept);
+    assert_eq!(found, total(&kept));
 }
