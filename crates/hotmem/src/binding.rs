@@ -52,6 +52,20 @@ use std::num::NonZeroUsize;
 /// An `ObjectReference` is only a value: holding one does not keep the
 /// object alive or in place. It stays valid until the next collection, which
 /// may move or free the object (see [`Mutator::alloc`](crate::Mutator::alloc)).
+///
+/// The only way to make one is [`ObjectReference::from_address`], which
+/// refuses null and misaligned addresses:
+///
+/// ```
+/// # use hotmem::{Address, ObjectReference};
+/// assert!(ObjectReference::from_address(Address::new(0x1000)).is_some());
+/// assert!(ObjectReference::from_address(Address::new(0x1001)).is_none());
+/// ```
+///
+/// ```compile_fail,E0423
+/// # use hotmem::ObjectReference;
+/// let r = ObjectReference(std::num::NonZeroUsize::new(0x1001).unwrap()); // private
+/// ```
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectReference(NonZeroUsize);
 

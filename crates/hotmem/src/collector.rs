@@ -16,6 +16,7 @@ use crate::heapmap::HeapMap;
 use crate::mark::Marker;
 use crate::reentry;
 use crate::runtime::Inner;
+use crate::sidetable::SideTable;
 use crate::workers::GcWorkers;
 use hotmem_os::Address;
 use hotmem_page::{NodeId, ObjectLayout, PageRef};
@@ -120,7 +121,12 @@ fn collect<B: Binding>(
         inner.gc_alloc.retire_pages();
     }
     let reserved = inner.heap.reserved();
-    let map = HeapMap::new(reserved.start().get(), reserved.len(), inner.heap.pages());
+    let map = HeapMap::new(
+        &inner.memory,
+        reserved.start().get(),
+        reserved.len(),
+        inner.heap.pages(),
+    );
     let page_count = map.pages.len();
     let worker_count = workers.count().max(1);
     let partitions = &inner.partitions;
@@ -145,26 +151,34 @@ fn collect<B: Binding>(
     // medium pages with enough garbage and no pinned object.
     let limit = inner.config.fragmentation_limit;
     let mut empty: Vec<PageRef> = Vec::new();
-    let mut fwd: Vec<Option<Forwarding>> = Vec::with_capacity(page_count);
     let mut live_bytes = 0u64;
     let mut work: Vec<(NodeId, usize)> = Vec::new();
+    let mut selected = vec![false; page_count];
     for (pi, p) in map.pages.iter().enumerate() {
         let bytes = p.live.live_bytes();
         live_bytes += bytes as u64;
-        let objects = p.live.live_objects();
-        if objects == 0 {
+        if p.live.live_objects() == 0 {
             empty.push(p.page.clone());
-            fwd.push(None);
             continue;
         }
         let sparse =
             (p.page.size() - bytes.min(p.page.size())) as f64 >= limit * p.page.size() as f64;
-        let evacuate = !p.large && !p.pinned.load(Ordering::Relaxed) && sparse;
-        fwd.push(evacuate.then(|| Forwarding::new(objects)));
+        selected[pi] = !p.large && !p.pinned.load(Ordering::Relaxed) && sparse;
         if !p.large {
             work.push((p.page.node(), pi));
         }
     }
+    let fwd_words: usize = (0..page_count)
+        .filter(|&pi| selected[pi])
+        .map(|pi| Forwarding::words_for(map.pages[pi].live.live_objects()))
+        .sum();
+    // Outlives `fwd`, whose tables point into it (locals drop in reverse).
+    let mut fwd_table = SideTable::new(&inner.memory, fwd_words);
+    let fwd: Vec<Option<Forwarding>> = (0..page_count)
+        .map(|pi| {
+            selected[pi].then(|| Forwarding::new(&mut fwd_table, map.pages[pi].live.live_objects()))
+        })
+        .collect();
     // SAFETY: at the safepoint, after both object allocators were retired:
     // nobody allocates in these pages, and marking found no object on them,
     // so nothing reachable refers into them (every reference from a root or

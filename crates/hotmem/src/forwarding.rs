@@ -8,19 +8,15 @@
 //! will race a worker for the same object through [`Forwarding::insert`],
 //! and the loser takes the winner's copy.
 
+use crate::sidetable::{SideTable, Words};
 use hotmem_os::Address;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-struct Entry {
-    /// Word offset + 1; 0 when free.
-    key: AtomicUsize,
-    /// The new address; 0 until published.
-    to: AtomicUsize,
-}
-
-/// The forwarding table of one page.
+/// The forwarding table of one page: entries of two words in a side table,
+/// the key (word offset + 1; 0 when free) and the new address (0 until
+/// published).
 pub(crate) struct Forwarding {
-    entries: Box<[Entry]>,
+    words: Words,
     mask: usize,
 }
 
@@ -30,42 +26,53 @@ fn hash(key: usize) -> usize {
 }
 
 impl Forwarding {
-    /// A table for `objects` live objects.
-    pub(crate) fn new(objects: usize) -> Forwarding {
-        let size = (objects.max(1) * 2).next_power_of_two();
+    fn entries_for(objects: usize) -> usize {
+        (objects.max(1) * 2).next_power_of_two()
+    }
+
+    /// Side-table words a table for `objects` live objects takes.
+    pub(crate) fn words_for(objects: usize) -> usize {
+        2 * Self::entries_for(objects)
+    }
+
+    /// A table for `objects` live objects, in words carved from `table`.
+    pub(crate) fn new(table: &mut SideTable, objects: usize) -> Forwarding {
+        let size = Self::entries_for(objects);
         Forwarding {
-            entries: (0..size)
-                .map(|_| Entry {
-                    key: AtomicUsize::new(0),
-                    to: AtomicUsize::new(0),
-                })
-                .collect(),
+            words: table.carve(2 * size),
             mask: size - 1,
         }
+    }
+
+    #[inline]
+    fn entry(&self, i: usize) -> (&AtomicU64, &AtomicU64) {
+        let w = self.words.get();
+        (&w[2 * i], &w[2 * i + 1])
+    }
+
+    fn len(&self) -> usize {
+        self.mask + 1
     }
 
     /// Records that the object at word `offset` moved to `to`, unless
     /// another thread recorded it first: returns the address that won.
     /// `None` if the table is full (more objects than it was sized for).
     pub(crate) fn insert(&self, offset: usize, to: Address) -> Option<Address> {
-        let key = offset + 1;
-        let mut i = hash(key) & self.mask;
-        for _ in 0..self.entries.len() {
-            let e = &self.entries[i];
-            match e
-                .key
-                .compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire)
-            {
+        let key = offset as u64 + 1;
+        let mut i = hash(offset + 1) & self.mask;
+        for _ in 0..self.len() {
+            let (k, t) = self.entry(i);
+            match k.compare_exchange(0, key, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
-                    e.to.store(to.get(), Ordering::Release);
+                    t.store(to.get() as u64, Ordering::Release);
                     return Some(to);
                 }
-                Err(k) if k == key => {
+                Err(other) if other == key => {
                     // Another thread claimed it: wait for its address.
                     loop {
-                        let t = e.to.load(Ordering::Acquire);
-                        if t != 0 {
-                            return Some(Address::new(t));
+                        let a = t.load(Ordering::Acquire);
+                        if a != 0 {
+                            return Some(Address::new(a as usize));
                         }
                         std::hint::spin_loop();
                     }
@@ -79,15 +86,15 @@ impl Forwarding {
     /// Where the object at word `offset` went, if it moved.
     #[inline]
     pub(crate) fn lookup(&self, offset: usize) -> Option<Address> {
-        let key = offset + 1;
-        let mut i = hash(key) & self.mask;
-        for _ in 0..self.entries.len() {
-            let e = &self.entries[i];
-            match e.key.load(Ordering::Acquire) {
+        let key = offset as u64 + 1;
+        let mut i = hash(offset + 1) & self.mask;
+        for _ in 0..self.len() {
+            let (k, t) = self.entry(i);
+            match k.load(Ordering::Acquire) {
                 0 => return None,
-                k if k == key => {
-                    let t = e.to.load(Ordering::Acquire);
-                    return (t != 0).then(|| Address::new(t));
+                found if found == key => {
+                    let a = t.load(Ordering::Acquire);
+                    return (a != 0).then(|| Address::new(a as usize));
                 }
                 _ => i = (i + 1) & self.mask,
             }
@@ -100,9 +107,15 @@ impl Forwarding {
 mod tests {
     use super::*;
 
+    fn table(objects: usize) -> (SideTable, Forwarding) {
+        let mut t = SideTable::new(&hotmem_os::Memory::new(), Forwarding::words_for(objects));
+        let f = Forwarding::new(&mut t, objects);
+        (t, f)
+    }
+
     #[test]
     fn moved_objects_are_found_others_not() {
-        let f = Forwarding::new(100);
+        let (_t, f) = table(100);
         for k in 0..100 {
             assert_eq!(
                 f.insert(k * 3, Address::new(0x10_0000 + k * 64)),
@@ -122,14 +135,17 @@ mod tests {
 
     #[test]
     fn concurrent_inserts_agree_on_one_winner() {
-        let f = Forwarding::new(64);
+        let (_t, f) = table(64);
         let winners: Vec<Vec<Address>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4usize)
                 .map(|t| {
                     let f = &f;
                     s.spawn(move || {
                         (0..64)
-                            .map(|k| f.insert(k, Address::new((t + 1) << 20 | k * 8)).unwrap())
+                            .map(|k| {
+                                f.insert(k, Address::new(((t + 1) << 20) | (k * 8)))
+                                    .unwrap()
+                            })
                             .collect()
                     })
                 })

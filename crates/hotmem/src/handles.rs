@@ -89,7 +89,14 @@ impl RootRegistry {
 ///
 /// Made by [`Mutator::handle`](crate::Mutator::handle) or
 /// [`Runtime::global_handle`](crate::Runtime::global_handle). Cloning makes a
-/// second root to the same object.
+/// second root to the same object. There is no other constructor: a handle
+/// always belongs to a table the runtime scans.
+///
+/// ```compile_fail,E0451
+/// # use hotmem::Handle;
+/// # fn forge<T>() -> T { unimplemented!() }
+/// let h = Handle { table: forge(), index: 0 }; // private fields
+/// ```
 pub struct Handle {
     table: Arc<HandleTable>,
     index: usize,
@@ -153,7 +160,14 @@ impl PinTable {
 
 /// Keeps one object alive and in place: its page is never evacuated while
 /// the guard lives, so the address stays valid for native code. Made by
-/// [`Mutator::pin`](crate::Mutator::pin); dropping it unpins.
+/// [`Mutator::pin`](crate::Mutator::pin); dropping it unpins. It cannot be
+/// cloned (one guard, one pin):
+///
+/// ```compile_fail,E0599
+/// # fn guard() -> hotmem::PinGuard { unimplemented!() }
+/// let g = guard();
+/// let g2 = g.clone();
+/// ```
 pub struct PinGuard {
     table: Arc<PinTable>,
     obj: ObjectReference,

@@ -3,6 +3,8 @@
 
 use crate::binding::ObjectReference;
 use crate::livemap::LiveMap;
+use crate::sidetable::SideTable;
+use hotmem_os::Memory;
 use hotmem_page::{PageRef, PageType};
 use serde::Serialize;
 use std::fmt;
@@ -61,11 +63,13 @@ pub(crate) struct HeapMap {
     /// Page index + 1 per granule; 0 for none.
     granules: Vec<u32>,
     pub(crate) pages: Vec<PageGc>,
+    /// The live maps' words: dropped after `pages`, which point into it.
+    _bitmaps: SideTable,
 }
 
 impl HeapMap {
     /// The map of `pages` in the heap reservation `base..base+len`.
-    pub(crate) fn new(base: usize, len: usize, pages: Vec<PageRef>) -> HeapMap {
+    pub(crate) fn new(memory: &Memory, base: usize, len: usize, pages: Vec<PageRef>) -> HeapMap {
         // The largest power of two that divides every page's offset and size
         // (at most a granule): no two pages share an entry.
         let mut unit = hotmem_page::GRANULE_SIZE;
@@ -79,18 +83,30 @@ impl HeapMap {
         }
         let shift = unit.trailing_zeros();
         let mut granules = vec![0u32; len.div_ceil(unit)];
+        let heap_words = |p: &PageRef| {
+            if p.page_type() == PageType::Large {
+                1
+            } else {
+                (p.top().get() - p.range().start().get()) / 8
+            }
+        };
+        let total: usize = pages
+            .iter()
+            .map(|p| LiveMap::words_for(heap_words(p)))
+            .sum();
+        let mut bitmaps = SideTable::new(memory, total);
         let pages: Vec<PageGc> = pages
             .into_iter()
             .map(|page| {
                 let start = page.range().start().get();
                 let top = page.top().get();
                 let large = page.page_type() == PageType::Large;
-                let words = if large { 1 } else { (top - start) / 8 };
+                let live = LiveMap::new(&mut bitmaps, heap_words(&page));
                 PageGc {
                     start,
                     top,
                     large,
-                    live: LiveMap::new(words),
+                    live,
                     pinned: AtomicBool::new(false),
                     keep: AtomicBool::new(false),
                     page,
@@ -110,6 +126,7 @@ impl HeapMap {
             shift,
             granules,
             pages,
+            _bitmaps: bitmaps,
         }
     }
 

@@ -109,6 +109,7 @@ pub mod objects;
 mod reentry;
 mod report;
 mod runtime;
+mod sidetable;
 mod stacks;
 mod views;
 mod workers;

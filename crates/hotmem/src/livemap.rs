@@ -9,25 +9,29 @@
 //! middle of a live object is found there, before anything moves.
 //! Live bytes and objects per page drive the choice of pages to evacuate.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sidetable::{SideTable, Words};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A bitmap of atomics.
+/// A bitmap of atomics, in a collection's side table.
 pub(crate) struct Bits {
-    words: Box<[AtomicU64]>,
+    words: Words,
 }
 
 impl Bits {
-    pub(crate) fn new(bits: usize) -> Bits {
-        Bits {
-            words: (0..bits.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
-        }
+    /// The number of words a bitmap of `bits` bits takes.
+    pub(crate) fn words_for(bits: usize) -> usize {
+        bits.div_ceil(64)
+    }
+
+    pub(crate) fn new(words: Words) -> Bits {
+        Bits { words }
     }
 
     /// Sets bit `i`; true if this call set it (it was clear).
     #[inline]
     pub(crate) fn set(&self, i: usize) -> bool {
         let mask = 1u64 << (i % 64);
-        let w = &self.words[i / 64];
+        let w = &self.words.get()[i / 64];
         // A load first: most repeated visits find the bit set without
         // taking the cache line exclusively.
         if w.load(Ordering::Relaxed) & mask != 0 {
@@ -38,25 +42,26 @@ impl Bits {
 
     #[inline]
     pub(crate) fn get(&self, i: usize) -> bool {
-        self.words[i / 64].load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0
+        self.words.get()[i / 64].load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0
     }
 
     /// The first set bit at or after `from`.
     pub(crate) fn next_set(&self, from: usize) -> Option<usize> {
+        let words = self.words.get();
         let mut wi = from / 64;
-        if wi >= self.words.len() {
+        if wi >= words.len() {
             return None;
         }
-        let mut w = self.words[wi].load(Ordering::Relaxed) & (!0u64 << (from % 64));
+        let mut w = words[wi].load(Ordering::Relaxed) & (!0u64 << (from % 64));
         loop {
             if w != 0 {
                 return Some(wi * 64 + w.trailing_zeros() as usize);
             }
             wi += 1;
-            if wi >= self.words.len() {
+            if wi >= words.len() {
                 return None;
             }
-            w = self.words[wi].load(Ordering::Relaxed);
+            w = words[wi].load(Ordering::Relaxed);
         }
     }
 }
@@ -79,11 +84,17 @@ pub(crate) struct Overlap {
 }
 
 impl LiveMap {
-    /// A live map for `words` heap words.
-    pub(crate) fn new(words: usize) -> LiveMap {
+    /// Side-table words a live map of `heap_words` heap words takes.
+    pub(crate) fn words_for(heap_words: usize) -> usize {
+        2 * Bits::words_for(heap_words)
+    }
+
+    /// A live map for `heap_words` heap words, in words carved from `table`.
+    pub(crate) fn new(table: &mut SideTable, heap_words: usize) -> LiveMap {
+        let n = Bits::words_for(heap_words);
         LiveMap {
-            starts: Bits::new(words),
-            ends: Bits::new(words),
+            starts: Bits::new(table.carve(n)),
+            ends: Bits::new(table.carve(n)),
             bytes: AtomicUsize::new(0),
             objects: AtomicUsize::new(0),
         }
@@ -155,9 +166,15 @@ impl LiveMap {
 mod tests {
     use super::*;
 
+    fn map(words: usize) -> (SideTable, LiveMap) {
+        let mut t = SideTable::new(&hotmem_os::Memory::new(), LiveMap::words_for(words));
+        let m = LiveMap::new(&mut t, words);
+        (t, m)
+    }
+
     #[test]
     fn objects_come_back_in_order_with_their_sizes() {
-        let m = LiveMap::new(200);
+        let (_t, m) = map(200);
         for (s, e) in [(70, 75), (0, 0), (3, 10), (130, 199)] {
             assert!(m.mark(s));
             m.set_end(e);
@@ -170,14 +187,14 @@ mod tests {
 
     #[test]
     fn an_object_inside_another_is_an_overlap() {
-        let m = LiveMap::new(64);
+        let (_t, m) = map(64);
         m.mark(2);
         m.set_end(20);
         m.mark(8); // an interior "object"
         m.set_end(9);
         let e = m.for_each_object(|_, _| {}).unwrap_err();
         assert_eq!((e.first, e.second), (2, 8));
-        let m = LiveMap::new(64);
+        let (_t, m) = map(64);
         m.mark(2);
         m.set_end(20);
         m.mark(8);

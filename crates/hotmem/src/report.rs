@@ -66,6 +66,14 @@ impl Report {
                 gc.totals.pause_ns as f64 / 1e6,
                 gc.totals.max_pause_ns as f64 / 1e6
             );
+            let _ = writeln!(
+                text,
+                "gc phases (all collections): mark {:.3} ms ({} objects marked), relocate {:.3} ms, update {:.3} ms",
+                gc.totals.mark_ns as f64 / 1e6,
+                gc.totals.objects_marked,
+                gc.totals.relocation_ns as f64 / 1e6,
+                gc.totals.update_ns as f64 / 1e6
+            );
             if let Some(last) = &gc.last {
                 let _ = writeln!(
                     text,
@@ -83,6 +91,18 @@ impl Report {
                     last.pause_ns as f64 / 1e6,
                     last.relocation.workers,
                     last.relocation.locality_text()
+                );
+                let _ = writeln!(
+                    text,
+                    "last collection phases: mark {:.3} ms ({} objects on {} worker(s), {:.0} objects/ms/worker), relocate {:.3} ms ({} objects, {} KiB), update {:.3} ms",
+                    last.mark_ns as f64 / 1e6,
+                    last.objects_marked,
+                    last.mark_workers,
+                    last.marking_rate(),
+                    last.relocation_ns as f64 / 1e6,
+                    last.objects_relocated,
+                    last.bytes_relocated >> 10,
+                    last.update_ns as f64 / 1e6
                 );
             }
             let report = gc.sampler.report();

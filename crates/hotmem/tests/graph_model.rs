@@ -7,8 +7,8 @@
 //! After every collection: the graph reachable from the roots equals the
 //! model's (every object's id, size, payload checksum and the id behind
 //! every slot), the collector marked exactly the reachable objects and
-//! their bytes (the rest was reclaimed), heap use did not grow, and pinned
-//! objects did not move.
+//! their bytes, heap use covers them, and pinned objects did not move; once
+//! every root is dropped, a collection reclaims every page.
 
 use hotmem::objects::{GraphSummary, RootTable, SimpleObjects};
 use hotmem::{Handle, Mutator, NumaConfig, ObjectReference, PinGuard, Runtime};
@@ -196,7 +196,8 @@ impl World {
                 "marked exactly the reachable objects"
             );
             assert_eq!(s.live_bytes as usize, want.bytes, "live bytes");
-            assert!(s.used_after <= s.used_before, "{s:?}");
+            // (Use may grow by a few target pages: relocation fills one
+            // page per worker CPU and age, so no `used_after <= used_before`.)
             assert!(s.used_after >= want.bytes, "{s:?}");
         }
         self.objs.retain(|id, _| live.contains(id));
@@ -350,6 +351,7 @@ proptest! {
         let stats = w.me.collect().unwrap();
         prop_assert_eq!(stats.objects_marked, 0);
         prop_assert_eq!(stats.live_bytes, 0);
+        prop_assert_eq!(stats.used_after, 0, "every page was reclaimed");
     }
 }
 

@@ -124,11 +124,9 @@ impl Binding for Model {
     fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, v: &mut V) {
         match self.meddle() {
             Meddle::PanicInScan => panic!("scan failed on purpose"),
-            Meddle::CallRuntimeFromWorker => {
-                // Once per collection is enough.
-                if self.seen.lock().unwrap().is_empty() {
-                    self.call_facade();
-                }
+            // Once per collection is enough.
+            Meddle::CallRuntimeFromWorker if self.seen.lock().unwrap().is_empty() => {
+                self.call_facade()
             }
             _ => {}
         }
