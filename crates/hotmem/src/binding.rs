@@ -242,6 +242,17 @@ impl<S: Slot, F: FnMut(S)> SlotVisitor<S> for F {
 /// middle of another live object, and a size that does not fit the
 /// object's page stop the collection with a [`GcError`](crate::GcError)
 /// naming the object and the slot before anything is moved.
+///
+/// How interior pointers are found: each page's live map records the first
+/// and the last word of every marked object, and a walk of both bitmaps
+/// before anything moves finds two marked objects that overlap
+/// ([`GcError::OverlappingObjects`](crate::GcError::OverlappingObjects)).
+/// The runtime keeps no object-start table (it would cost every allocation
+/// an atomic store), so a reference into the middle of an object that
+/// nothing else keeps alive is taken for an object start: its size is
+/// checked against its page, and the bytes it covers are the dead object's.
+/// That is the binding's bug to fix, but it never makes the runtime copy an
+/// object twice or free memory that a live slot refers to.
 pub trait Binding: Send + Sync + 'static {
     /// How the binding's references are stored.
     type Slot: Slot;

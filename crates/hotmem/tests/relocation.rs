@@ -157,10 +157,12 @@ fn collections_from_another_thread_stop_running_mutators() {
                     // SAFETY: a fresh allocation.
                     let obj = unsafe { SimpleObjects::init(addr, size, 1, t << 40 | i) };
                     if i % 5 == 0 {
-                        // Each kept object refers to the previous one: a
-                        // chain through the whole run, cut now and then.
+                        // Every other kept object refers to the one kept
+                        // before it: pairs, so that dropping roots frees
+                        // memory (a chain would keep everything alive).
+                        let prev = if i % 10 == 0 { roots.last() } else { None };
                         // SAFETY: both live; no collection since the alloc.
-                        unsafe { SimpleObjects::set_slot(&me, obj, 0, roots.last()) };
+                        unsafe { SimpleObjects::set_slot(&me, obj, 0, prev) };
                         roots.push(Some(obj));
                         if roots.len() > 2000 {
                             roots.swap_remove((i as usize) % 2000);
