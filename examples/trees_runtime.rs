@@ -1,0 +1,310 @@
+//! binary-trees on the hotmem `Runtime`: what an embedder writes.
+//!
+//! A node is a heap object of two words, its left and right children (0 for
+//! none); every object of this heap is a node, so the binding needs no
+//! header: `object_size` is 16 and `scan_object` reports the two words.
+//!
+//! Roots, the two ways the runtime offers:
+//! - the trees that must survive many allocations (the stretch tree while
+//!   it is checked, the long-lived tree for the whole run) are held in the
+//!   runtime's [`Handle`]s;
+//! - while a tree is being built, the nodes whose children are not yet
+//!   allocated are on the building thread's shadow stack, which the binding
+//!   reports as that mutator's roots ([`Binding::scan_mutator_roots`]) -
+//!   the way a VM reports its compiled frames. A tree is built top-down: a
+//!   node is allocated, zeroed and pushed, its children are built and
+//!   stored into it (read back from the stack: a collection may have moved
+//!   it), then it is popped.
+//!
+//! Once built, a short-lived tree is checked without allocating or polling,
+//! so no collection can run while its root is only in a Rust local; then it
+//! is dropped by forgetting it.
+
+use crate::trees::{Trees, nodes};
+use hotmem::{
+    Binding, Handle, Mutator, MutatorId, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
+};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// Bytes of a node: two reference words.
+const NODE: usize = 16;
+/// The deepest tree the shadow stack has room for.
+const MAX_DEPTH: usize = 64;
+
+/// One mutator's shadow stack: references to nodes under construction.
+///
+/// Only its own thread pushes and pops, and only while in managed code; the
+/// collector reads and rewrites it only at a safepoint (the thread stopped
+/// in `alloc` or `poll`), which orders both sides. The words are atomics
+/// with relaxed ordering only so that the type is `Sync` without `unsafe`;
+/// they compile to plain loads and stores.
+struct ShadowStack {
+    len: AtomicUsize,
+    slots: Box<[AtomicUsize]>,
+}
+
+impl ShadowStack {
+    fn new() -> ShadowStack {
+        ShadowStack {
+            len: AtomicUsize::new(0),
+            slots: (0..MAX_DEPTH).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn push(&self, obj: ObjectReference) {
+        let len = self.len.load(Relaxed);
+        self.slots[len].store(obj.get(), Relaxed);
+        self.len.store(len + 1, Relaxed);
+    }
+
+    /// The top entry (updated by any collection since it was pushed).
+    #[inline]
+    fn top(&self) -> ObjectReference {
+        let len = self.len.load(Relaxed);
+        reference(self.slots[len - 1].load(Relaxed)).expect("a pushed node is not null")
+    }
+
+    #[inline]
+    fn pop(&self) {
+        let len = self.len.load(Relaxed);
+        self.len.store(len - 1, Relaxed);
+    }
+}
+
+/// A raw word as a reference.
+#[inline]
+fn reference(word: usize) -> Option<ObjectReference> {
+    ObjectReference::from_address(hotmem::Address::new(word))
+}
+
+/// The binding: every object is a node; the roots are the mutators'
+/// shadow stacks (the handles the runtime scans itself).
+#[derive(Default)]
+pub(crate) struct Nodes {
+    stacks: Mutex<HashMap<MutatorId, Arc<ShadowStack>>>,
+}
+
+/// The slot of `obj`'s word `i` (0: left, 1: right).
+#[inline]
+fn field(obj: ObjectReference, i: usize) -> SimpleSlot {
+    // SAFETY: `obj` is a node (every object of this heap is), 16 bytes,
+    // 8-aligned, in the heap: word `i < 2` is inside it. The runtime uses
+    // the slot while the object is where `obj` says (at a safepoint, or
+    // from the mutator that holds `obj` between two calls that may
+    // collect), and nothing else writes it meanwhile.
+    unsafe { SimpleSlot::new(obj.to_address() + i * 8) }
+}
+
+impl Binding for Nodes {
+    type Slot = SimpleSlot;
+
+    #[inline]
+    fn object_size(&self, _obj: ObjectReference) -> usize {
+        NODE
+    }
+
+    #[inline]
+    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, visitor: &mut V) {
+        visitor.visit_slot(field(obj, 0));
+        visitor.visit_slot(field(obj, 1));
+    }
+
+    fn scan_mutator_roots<V: SlotVisitor<SimpleSlot>>(&self, mutator: MutatorId, visitor: &mut V) {
+        let stack = self
+            .stacks
+            .lock()
+            .expect("the stack registry")
+            .get(&mutator)
+            .cloned();
+        if let Some(stack) = stack {
+            for word in &stack.slots[..stack.len.load(Relaxed)] {
+                // SAFETY: an aligned word of the stack, alive while `stack`
+                // is; the mutator is stopped, so nothing else writes it
+                // while the runtime uses the slot (during this call).
+                visitor.visit_slot(unsafe {
+                    SimpleSlot::new(hotmem::Address::from_ptr(word.as_ptr()))
+                });
+            }
+        }
+    }
+}
+
+/// The runtime variant: a runtime whose binding is [`Nodes`].
+pub(crate) struct RuntimeTrees {
+    runtime: Runtime,
+    nodes: Arc<Nodes>,
+}
+
+/// A thread's mutator and shadow stack.
+pub(crate) struct RtThread {
+    me: Mutator,
+    stack: Arc<ShadowStack>,
+    nodes: Arc<Nodes>,
+}
+
+impl Drop for RtThread {
+    fn drop(&mut self) {
+        self.nodes
+            .stacks
+            .lock()
+            .expect("the stack registry")
+            .remove(&self.me.id());
+    }
+}
+
+/// What the runtime did over a run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RuntimeFigures {
+    pub(crate) heap_bytes: usize,
+    pub(crate) gc_workers: usize,
+    pub(crate) collections: u64,
+    pub(crate) allocation_failures: u64,
+    pub(crate) pause_p50_ns: u64,
+    pub(crate) pause_p99_ns: u64,
+    pub(crate) pause_max_ns: u64,
+    pub(crate) ttsp_p50_ns: u64,
+    pub(crate) ttsp_max_ns: u64,
+    pub(crate) pause_total_ns: u64,
+    pub(crate) mark_ns: u64,
+    pub(crate) relocate_ns: u64,
+    pub(crate) update_ns: u64,
+    pub(crate) objects_marked: u64,
+    pub(crate) objects_relocated: u64,
+    pub(crate) bytes_relocated: u64,
+    pub(crate) pages_freed: u64,
+}
+
+impl RuntimeTrees {
+    /// A runtime with a heap of `heap` bytes.
+    pub(crate) fn new(heap: usize) -> Result<RuntimeTrees, hotmem::BuildError> {
+        let nodes = Arc::new(Nodes::default());
+        let runtime = Runtime::builder()
+            .heap_max(heap)
+            .binding(nodes.clone())
+            .build()?;
+        Ok(RuntimeTrees { runtime, nodes })
+    }
+
+    /// The collections so far.
+    pub(crate) fn figures(&self) -> RuntimeFigures {
+        let t = self.runtime.gc_totals();
+        let sp = self.runtime.safepoints().stats();
+        RuntimeFigures {
+            heap_bytes: self.runtime.config().heap_max(),
+            gc_workers: self.runtime.gc_workers(),
+            collections: t.cycles,
+            allocation_failures: t.allocation_failures,
+            pause_p50_ns: sp.total.p50,
+            pause_p99_ns: sp.total.p99,
+            pause_max_ns: sp.total.max,
+            ttsp_p50_ns: sp.reaching.p50,
+            ttsp_max_ns: sp.reaching.max,
+            pause_total_ns: t.pause_ns,
+            mark_ns: t.mark_ns,
+            relocate_ns: t.relocation_ns,
+            update_ns: t.update_ns,
+            objects_marked: t.objects_marked,
+            objects_relocated: t.objects_relocated,
+            bytes_relocated: t.bytes_relocated,
+            pages_freed: t.pages_freed,
+        }
+    }
+
+    /// A zeroed node (both children none).
+    #[inline]
+    fn alloc_node(t: &mut RtThread) -> ObjectReference {
+        let addr = match t.me.alloc(NODE) {
+            Ok(addr) => addr,
+            Err(e) => panic!("binary-trees: allocating a node: {e}"),
+        };
+        let obj = ObjectReference::from_address(addr).expect("the heap hands out aligned objects");
+        // SAFETY: a fresh 16-byte object that only this thread knows of;
+        // its words are set before the next call that may collect.
+        unsafe { addr.as_ptr::<[usize; 2]>().write([0, 0]) };
+        obj
+    }
+
+    /// Builds a tree of `depth` top-down; its root (unrooted: valid until
+    /// the next call that may collect).
+    fn build(t: &mut RtThread, depth: u32) -> ObjectReference {
+        let node = Self::alloc_node(t);
+        if depth > 0 {
+            t.stack.push(node);
+            let left = Self::build(t, depth - 1);
+            t.me.store_ref(field(t.stack.top(), 0), left);
+            let right = Self::build(t, depth - 1);
+            t.me.store_ref(field(t.stack.top(), 1), right);
+            // Every reference this frame holds is on the shadow stack: a
+            // collection another thread asked for may run here.
+            t.me.poll();
+            let node = t.stack.top();
+            t.stack.pop();
+            return node;
+        }
+        node
+    }
+
+    /// The check of the tree at `node`: its node count. Neither allocates
+    /// nor polls.
+    fn check(t: &RtThread, node: ObjectReference) -> u64 {
+        match t.me.load_ref(field(node, 0)) {
+            None => 1,
+            Some(left) => {
+                let right = t.me.load_ref(field(node, 1)).expect("a full tree");
+                1 + Self::check(t, left) + Self::check(t, right)
+            }
+        }
+    }
+}
+
+impl Trees for RuntimeTrees {
+    type Thread = RtThread;
+    type Kept = Handle;
+
+    fn thread(&self) -> RtThread {
+        let me = self.runtime.attach_mutator().expect("attaching a mutator");
+        let stack = Arc::new(ShadowStack::new());
+        self.nodes
+            .stacks
+            .lock()
+            .expect("the stack registry")
+            .insert(me.id(), stack.clone());
+        RtThread {
+            me,
+            stack,
+            nodes: self.nodes.clone(),
+        }
+    }
+
+    fn temporary(&self, t: &mut RtThread, depth: u32) -> u64 {
+        let root = Self::build(t, depth);
+        let check = Self::check(t, root);
+        // The tree is garbage now; a collection may run.
+        t.me.poll();
+        debug_assert_eq!(check, nodes(depth));
+        check
+    }
+
+    fn keep(&self, t: &mut RtThread, depth: u32) -> Handle {
+        let root = Self::build(t, depth);
+        let kept = t.me.handle(root);
+        t.me.poll();
+        kept
+    }
+
+    fn check_kept(&self, t: &mut RtThread, kept: &Handle) -> u64 {
+        Self::check(t, kept.get())
+    }
+
+    fn release(&self, _t: &mut RtThread, kept: Handle) {
+        drop(kept);
+    }
+
+    fn wait<R>(&self, t: &mut RtThread, f: impl FnOnce() -> R) -> R {
+        let _native = t.me.enter_native();
+        f()
+    }
+}
