@@ -4,8 +4,8 @@
 use hotmem::objects::SimpleObjects;
 use hotmem::{AllocError, BuildError, MIN_HEAP, NumaConfig, Runtime};
 
-#[test]
-fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
+/// A runtime with the smallest heap, on the graph objects.
+fn smallest_runtime() -> (std::sync::Arc<SimpleObjects>, Runtime) {
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()
         .heap_max(MIN_HEAP)
@@ -13,6 +13,12 @@ fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
         .binding(objects.clone())
         .build()
         .unwrap();
+    (objects, rt)
+}
+
+#[test]
+fn live_set_beyond_the_heap_is_an_error_and_recoverable() {
+    let (objects, rt) = smallest_runtime();
     let roots = objects.root_table();
     let mut me = rt.attach_mutator().unwrap();
     let size = 64 << 10;
@@ -94,13 +100,7 @@ fn bad_configuration_is_a_typed_error() {
 
 #[test]
 fn an_object_larger_than_the_heap_is_a_bad_size_without_collecting() {
-    let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(MIN_HEAP)
-        .numa(NumaConfig::Off)
-        .binding(objects.clone())
-        .build()
-        .unwrap();
+    let (_objects, rt) = smallest_runtime();
     let mut me = rt.attach_mutator().unwrap();
     for size in [
         MIN_HEAP + 1,
