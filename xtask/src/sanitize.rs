@@ -50,8 +50,15 @@ impl Sanitizer {
     }
 
     fn rustflags(self) -> String {
+        // Under TSan, hotmem-os maps through the C library's intercepted
+        // mmap/munmap (see its `sys.rs`), so that TSan forgets the accesses
+        // of a range that is unmapped before its addresses are reused.
+        let extra = match self {
+            Sanitizer::Address => "",
+            Sanitizer::Thread => " --cfg hotmem_tsan",
+        };
         format!(
-            "-Zsanitizer={} -Cunsafe-allow-abi-mismatch=sanitizer",
+            "-Zsanitizer={} -Cunsafe-allow-abi-mismatch=sanitizer{extra}",
             self.name()
         )
     }

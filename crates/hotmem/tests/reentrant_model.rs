@@ -3,15 +3,17 @@
 //! the collecting thread and from the GC workers alike, and the collection
 //! completes; a panicking callback is an error, not a torn pause. Each
 //! scenario runs under a deadline: a hang fails the test instead of
-//! blocking the suite.
+//! blocking the suite. The locks are parking_lot's, whose contended path
+//! ThreadSanitizer sees (std's is uninstrumented).
 
 use hotmem::{
     AttachError, Binding, GcError, NumaConfig, ObjectReference, Runtime, SafepointRequestError,
     SimpleSlot, SlotVisitor,
 };
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Generous: the scenarios take milliseconds; this only turns a hang into a
@@ -47,7 +49,7 @@ struct Model {
 
 impl Model {
     fn meddle(&self) -> Meddle {
-        *self.meddle.lock().unwrap()
+        *self.meddle.lock()
     }
 
     /// Every facade entry point that would wait for the collection; each
@@ -55,13 +57,8 @@ impl Model {
     /// workers alike (the safepoint requests go through the runtime's
     /// `Safepoints`, which knows the workers; the bare coordinator does not).
     fn call_facade(&self) {
-        let rt = self
-            .runtime
-            .lock()
-            .unwrap()
-            .clone()
-            .expect("set after build");
-        let mut seen = self.seen.lock().unwrap();
+        let rt = self.runtime.lock().clone().expect("set after build");
+        let mut seen = self.seen.lock();
         match rt.collect() {
             Err(GcError::InsideCollection) => seen.push("collect: inside".into()),
             other => seen.push(format!("collect: {other:?}")),
@@ -91,13 +88,8 @@ impl Model {
     /// from inside a collection.
     fn call_runtime(&self) {
         self.call_facade();
-        let rt = self
-            .runtime
-            .lock()
-            .unwrap()
-            .clone()
-            .expect("set after build");
-        let mut seen = self.seen.lock().unwrap();
+        let rt = self.runtime.lock().clone().expect("set after build");
+        let mut seen = self.seen.lock();
         // Read-only calls work from inside a collection.
         seen.push(format!("gc_totals: {}", rt.gc_totals().cycles));
         seen.push(format!("heap used: {}", rt.heap().usage().used > 0));
@@ -117,9 +109,7 @@ impl Binding for Model {
         match self.meddle() {
             Meddle::PanicInScan => panic!("scan failed on purpose"),
             // Once per collection is enough.
-            Meddle::CallRuntimeFromWorker if self.seen.lock().unwrap().is_empty() => {
-                self.call_facade()
-            }
+            Meddle::CallRuntimeFromWorker if self.seen.lock().is_empty() => self.call_facade(),
             _ => {}
         }
         // SAFETY: word 2 of a live object is its reference slot.
@@ -135,7 +125,7 @@ impl Binding for Model {
             Meddle::PanicInUpdate if !marking => panic!("update failed on purpose"),
             _ => {}
         }
-        for r in self.roots.lock().unwrap().iter_mut() {
+        for r in self.roots.lock().iter_mut() {
             // SAFETY: the list is locked for the visit.
             v.visit_slot(unsafe { SimpleSlot::from_ref(r) });
         }
@@ -157,7 +147,7 @@ fn setup() -> (Runtime, Arc<Model>) {
         .binding(model.clone())
         .build()
         .expect("runtime");
-    *model.runtime.lock().unwrap() = Some(rt.clone());
+    *model.runtime.lock() = Some(rt.clone());
     (rt, model)
 }
 
@@ -175,7 +165,7 @@ fn populate(rt: &Runtime, model: &Model) -> Vec<u64> {
             obj.as_ptr::<u64>().add(2).write(0);
         }
         if i % 10 == 0 {
-            model.roots.lock().unwrap().push(obj.get());
+            model.roots.lock().push(obj.get());
             expected.push(i);
         }
     }
@@ -183,7 +173,7 @@ fn populate(rt: &Runtime, model: &Model) -> Vec<u64> {
 }
 
 fn check_roots(model: &Model, expected: &[u64]) {
-    let roots = model.roots.lock().unwrap();
+    let roots = model.roots.lock();
     assert_eq!(roots.len(), expected.len());
     for (&obj, &want) in roots.iter().zip(expected) {
         // SAFETY: roots are live objects, updated when they moved.
@@ -219,11 +209,11 @@ fn callbacks_that_call_the_runtime_get_errors_and_the_collection_completes() {
     with_deadline("reentrant callbacks", || {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
-        *model.meddle.lock().unwrap() = Meddle::CallRuntime;
+        *model.meddle.lock() = Meddle::CallRuntime;
         let stats = rt.collect().expect("the collection itself succeeds");
         assert_eq!(stats.live_objects, expected.len() as u64);
         check_roots(&model, &expected);
-        let seen = model.seen.lock().unwrap().clone();
+        let seen = model.seen.lock().clone();
         let want_prefixes = [
             "collect: inside",
             "run_at_safepoint: inside",
@@ -239,10 +229,10 @@ fn callbacks_that_call_the_runtime_get_errors_and_the_collection_completes() {
             assert!(got.starts_with(want), "expected {want:?}, got {got:?}");
         }
         // And the runtime works normally afterwards.
-        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        *model.meddle.lock() = Meddle::Nothing;
         rt.collect().expect("a normal collection");
         check_roots(&model, &expected);
-        *model.runtime.lock().unwrap() = None;
+        *model.runtime.lock() = None;
     });
 }
 
@@ -251,19 +241,19 @@ fn callbacks_on_gc_workers_that_call_the_runtime_get_errors_too() {
     with_deadline("reentrant callbacks on workers", || {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
-        *model.meddle.lock().unwrap() = Meddle::CallRuntimeFromWorker;
+        *model.meddle.lock() = Meddle::CallRuntimeFromWorker;
         let stats = rt.collect().expect("the collection itself succeeds");
         assert_eq!(stats.live_objects, expected.len() as u64);
         check_roots(&model, &expected);
-        let seen = model.seen.lock().unwrap().clone();
+        let seen = model.seen.lock().clone();
         assert!(seen[0].starts_with("collect: inside"), "{seen:#?}");
         assert!(seen[1].starts_with("run_at_safepoint: inside"), "{seen:#?}");
         assert!(seen[2].starts_with("attach: inside"), "{seen:#?}");
         assert!(seen[3].starts_with("begin: inside"), "{seen:#?}");
         assert!(seen[4].starts_with("handshake_all: inside"), "{seen:#?}");
         assert!(seen[5].starts_with("report: "), "{seen:#?}");
-        *model.meddle.lock().unwrap() = Meddle::Nothing;
-        *model.runtime.lock().unwrap() = None;
+        *model.meddle.lock() = Meddle::Nothing;
+        *model.runtime.lock() = None;
     });
 }
 
@@ -273,17 +263,17 @@ fn a_panicking_scan_on_a_worker_is_an_error_and_changes_nothing() {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
         let used = rt.heap().usage().used;
-        *model.meddle.lock().unwrap() = Meddle::PanicInScan;
+        *model.meddle.lock() = Meddle::PanicInScan;
         match rt.collect() {
             Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
             other => panic!("expected ObjectModelPanicked, got {other:?}"),
         }
         assert_eq!(rt.heap().usage().used, used, "nothing was freed");
-        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        *model.meddle.lock() = Meddle::Nothing;
         let stats = rt.collect().expect("the runtime recovers");
         assert_eq!(stats.live_objects, expected.len() as u64);
         check_roots(&model, &expected);
-        *model.runtime.lock().unwrap() = None;
+        *model.runtime.lock() = None;
     });
 }
 
@@ -293,18 +283,18 @@ fn a_panicking_mark_is_an_error_and_changes_nothing() {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
         let used = rt.heap().usage().used;
-        *model.meddle.lock().unwrap() = Meddle::PanicInMark;
+        *model.meddle.lock() = Meddle::PanicInMark;
         match rt.collect() {
             Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
             other => panic!("expected ObjectModelPanicked, got {other:?}"),
         }
         assert_eq!(rt.heap().usage().used, used, "nothing was freed");
         rt.heap().check_invariants();
-        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        *model.meddle.lock() = Meddle::Nothing;
         let stats = rt.collect().expect("the runtime recovers");
         assert_eq!(stats.live_objects, expected.len() as u64);
         check_roots(&model, &expected);
-        *model.runtime.lock().unwrap() = None;
+        *model.runtime.lock() = None;
     });
 }
 
@@ -313,7 +303,7 @@ fn a_panicking_update_keeps_the_old_copies_until_the_next_collection() {
     with_deadline("panicking update", || {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
-        *model.meddle.lock().unwrap() = Meddle::PanicInUpdate;
+        *model.meddle.lock() = Meddle::PanicInUpdate;
         match rt.collect() {
             Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
             other => panic!("expected ObjectModelPanicked, got {other:?}"),
@@ -322,9 +312,9 @@ fn a_panicking_update_keeps_the_old_copies_until_the_next_collection() {
         // which were kept.
         check_roots(&model, &expected);
         rt.heap().check_invariants();
-        *model.meddle.lock().unwrap() = Meddle::Nothing;
+        *model.meddle.lock() = Meddle::Nothing;
         rt.collect().expect("the runtime recovers");
         check_roots(&model, &expected);
-        *model.runtime.lock().unwrap() = None;
+        *model.runtime.lock() = None;
     });
 }
