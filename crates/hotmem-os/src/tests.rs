@@ -74,6 +74,10 @@ fn kernel_view(range: MemRange) -> Vec<Option<Page>> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "mmap, munmap and /proc are system calls Miri cannot run"
+)]
 fn a_failed_release_is_undone_for_the_observer() {
     let page = page_size();
     let model = Arc::new(PageModel::default());
@@ -142,6 +146,10 @@ impl MemoryObserver for Log {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "mmap, munmap and /proc are system calls Miri cannot run"
+)]
 fn a_refused_padding_trim_is_reported_as_reserved() {
     let page = page_size();
     let log = Arc::new(Log::default());
@@ -212,6 +220,10 @@ impl MemoryObserver for Meddler {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "mmap, munmap and /proc are system calls Miri cannot run"
+)]
 fn an_observer_operating_on_reservations_gets_an_error_not_a_deadlock() {
     let page = page_size();
     let meddler = Arc::new(Meddler::default());
