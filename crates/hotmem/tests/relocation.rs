@@ -88,8 +88,13 @@ fn total(kept: &[GraphSummary]) -> GraphSummary {
 #[test]
 fn objects_survive_many_relocations_and_nmt_agrees() {
     let objects = SimpleObjects::new();
+    // Room for the live set (about 20 MiB) plus the pages a collection's
+    // workers take as targets and the medium pages that sparse survivors
+    // pin down: how full the heap gets depends on which worker evacuates
+    // which page, so the test keeps well clear of the limit (at 64 MiB a
+    // loaded CI run found the heap full).
     let rt = Runtime::builder()
-        .heap_max(64 << 20)
+        .heap_max(128 << 20)
         .numa(NumaConfig::Off)
         .gc_workers(2)
         .binding(objects.clone())
@@ -131,7 +136,10 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
         relocated > 1000,
         "sparse pages were evacuated: {relocated} objects moved"
     );
-    assert_eq!(rt.gc_totals().cycles, 12);
+    // Twelve asked for; the heap may also have filled between them (how full
+    // it gets depends on the workers' scheduling), which is no failure.
+    let totals = rt.gc_totals();
+    assert_eq!(totals.cycles - totals.allocation_failures, 12);
 }
 
 #[test]
