@@ -12,7 +12,7 @@ use hotmem::{
 };
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ struct Model {
     root_scans: AtomicUsize,
     /// What each call into the runtime returned, from inside a callback.
     seen: Mutex<Vec<String>>,
+    /// Whether `scan_object` has panicked (Meddle::PanicInScan) already.
+    panicked: AtomicBool,
 }
 
 impl Model {
@@ -107,7 +109,12 @@ impl Binding for Model {
 
     fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, v: &mut V) {
         match self.meddle() {
-            Meddle::PanicInScan => panic!("scan failed on purpose"),
+            // One worker panics, once: panics on several threads at once
+            // write libtest's captured output concurrently, under std's
+            // lock, which ThreadSanitizer cannot see.
+            Meddle::PanicInScan if !self.panicked.swap(true, Ordering::Relaxed) => {
+                panic!("scan failed on purpose")
+            }
             // Once per collection is enough.
             Meddle::CallRuntimeFromWorker if self.seen.lock().is_empty() => self.call_facade(),
             _ => {}
@@ -139,6 +146,7 @@ fn setup() -> (Runtime, Arc<Model>) {
         meddle: Mutex::new(Meddle::Nothing),
         root_scans: AtomicUsize::new(0),
         seen: Mutex::new(Vec::new()),
+        panicked: AtomicBool::new(false),
     });
     let rt = Runtime::builder()
         .heap_max(64 << 20)

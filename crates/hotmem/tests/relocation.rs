@@ -145,8 +145,11 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
 #[test]
 fn collections_from_another_thread_stop_running_mutators() {
     let objects = SimpleObjects::new();
+    // The live set is a few MiB, but survivors are promoted age by age and
+    // each age fills target pages of its own, per worker: a slow run (under
+    // ThreadSanitizer) found 32 MiB full. 128 MiB keeps clear of that.
     let rt = Runtime::builder()
-        .heap_max(32 << 20)
+        .heap_max(128 << 20)
         .numa(NumaConfig::Off)
         .binding(objects.clone())
         .build()
