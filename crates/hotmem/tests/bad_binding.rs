@@ -91,7 +91,14 @@ fn expect_error(s: &Setup, check: impl FnOnce(&GcError), fix: impl FnOnce()) {
             .expect_err("bad input must fail the collection");
     check(&err);
     assert!(!err.to_string().is_empty());
-    assert_eq!(s.rt.heap().usage().used, used, "nothing was freed: {err}");
+    // Nothing was freed. Use may have grown: a worker can take a target
+    // page for another page before the bad reference is found (which worker
+    // gets there first is scheduling); the next collection frees it.
+    let after = s.rt.heap().usage().used;
+    assert!(
+        after >= used,
+        "nothing was freed ({used} -> {after}): {err}"
+    );
     s.rt.heap().check_invariants();
     // Nothing moved: the root and the objects are where they were.
     assert_eq!(*s.cells.root.lock().unwrap(), s.a);
