@@ -256,5 +256,58 @@ fn arena_alloc(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, get_return_mixed, split_merge, arena_alloc);
+/// Class loaders created and dropped by 1, 2 and 4 threads at once over one
+/// shared space (as a runtime's loaders share one manager): each loader is
+/// an arena that allocates [`LOADER_BLOCKS`] small blocks (a small class's
+/// metadata) and is dropped, handing its chunks back. One element is one
+/// loader; all threads start together on a barrier and the slowest one's
+/// time counts.
+fn loaders(c: &mut Criterion) {
+    const LOADER_BLOCKS: usize = 32;
+    let mut g = c.benchmark_group("chunk/loaders_create_drop");
+    let m = manager(Coalescing::Buddy);
+    for threads in [1usize, 2, 4] {
+        g.throughput(Throughput::Elements(threads as u64));
+        g.bench_function(BenchmarkId::new("hotmem_buddy_threads", threads), |b| {
+            b.iter_custom(|iters| {
+                let barrier = std::sync::Barrier::new(threads);
+                std::thread::scope(|s| {
+                    let workers: Vec<_> = (0..threads)
+                        .map(|t| {
+                            let (m, barrier) = (&m, &barrier);
+                            s.spawn(move || {
+                                let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 + t as u64);
+                                barrier.wait();
+                                let start = Instant::now();
+                                for _ in 0..iters {
+                                    let mut loader = Arena::new(m, ArenaKind::Standard);
+                                    for _ in 0..LOADER_BLOCKS {
+                                        let size = 16 + (rng.next() as usize % 31) * 8;
+                                        black_box(loader.allocate(size).unwrap());
+                                    }
+                                }
+                                start.elapsed()
+                            })
+                        })
+                        .collect();
+                    workers
+                        .into_iter()
+                        .map(|w| w.join().unwrap())
+                        .max()
+                        .unwrap()
+                })
+            })
+        });
+    }
+    g.finish();
+    m.verify().unwrap();
+}
+
+criterion_group!(
+    benches,
+    get_return_mixed,
+    split_merge,
+    arena_alloc,
+    loaders
+);
 criterion_main!(benches);
