@@ -1,19 +1,23 @@
 //! `Points`: the sorted map from address to state id behind the
-//! [`VmaTree`](crate::VmaTree), as a B-tree of leaves. Each leaf is a
-//! sorted array of up to [`LEAF`] points (12 bytes each, searched by
-//! binary search in one or two cache lines' worth of keys), found through
-//! std's B-tree keyed by the leaf's lower fence. One lookup is one descent
-//! of a tree with `LEAF / 2` to `LEAF` times fewer entries than points,
-//! and inserting or removing a point moves array elements instead of
-//! allocating or freeing tree nodes (a leaf is allocated only when one
-//! splits, freed only when one empties).
+//! [`VmaTree`](crate::VmaTree), as sorted leaves under a flat index. Each
+//! leaf is a sorted array of up to [`LEAF`] points (12 bytes each); the
+//! index is the sorted array of the leaves' lower fences. A lookup is two
+//! binary searches (O(log n)): the index, a few KiB that stays in cache
+//! (one entry per 32 to 64 points), then the leaf. Inserting or removing a
+//! point moves at most [`LEAF`] elements of its leaf; a leaf is allocated
+//! only when one splits (after at least `LEAF / 2` inserts into it) and
+//! freed only when one empties, and only then does the index move entries
+//! (a memmove of one word per leaf, amortized over those inserts).
+//!
+//! Callgrind showed std's `BTreeMap` of single points spending most of an
+//! operation in node searches (several descents per operation, a linear
+//! search of up to 11 keys per node) and in node allocation and freeing.
 //!
 //! Invariants: every leaf holds at least one point and at most [`LEAF`];
 //! the first leaf's fence is 0; a leaf's points lie in
 //! `[its fence, the next leaf's fence)`.
 
 use crate::states::StateId;
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 /// Points per leaf at most.
@@ -56,7 +60,9 @@ impl Leaf {
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct Points {
-    leaves: BTreeMap<usize, Box<Leaf>>,
+    /// The lower fence of each leaf, ascending.
+    fences: Vec<usize>,
+    leaves: Vec<Box<Leaf>>,
     len: usize,
 }
 
@@ -67,31 +73,24 @@ impl Points {
         self.len
     }
 
-    /// The fence of the leaf that holds (or would hold) key `k`.
+    /// The index of the leaf that holds (or would hold) key `k`.
     #[inline]
-    fn leaf_of(&self, k: usize) -> Option<(usize, &Leaf)> {
-        self.leaves.range(..=k).next_back().map(|(&f, l)| (f, &**l))
-    }
-
-    #[inline]
-    fn leaf_of_mut(&mut self, k: usize) -> Option<(usize, &mut Leaf)> {
-        self.leaves
-            .range_mut(..=k)
-            .next_back()
-            .map(|(&f, l)| (f, &mut **l))
+    fn leaf_of(&self, k: usize) -> Option<usize> {
+        self.fences.partition_point(|&f| f <= k).checked_sub(1)
     }
 
     /// The last point with a key `< k` (`<= k` with `inclusive`).
     #[inline]
     pub(crate) fn before(&self, k: usize, inclusive: bool) -> Option<(usize, StateId)> {
-        let (fence, leaf) = self.leaf_of(k)?;
+        let at = self.leaf_of(k)?;
+        let leaf = &self.leaves[at];
         let i = if inclusive { leaf.upper(k) } else { leaf.lower(k) };
         if i > 0 {
             return Some((leaf.keys[i - 1], leaf.ids[i - 1]));
         }
         // Every point of this leaf is at or after `k`: the previous leaf's
         // last one (leaves are never empty).
-        let (_, prev) = self.leaves.range(..fence).next_back()?;
+        let prev = &self.leaves[at.checked_sub(1)?];
         Some((prev.keys[prev.len - 1], prev.ids[prev.len - 1]))
     }
 
@@ -105,10 +104,10 @@ impl Points {
         exclusive: bool,
         mut f: impl FnMut(usize, StateId) -> ControlFlow<()>,
     ) {
-        let Some((fence, _)) = self.leaf_of(lo) else {
+        let Some(at) = self.leaf_of(lo) else {
             return;
         };
-        for leaf in self.leaves.range(fence..).map(|(_, l)| &**l) {
+        for leaf in &self.leaves[at..] {
             let from = if exclusive { leaf.upper(lo) } else { leaf.lower(lo) };
             for i in from..leaf.len {
                 let k = leaf.keys[i];
@@ -125,7 +124,7 @@ impl Points {
     /// Every point in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, StateId)> + '_ {
         self.leaves
-            .values()
+            .iter()
             .flat_map(|l| l.keys().iter().copied().zip(l.ids[..l.len].iter().copied()))
     }
 
@@ -135,7 +134,8 @@ impl Points {
     /// If there is no point `k`.
     #[inline]
     pub(crate) fn set(&mut self, k: usize, id: StateId) {
-        let (_, leaf) = self.leaf_of_mut(k).expect("existing point");
+        let at = self.leaf_of(k).expect("existing point");
+        let leaf = &mut self.leaves[at];
         let i = leaf.lower(k);
         assert!(i < leaf.len && leaf.keys[i] == k, "existing point");
         leaf.ids[i] = id;
@@ -145,16 +145,17 @@ impl Points {
     #[inline]
     pub(crate) fn insert(&mut self, k: usize, id: StateId) {
         self.len += 1;
-        let Some((_, leaf)) = self.leaf_of_mut(k) else {
-            // Empty, or every leaf starts above `k` (only possible when
-            // empty: the first fence is 0).
+        let Some(at) = self.leaf_of(k) else {
+            // Empty (otherwise the first fence, 0, is at or below `k`).
             let mut leaf = Leaf::new();
             leaf.keys[0] = k;
             leaf.ids[0] = id;
             leaf.len = 1;
-            self.leaves.insert(0, leaf);
+            self.fences.push(0);
+            self.leaves.push(leaf);
             return;
         };
+        let leaf = &mut self.leaves[at];
         let i = leaf.lower(k);
         debug_assert!(i == leaf.len || leaf.keys[i] != k, "point exists");
         if leaf.len < LEAF {
@@ -172,22 +173,23 @@ impl Points {
         right.ids[..LEAF - half].copy_from_slice(&leaf.ids[half..]);
         right.len = LEAF - half;
         leaf.len = half;
-        let target = if i <= half { leaf } else { &mut *right };
+        let target = if i <= half { &mut **leaf } else { &mut *right };
         let j = target.lower(k);
         target.keys.copy_within(j..target.len, j + 1);
         target.ids.copy_within(j..target.len, j + 1);
         target.keys[j] = k;
         target.ids[j] = id;
         target.len += 1;
-        let right_fence = right.keys[0];
-        self.leaves.insert(right_fence, right);
+        self.fences.insert(at + 1, right.keys[0]);
+        self.leaves.insert(at + 1, right);
     }
 
     /// Removes the point `k`, which must exist.
     #[inline]
     pub(crate) fn remove(&mut self, k: usize) {
         self.len -= 1;
-        let (fence, leaf) = self.leaf_of_mut(k).expect("existing point");
+        let at = self.leaf_of(k).expect("existing point");
+        let leaf = &mut self.leaves[at];
         let i = leaf.lower(k);
         assert!(i < leaf.len && leaf.keys[i] == k, "existing point");
         leaf.keys.copy_within(i + 1..leaf.len, i);
@@ -196,11 +198,12 @@ impl Points {
         if leaf.len > 0 {
             return;
         }
-        self.leaves.remove(&fence);
-        if fence == 0 {
+        self.fences.remove(at);
+        self.leaves.remove(at);
+        if at == 0 {
             // The first leaf went: the next one becomes first, fence 0.
-            if let Some((_, next)) = self.leaves.pop_first() {
-                self.leaves.insert(0, next);
+            if let Some(f) = self.fences.first_mut() {
+                *f = 0;
             }
         }
     }
@@ -211,13 +214,14 @@ impl Points {
     /// If one does not hold.
     pub(crate) fn assert_invariants(&self) {
         let mut count = 0;
-        let fences: Vec<usize> = self.leaves.keys().copied().collect();
-        assert!(fences.first().is_none_or(|&f| f == 0), "first fence not 0");
-        for (n, (fence, leaf)) in self.leaves.iter().enumerate() {
+        assert_eq!(self.fences.len(), self.leaves.len(), "one fence per leaf");
+        assert!(self.fences.first().is_none_or(|&f| f == 0), "first fence not 0");
+        for (n, (fence, leaf)) in self.fences.iter().zip(&self.leaves).enumerate() {
             assert!(leaf.len > 0 && leaf.len <= LEAF, "leaf size {}", leaf.len);
             assert!(leaf.keys().is_sorted_by(|a, b| a < b), "leaf not sorted");
             assert!(leaf.keys[0] >= *fence, "point below its fence");
-            if let Some(&next) = fences.get(n + 1) {
+            if let Some(&next) = self.fences.get(n + 1) {
+                assert!(next > *fence, "fences not ascending");
                 assert!(leaf.keys[leaf.len - 1] < next, "point beyond the next fence");
             }
             count += leaf.len;

@@ -16,17 +16,20 @@ use std::ops::ControlFlow;
 ///
 /// A point is a `usize` key and a 4-byte id of an interned
 /// [`RegionState`], kept in sorted leaves of up to 64 points found through
-/// a B-tree of leaves: 12 bytes of payload, and what the `nmt` bench
-/// measures with the leaves' slack and the index.
+/// a flat index of the leaves' fences (both binary searched): 12 bytes of
+/// payload, and what the `nmt` bench measures with the leaves' slack and
+/// the index.
 ///
 /// Invariants (checked by the model tests after every step): two
 /// consecutive points never have equal states (adjacent equal intervals are
 /// merged), the first point is not released and the last one is.
 ///
-/// One operation searches the index about four times: once for the state
-/// left of the range, once to walk the points inside it, and once per
-/// point it inserts, updates or removes; each search is a descent of an
-/// index with one entry per leaf, then a binary search in the leaf.
+/// One operation searches about four times: once for the state left of
+/// the range, once to walk the points inside it, and once per point it
+/// inserts, updates or removes; each search is a binary search of the
+/// index (one entry per leaf, it stays in cache) and one of the leaf. A
+/// leaf split or emptied moves the index's entries after it (one word per
+/// leaf), at most once per `LEAF / 2` inserts into a leaf.
 #[derive(Default, Debug)]
 pub struct VmaTree {
     points: Points,
