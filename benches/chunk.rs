@@ -303,11 +303,5 @@ fn loaders(c: &mut Criterion) {
     m.verify().unwrap();
 }
 
-criterion_group!(
-    benches,
-    get_return_mixed,
-    split_merge,
-    arena_alloc,
-    loaders
-);
+criterion_group!(benches, get_return_mixed, split_merge, arena_alloc, loaders);
 criterion_main!(benches);

@@ -62,6 +62,9 @@ impl Leaf {
 pub(crate) struct Points {
     /// The lower fence of each leaf, ascending.
     fences: Vec<usize>,
+    /// Boxed so that a split or an emptied leaf moves 8-byte pointers in
+    /// the index, not whole leaves.
+    #[allow(clippy::vec_box)]
     leaves: Vec<Box<Leaf>>,
     len: usize,
 }
@@ -84,7 +87,11 @@ impl Points {
     pub(crate) fn before(&self, k: usize, inclusive: bool) -> Option<(usize, StateId)> {
         let at = self.leaf_of(k)?;
         let leaf = &self.leaves[at];
-        let i = if inclusive { leaf.upper(k) } else { leaf.lower(k) };
+        let i = if inclusive {
+            leaf.upper(k)
+        } else {
+            leaf.lower(k)
+        };
         if i > 0 {
             return Some((leaf.keys[i - 1], leaf.ids[i - 1]));
         }
@@ -108,7 +115,11 @@ impl Points {
             return;
         };
         for leaf in &self.leaves[at..] {
-            let from = if exclusive { leaf.upper(lo) } else { leaf.lower(lo) };
+            let from = if exclusive {
+                leaf.upper(lo)
+            } else {
+                leaf.lower(lo)
+            };
             for i in from..leaf.len {
                 let k = leaf.keys[i];
                 if k > hi || (exclusive && k == hi) {
@@ -215,14 +226,20 @@ impl Points {
     pub(crate) fn assert_invariants(&self) {
         let mut count = 0;
         assert_eq!(self.fences.len(), self.leaves.len(), "one fence per leaf");
-        assert!(self.fences.first().is_none_or(|&f| f == 0), "first fence not 0");
+        assert!(
+            self.fences.first().is_none_or(|&f| f == 0),
+            "first fence not 0"
+        );
         for (n, (fence, leaf)) in self.fences.iter().zip(&self.leaves).enumerate() {
             assert!(leaf.len > 0 && leaf.len <= LEAF, "leaf size {}", leaf.len);
             assert!(leaf.keys().is_sorted_by(|a, b| a < b), "leaf not sorted");
             assert!(leaf.keys[0] >= *fence, "point below its fence");
             if let Some(&next) = self.fences.get(n + 1) {
                 assert!(next > *fence, "fences not ascending");
-                assert!(leaf.keys[leaf.len - 1] < next, "point beyond the next fence");
+                assert!(
+                    leaf.keys[leaf.len - 1] < next,
+                    "point beyond the next fence"
+                );
             }
             count += leaf.len;
         }
@@ -240,6 +257,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::map_entry)]
     fn matches_a_btreemap_through_splits_and_empty_leaves() {
         let mut p = Points::default();
         let mut m = Model::new();
@@ -279,7 +297,10 @@ mod tests {
                     got.push((k, v));
                     ControlFlow::Continue(())
                 });
-                assert!(got.into_iter().eq(m.range(probe..=hi).map(|(&k, &v)| (k, v))));
+                assert!(
+                    got.into_iter()
+                        .eq(m.range(probe..=hi).map(|(&k, &v)| (k, v)))
+                );
             }
         }
         for k in m.keys() {

@@ -347,9 +347,20 @@ impl StackStore {
 mod tests {
     use super::*;
 
+    /// Uses the stack after capturing it, so that an optimized build
+    /// cannot turn the call into a tail jump that leaves no frame.
     #[inline(never)]
     fn a_caller() -> CallStack {
-        CallStack::capture()
+        let s = CallStack::capture();
+        std::hint::black_box(&s);
+        s
+    }
+
+    #[inline(never)]
+    fn a_caller_unwound() -> CallStack {
+        let s = CallStack::capture_unwound();
+        std::hint::black_box(&s);
+        s
     }
 
     #[test]
@@ -358,15 +369,26 @@ mod tests {
         ignore = "frames are kept as plain addresses; Miri's frame resolver needs the original pointer's provenance (natively the address is only looked up, never dereferenced)"
     )]
     fn capture_starts_at_the_caller_and_resolves() {
-        let s = a_caller();
-        assert!(!s.is_empty());
-        let frames = s.resolve();
-        let first = frames[0].symbol.as_deref().unwrap_or("");
-        assert!(first.contains("a_caller"), "innermost frame is {first}");
-        assert!(frames.iter().all(|f| {
-            let name = f.symbol.as_deref().unwrap_or("");
-            !name.contains("CallStack::capture") && !name.starts_with("backtrace::")
-        }));
+        // The frame-pointer walk (with frame pointers forced) and the
+        // unwinder find the same innermost frames.
+        for (s, name) in [
+            (a_caller(), "a_caller"),
+            (a_caller_unwound(), "a_caller_unwound"),
+        ] {
+            assert!(!s.is_empty());
+            let frames = s.resolve();
+            let first = frames[0].symbol.as_deref().unwrap_or("");
+            assert!(first.ends_with(name), "innermost frame is {first}");
+            let second = frames[1].symbol.as_deref().unwrap_or("");
+            assert!(
+                second.contains("capture_starts_at_the_caller_and_resolves"),
+                "second frame is {second}"
+            );
+            assert!(frames.iter().all(|f| {
+                let name = f.symbol.as_deref().unwrap_or("");
+                !name.contains("CallStack::capture") && !name.starts_with("backtrace::")
+            }));
+        }
     }
 
     #[test]
