@@ -18,6 +18,7 @@
 //! `[its fence, the next leaf's fence)`.
 
 use crate::states::StateId;
+use std::cell::Cell;
 use std::ops::ControlFlow;
 
 /// Points per leaf at most.
@@ -67,6 +68,11 @@ pub(crate) struct Points {
     #[allow(clippy::vec_box)]
     leaves: Vec<Box<Leaf>>,
     len: usize,
+    /// The leaf found by the last lookup: an operation looks up the same
+    /// leaf several times (the state before its range, the points in it,
+    /// each point it changes), and all but the first find it here in O(1).
+    /// Only a hint, checked against the fences before use.
+    finger: Cell<usize>,
 }
 
 impl Points {
@@ -79,7 +85,15 @@ impl Points {
     /// The index of the leaf that holds (or would hold) key `k`.
     #[inline]
     fn leaf_of(&self, k: usize) -> Option<usize> {
-        self.fences.partition_point(|&f| f <= k).checked_sub(1)
+        let c = self.finger.get();
+        let hit = self.fences.get(c).is_some_and(|&f| f <= k)
+            && self.fences.get(c + 1).is_none_or(|&next| k < next);
+        if hit {
+            return Some(c);
+        }
+        let at = self.fences.partition_point(|&f| f <= k).checked_sub(1)?;
+        self.finger.set(at);
+        Some(at)
     }
 
     /// The last point with a key `< k` (`<= k` with `inclusive`).
