@@ -8,10 +8,11 @@
 //! the caller unwinds (the slow path).
 //!
 //! The walk never reads memory outside the calling thread's live stack:
-//! every frame address it follows must lie between its own frame and the
-//! top of the thread's stack (from `pthread_getattr_np`, cached per
-//! thread), be word aligned, and be above the frame before it, so it ends
-//! after at most `(top - here) / 16` steps. Everything in that range is
+//! it runs only if its own frame lies in the thread's stack (from
+//! `pthread_getattr_np`, cached per thread; not on a signal or coroutine
+//! stack), and every frame address it follows must lie between its own
+//! frame and the top of that stack, be word aligned, and be above the frame
+//! before it, so it ends after at most `(top - here) / 16` steps. Everything in that range is
 //! mapped: it is the stack of the running thread above its current frame.
 //! A frame of code built without frame pointers (the precompiled standard
 //! library) can end the chain early or add a bogus return address, which
@@ -39,7 +40,12 @@ pub(crate) fn walk(out: &mut [usize]) -> Option<usize> {
         std::arch::asm!("mov {}, x29", out(reg) fp, options(nomem, nostack, preserves_flags));
     }
     let here = std::ptr::addr_of!(fp) as usize;
-    let top = stack_top()?;
+    let (low, top) = thread_stack()?;
+    if here < low || here >= top {
+        // Running on another stack (a signal or coroutine stack): the
+        // range between here and the thread's stack is not known mapped.
+        return None;
+    }
     const WORD: usize = size_of::<usize>();
     let mut n = 0;
     while n < out.len() {
@@ -94,27 +100,26 @@ pub(crate) const AVAILABLE: bool = cfg!(all(
     not(miri)
 ));
 
-/// The end (highest address, exclusive) of the calling thread's stack,
-/// looked up once per thread.
+/// The calling thread's stack, `[low, top)`, looked up once per thread.
 #[cfg(all(
     hotmem_frame_pointers,
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
     not(miri)
 ))]
-fn stack_top() -> Option<usize> {
+fn thread_stack() -> Option<(usize, usize)> {
     use std::cell::Cell;
     thread_local! {
-        /// 0: not looked up yet; 1: the lookup failed.
-        static TOP: Cell<usize> = const { Cell::new(0) };
+        /// (0, 0): not looked up yet; (1, 1): the lookup failed.
+        static STACK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     }
-    let top = TOP.with(|t| {
-        if t.get() == 0 {
-            t.set(lookup_stack_top().unwrap_or(1));
+    let (low, top) = STACK.with(|s| {
+        if s.get() == (0, 0) {
+            s.set(lookup_thread_stack().unwrap_or((1, 1)));
         }
-        t.get()
+        s.get()
     });
-    (top > 1).then_some(top)
+    (low < top).then_some((low, top))
 }
 
 #[cfg(all(
@@ -123,7 +128,7 @@ fn stack_top() -> Option<usize> {
     any(target_arch = "x86_64", target_arch = "aarch64"),
     not(miri)
 ))]
-fn lookup_stack_top() -> Option<usize> {
+fn lookup_thread_stack() -> Option<(usize, usize)> {
     let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
     // SAFETY: `pthread_getattr_np` initialises `attr` for the calling
     // thread when it returns 0 (and only then is `attr` used or destroyed).
@@ -141,7 +146,8 @@ fn lookup_stack_top() -> Option<usize> {
     if rc != 0 {
         return None;
     }
-    (addr as usize).checked_add(size)
+    let low = addr as usize;
+    Some((low, low.checked_add(size)?))
 }
 
 #[cfg(test)]
