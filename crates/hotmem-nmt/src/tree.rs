@@ -26,10 +26,11 @@ use std::ops::ControlFlow;
 ///
 /// One operation searches about four times: once for the state left of
 /// the range, once to walk the points inside it, and once per point it
-/// inserts, updates or removes; each search is a binary search of the
-/// index (one entry per leaf, it stays in cache) and one of the leaf. A
-/// leaf split or emptied moves the index's entries after it (one word per
-/// leaf), at most once per `LEAF / 2` inserts into a leaf.
+/// inserts, updates or removes; the first is a binary search of the index
+/// (one fence per leaf, with a summary of every 16th fence that stays in
+/// L1) and one of the leaf, the later ones find the same leaf through a
+/// finger in O(1). A leaf split or emptied moves the index's entries after
+/// it (one word per leaf), at most once per `LEAF / 2` inserts into a leaf.
 #[derive(Default, Debug)]
 pub struct VmaTree {
     points: Points,
