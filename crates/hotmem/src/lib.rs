@@ -103,6 +103,7 @@ mod gc;
 mod handles;
 mod heapmap;
 mod livemap;
+pub mod log;
 mod mark;
 mod mutator;
 pub mod objects;
