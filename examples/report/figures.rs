@@ -169,14 +169,10 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
     );
 
     // Metaspace pictures.
-    for snap in &d.space_snapshots {
+    for (k, snap) in d.space_snapshots.iter().enumerate() {
         for image in &snap.spaces {
             let title = format!("{} space {} (t = {:.1} s)", image.space, snap.label, snap.t_s);
-            let id = format!(
-                "map-{}-{}",
-                image.space,
-                snap.label.replace(|c: char| !c.is_ascii_alphanumeric(), "-")
-            );
+            let id = format!("map-{}-{k}", image.space);
             push(
                 &id,
                 &title,

@@ -2,7 +2,7 @@
 //! level of the chunk covering it, full colour in use, pale free, grey
 //! untouched.
 
-use super::charts::{PALETTE, SIZE};
+use super::charts::SIZE;
 use super::data::SpaceImage;
 use plotters::prelude::*;
 
@@ -13,13 +13,14 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing failed: {e:?}")
 }
 
-/// The colour of a map letter: `(colour, in use)`, `None` untouched.
-fn colour(c: char) -> Option<(RGBColor, bool)> {
+/// The colour of a map letter: `(colour, in use)`, `None` untouched. Each
+/// level has its own hue, from red (root chunks) round to violet.
+fn colour(c: char) -> Option<(HSLColor, bool)> {
     if !c.is_ascii_alphabetic() {
         return None;
     }
-    let level = (c.to_ascii_uppercase() as u8 - b'A') as usize;
-    Some((PALETTE[level % PALETTE.len()], c.is_ascii_uppercase()))
+    let level = f64::from(c.to_ascii_uppercase() as u8 - b'A');
+    Some((HSLColor(level / 15.0, 0.7, 0.45), c.is_ascii_uppercase()))
 }
 
 /// The picture of `image` as SVG, titled `title`.
@@ -42,8 +43,8 @@ pub(crate) fn draw(title: &str, image: &SpaceImage) -> Result<String, String> {
         for (i, &c) in cells.iter().enumerate() {
             let x = 20 + i as i32 * col;
             let style = match colour(c) {
-                None => RGBColor(225, 225, 225).filled(),
-                Some((rgb, true)) => rgb.filled(),
+                None => RGBColor(225, 225, 225).mix(1.0).filled(),
+                Some((rgb, true)) => rgb.mix(1.0).filled(),
                 Some((rgb, false)) => rgb.mix(0.3).filled(),
             };
             root.draw(&Rectangle::new([(x, top), (x + col, top + BAND)], style))
@@ -53,7 +54,7 @@ pub(crate) fn draw(title: &str, image: &SpaceImage) -> Result<String, String> {
         let used = cells.iter().filter(|c| c.is_ascii_uppercase()).count();
         let free = cells.iter().filter(|c| c.is_ascii_lowercase()).count();
         let caption = format!(
-            "{} granules of {} KiB: {used} in use, {free} free, {} untouched",
+            "{} granules of {} KiB: {used} in use, {free} free, {} untouched (per level: left swatch in use, right free)",
             cells.len(),
             image.granule_bytes >> 10,
             cells.len() - used - free
@@ -61,7 +62,7 @@ pub(crate) fn draw(title: &str, image: &SpaceImage) -> Result<String, String> {
         root.draw(&Text::new(caption, (20, top + BAND + 8), small.clone()))
             .map_err(err)?;
         for (k, (letter, size)) in image.legend.iter().enumerate() {
-            let (rgb, _) = colour(*letter).unwrap_or((RGBColor(0, 0, 0), true));
+            let (rgb, _) = colour(*letter).unwrap_or((HSLColor(0.0, 0.0, 0.0), true));
             let x = 20 + (k as i32 % 6) * 140;
             let y = top + BAND + 30 + (k as i32 / 6) * 22;
             root.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], rgb.filled()))
