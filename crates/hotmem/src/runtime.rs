@@ -375,6 +375,8 @@ impl Runtime {
         }
         .map_err(GcError::Safepoint)?;
         let ttsp = asked.elapsed();
+        // The previous safepoint's record is complete now that this one began.
+        inner.log.safepoints(&inner.safepoints);
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         let result = {
             let _inside = reentry::enter(inner);
@@ -428,6 +430,7 @@ impl Runtime {
         }
         let _gc = inner.gc.lock();
         let guard = inner.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        inner.log.safepoints(&inner.safepoints);
         let result = {
             let _inside = reentry::enter(inner);
             op()

@@ -27,10 +27,14 @@
 //! | `safepoint` | info / debug | one per safepoint (ttsp, at, leaving); at debug, a count of safepoints that ended unseen |
 //!
 //! A safepoint's line is complete only once its threads run again, so it is
-//! written when the runtime next looks: after its next collection or
-//! [`Runtime::run_at_safepoint`](crate::Runtime::run_at_safepoint), at
+//! written when the runtime next looks: when it ends the safepoint (if the
+//! threads already run), when it begins its next one (a collection or
+//! [`Runtime::run_at_safepoint`](crate::Runtime::run_at_safepoint)), at
 //! [`Runtime::flush_log`](crate::Runtime::flush_log), or when the runtime
-//! is dropped. The line of a collection's safepoint carries its `GC(n)`.
+//! is dropped. Safepoints the embedder begins itself on
+//! [`Runtime::safepoints`](crate::Runtime::safepoints) are logged when seen
+//! last before one of those moments; the others are counted at debug. The
+//! line of a collection's safepoint carries its `GC(n)`.
 //!
 //! ## Grammar
 //! Selectors ([`LogSelection::parse`], [`LogConfig::parse`]):

@@ -184,6 +184,12 @@ impl LogConfig {
         self
     }
 
+    /// The outputs of both configurations.
+    pub fn and(mut self, other: LogConfig) -> Self {
+        self.outputs.extend(other.outputs);
+        self
+    }
+
     /// Parses `SELECTORS[:OUTPUT]` (HotSpot's `-Xlog:` argument without
     /// decorators), e.g. `gc*=info,safepoint=debug` (to standard output)
     /// or `gc*:file=gc.log`; an empty string is no output. The grammar is
