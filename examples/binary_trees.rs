@@ -31,11 +31,11 @@ mod trees;
 #[path = "trees_runtime.rs"]
 mod trees_runtime;
 
+use hotmem_examples::report::{Recorder, write_report};
 use serde_json::{Value, json};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 use trees::{ArenaTrees, BoxTrees, Trees};
-use hotmem_examples::report::{Recorder, write_report};
 use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \

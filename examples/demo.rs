@@ -17,14 +17,13 @@ mod workload;
 
 use hotmem::objects::SimpleObjects;
 use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem_examples::report::{Recorder, write_report};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use hotmem_examples::report::{Recorder, write_report};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str =
-    "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json] [--report DIR]";
+const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json] [--report DIR]";
 
 fn main() {
     let defaults = RunArgs {

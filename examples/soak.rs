@@ -20,15 +20,14 @@ use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
+use hotmem_examples::report::{Recorder, write_report};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-use hotmem_examples::report::{Recorder, write_report};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str =
-    "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {

@@ -191,7 +191,9 @@ pub(crate) fn stacked_bars(
                 .draw_series(rects)
                 .map_err(err)?
                 .label(*name)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled())
+                });
         }
         chart
             .configure_series_labels()

@@ -43,11 +43,17 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
     let heap = vec![
         Series {
             name: "used before GC".into(),
-            points: gc.iter().map(|c| (c.t_s, c.used_before as f64 / MIB)).collect(),
+            points: gc
+                .iter()
+                .map(|c| (c.t_s, c.used_before as f64 / MIB))
+                .collect(),
         },
         Series {
             name: "used after GC".into(),
-            points: gc.iter().map(|c| (c.t_s, c.used_after as f64 / MIB)).collect(),
+            points: gc
+                .iter()
+                .map(|c| (c.t_s, c.used_after as f64 / MIB))
+                .collect(),
         },
         Series {
             name: "used (sampled)".into(),
@@ -59,7 +65,10 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         },
         Series {
             name: "capacity (max)".into(),
-            points: s.iter().map(|x| (x.t_s, x.max_capacity as f64 / MIB)).collect(),
+            points: s
+                .iter()
+                .map(|x| (x.t_s, x.max_capacity as f64 / MIB))
+                .collect(),
         },
     ];
     let n = heap.iter().map(|x| x.points.len()).sum();
@@ -107,7 +116,12 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
     let rate = |f: &dyn Fn(&super::data::Sample) -> f64| -> Vec<(f64, f64)> {
         s.windows(2)
             .filter(|w| w[1].t_s > w[0].t_s)
-            .map(|w| (w[1].t_s, (f(&w[1]) - f(&w[0])).max(0.0) / (w[1].t_s - w[0].t_s)))
+            .map(|w| {
+                (
+                    w[1].t_s,
+                    (f(&w[1]) - f(&w[0])).max(0.0) / (w[1].t_s - w[0].t_s),
+                )
+            })
             .collect()
     };
     let alloc = vec![Series {
@@ -165,13 +179,22 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         "NMT committed per tag",
         "Committed memory per native memory tracking tag, stacked, sampled over the run.",
         nmt.iter().map(|x| x.points.len()).sum(),
-        lines("NMT committed per tag (stacked)", "uptime (s)", "MiB", &nmt, true)?,
+        lines(
+            "NMT committed per tag (stacked)",
+            "uptime (s)",
+            "MiB",
+            &nmt,
+            true,
+        )?,
     );
 
     // Metaspace pictures.
     for (k, snap) in d.space_snapshots.iter().enumerate() {
         for image in &snap.spaces {
-            let title = format!("{} space {} (t = {:.1} s)", image.space, snap.label, snap.t_s);
+            let title = format!(
+                "{} space {} (t = {:.1} s)",
+                image.space, snap.label, snap.t_s
+            );
             let id = format!("map-{}-{k}", image.space);
             push(
                 &id,

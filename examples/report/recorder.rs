@@ -48,13 +48,10 @@ impl Recorder {
     /// `safepoint` records (as data, no text is written for it).
     pub fn log_config(&self, base: LogConfig) -> LogConfig {
         let data = self.data.clone();
-        let selection =
-            LogSelection::parse("gc=info,safepoint=info").expect("a valid selection");
+        let selection = LogSelection::parse("gc=info,safepoint=info").expect("a valid selection");
         base.output(
             selection,
-            LogOutput::callback(move |r| {
-                data.lock().unwrap_or_else(|e| e.into_inner()).record(r)
-            }),
+            LogOutput::callback(move |r| data.lock().unwrap_or_else(|e| e.into_inner()).record(r)),
         )
     }
 
@@ -71,7 +68,10 @@ impl Recorder {
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
                     let sample = take_sample(&rt);
-                    data.lock().unwrap_or_else(|e| e.into_inner()).samples.push(sample);
+                    data.lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .samples
+                        .push(sample);
                     std::thread::sleep(every);
                 }
             })?;

@@ -67,8 +67,11 @@ pub(crate) fn draw(title: &str, image: &SpaceImage) -> Result<String, String> {
             let y = top + BAND + 30 + (k as i32 / 6) * 22;
             root.draw(&Rectangle::new([(x, y), (x + 14, y + 14)], rgb.filled()))
                 .map_err(err)?;
-            root.draw(&Rectangle::new([(x + 16, y), (x + 30, y + 14)], rgb.mix(0.3).filled()))
-                .map_err(err)?;
+            root.draw(&Rectangle::new(
+                [(x + 16, y), (x + 30, y + 14)],
+                rgb.mix(0.3).filled(),
+            ))
+            .map_err(err)?;
             let label = if *size >= 1 << 20 {
                 format!("{letter}: {} MiB", size >> 20)
             } else {

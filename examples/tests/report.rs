@@ -72,9 +72,13 @@ fn every_chart_has_data() {
     }
     assert!(data.samples.len() >= 3, "{} samples", data.samples.len());
     assert!(
-        data.samples.iter().all(|s| s.nmt_committed.contains_key("Java Heap")),
+        data.samples
+            .iter()
+            .all(|s| s.nmt_committed.contains_key("Java Heap")),
         "{:?}",
-        data.samples.last().map(|s| s.nmt_committed.keys().collect::<Vec<_>>())
+        data.samples
+            .last()
+            .map(|s| s.nmt_committed.keys().collect::<Vec<_>>())
     );
     // Loaders dying leave class space with fewer granules in use.
     let in_use = |k: usize| {
@@ -108,7 +112,9 @@ fn every_chart_has_data() {
     // The allocation chart shows the allocation: some interval allocated.
     let json = serde_json::to_value(&data).expect("serializes");
     let samples = json["samples"].as_array().expect("samples");
-    let first = samples.first().unwrap()["allocated_total"].as_u64().unwrap();
+    let first = samples.first().unwrap()["allocated_total"]
+        .as_u64()
+        .unwrap();
     let last = samples.last().unwrap()["allocated_total"].as_u64().unwrap();
     assert!(last > first);
 }
@@ -195,12 +201,10 @@ fn the_page_loads_in_chromium_with_every_chart_drawn() {
     assert!(
         dom.contains(&verdict),
         "the page's own check did not pass: {}",
-        dom.split("<span id=\"check\">")
-            .nth(1)
-            .map_or("(no check element: did the page load?)", |s| s
-                .split("</span>")
-                .next()
-                .unwrap_or(""))
+        dom.split("<span id=\"check\">").nth(1).map_or(
+            "(no check element: did the page load?)",
+            |s| s.split("</span>").next().unwrap_or("")
+        )
     );
     let shot = dir.join("screenshot.png");
     let _ = std::fs::remove_file(&shot);

@@ -75,7 +75,9 @@ fn parse_line(line: &str) -> Result<Line, String> {
     if !TagSet::ALL.iter().any(|t| t.to_string() == tags) {
         return Err(format!("unknown tag set {tags:?}"));
     }
-    let rest = rest.strip_prefix(' ').ok_or("no space after the decorations")?;
+    let rest = rest
+        .strip_prefix(' ')
+        .ok_or("no space after the decorations")?;
     let (gc, message) = match rest.strip_prefix("GC(") {
         Some(r) => {
             let (id, m) = r.split_once(") ").ok_or("GC( without ) ")?;
@@ -135,7 +137,9 @@ fn check_message(l: &Line) -> Result<(), String> {
             digits(n)?;
             let (n, rest) = rest.split_once(" evacuated, ").ok_or("evacuated")?;
             digits(n)?;
-            let (n, rest) = rest.split_once(" incomplete; relocated ").ok_or("incomplete")?;
+            let (n, rest) = rest
+                .split_once(" incomplete; relocated ")
+                .ok_or("incomplete")?;
             digits(n)?;
             let (n, bytes) = rest.split_once(" objects ").ok_or("relocated")?;
             digits(n)?;
@@ -145,7 +149,11 @@ fn check_message(l: &Line) -> Result<(), String> {
             let rest = m.strip_prefix("Metaspace: ").ok_or("metaspace")?;
             let (all, rest) = rest.split_once(" NonClass: ").ok_or("NonClass")?;
             let (non_class, class) = rest.split_once(" Class: ").ok_or("Class")?;
-            let (a, b, c) = (used_committed(all)?, used_committed(non_class)?, used_committed(class)?);
+            let (a, b, c) = (
+                used_committed(all)?,
+                used_committed(non_class)?,
+                used_committed(class)?,
+            );
             // Whole KiB of each space; the sum's truncation may differ by one.
             if a.0.abs_diff(b.0 + c.0) > 1 || a.1.abs_diff(b.1 + c.1) > 1 {
                 return Err(format!("{a:?} is not {b:?} + {c:?}"));
@@ -248,7 +256,10 @@ fn every_line_parses_and_says_what_its_record_says() {
         assert_eq!(line.level, r.level.to_string(), "{text}");
         assert_eq!(line.tags, r.tags.to_string(), "{text}");
         assert_eq!(line.gc, r.gc_id, "{text}");
-        assert!(line.uptime_s + 0.0005 >= last_uptime, "time goes forward: {text}");
+        assert!(
+            line.uptime_s + 0.0005 >= last_uptime,
+            "time goes forward: {text}"
+        );
         last_uptime = line.uptime_s;
         // The structured form serializes with its kind.
         let json = serde_json::to_value(r).expect("a record serializes");
@@ -267,7 +278,12 @@ fn every_line_parses_and_says_what_its_record_says() {
         .collect();
     assert_eq!(pauses, vec![1, 2, 3, 4]);
     for gc in 1..=4 {
-        let of = |tags| records.iter().filter(|r| r.tags == tags && r.gc_id == Some(gc)).count();
+        let of = |tags| {
+            records
+                .iter()
+                .filter(|r| r.tags == tags && r.gc_id == Some(gc))
+                .count()
+        };
         assert_eq!(of(TagSet::GcPhases), 3, "GC({gc}) phases");
         assert_eq!(of(TagSet::Safepoint), 1, "GC({gc}) safepoint");
         assert_eq!(of(TagSet::GcHeap), 1, "GC({gc}) heap");
@@ -362,7 +378,12 @@ fn a_file_output_holds_the_lines_a_callback_sees() {
     drop(rt);
     let text = std::fs::read_to_string(&path).expect("the log file");
     let _ = std::fs::remove_file(&path);
-    let expected: Vec<String> = records.lock().unwrap().iter().map(|r| r.to_string()).collect();
+    let expected: Vec<String> = records
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
     let lines: Vec<&str> = text.lines().collect();
     assert!(!lines.is_empty());
     assert_eq!(lines, expected);

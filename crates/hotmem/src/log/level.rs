@@ -7,7 +7,9 @@ use std::str::FromStr;
 /// The level of a log line, and the most detailed level a selection lets
 /// through. Ordered: `Off < Error < Warning < Info < Debug < Trace`; a tag
 /// set selected at `Info` shows `Error`, `Warning` and `Info` lines.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum LogLevel {

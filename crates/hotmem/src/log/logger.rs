@@ -93,7 +93,12 @@ impl Logger {
     /// The records of a collection that ended, still at its safepoint
     /// `safepoint`.
     #[inline]
-    pub(crate) fn collection(&self, parts: Parts<'_>, stats: &CollectStats, safepoint: SafepointId) {
+    pub(crate) fn collection(
+        &self,
+        parts: Parts<'_>,
+        stats: &CollectStats,
+        safepoint: SafepointId,
+    ) {
         if self.enabled.is_none() {
             return;
         }
@@ -113,7 +118,12 @@ impl Logger {
         }
         if self.enabled(TagSet::GcPhases, info) {
             for (phase, ns, objects, workers) in [
-                (GcPhase::Mark, stats.mark_ns, stats.objects_marked, stats.mark_workers),
+                (
+                    GcPhase::Mark,
+                    stats.mark_ns,
+                    stats.objects_marked,
+                    stats.mark_workers,
+                ),
                 (
                     GcPhase::Relocate,
                     stats.relocation_ns,
@@ -179,7 +189,8 @@ impl Logger {
                 }
                 if due { info } else { LogLevel::Debug }
             };
-            if let (true, Some(report)) = (self.enabled(TagSet::GcStats, level), &parts.stats_table) {
+            if let (true, Some(report)) = (self.enabled(TagSet::GcStats, level), &parts.stats_table)
+            {
                 let lines = report.lines();
                 let rows = lines.len() - report.rows.len();
                 for (i, line) in lines.into_iter().enumerate() {

@@ -121,10 +121,9 @@ impl fmt::Display for LogSpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LogSpecError::Selector(e) => write!(f, "{e}"),
-            LogSpecError::UnknownOutput(o) => write!(
-                f,
-                "unknown log output {o:?} (stdout, stderr or file=PATH)"
-            ),
+            LogSpecError::UnknownOutput(o) => {
+                write!(f, "unknown log output {o:?} (stdout, stderr or file=PATH)")
+            }
             LogSpecError::File(p, e) => write!(f, "cannot create log file {}: {e}", p.display()),
         }
     }
