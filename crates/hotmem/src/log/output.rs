@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 /// A function that receives every record its selection lets through, on
 /// the thread that logs it (the collecting thread, inside the pause: keep
-/// it short, and never collect or request a safepoint from it).
+/// it short, and never collect or request a safepoint from it). A panic in
+/// it is caught: that record is lost, the collection goes on.
 pub type LogCallback = Arc<dyn Fn(&LogRecord) + Send + Sync>;
 
 /// Where selected lines go.
@@ -76,7 +77,10 @@ impl LogOutput {
             LogOutput::File(f) => {
                 let _ = writeln!(f.writer.lock(), "{record}");
             }
-            LogOutput::Callback(f) => f(record),
+            LogOutput::Callback(f) => {
+                // A panicking callback loses its record, not the collection.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(record)));
+            }
         }
     }
 
