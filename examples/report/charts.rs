@@ -22,6 +22,9 @@ pub(crate) const PALETTE: [RGBColor; 8] = [
 pub(crate) struct Series {
     pub(crate) name: String,
     pub(crate) points: Vec<(f64, f64)>,
+    /// A marker per point (sparse series: one point per collection, so
+    /// that a run with a single collection still shows it).
+    pub(crate) marked: bool,
 }
 
 /// Axis ranges covering every point (never empty).
@@ -68,6 +71,7 @@ pub(crate) fn lines(
                 Series {
                     name: s.name.clone(),
                     points: acc.clone(),
+                    marked: false,
                 }
             })
             .collect()
@@ -77,6 +81,7 @@ pub(crate) fn lines(
             .map(|s| Series {
                 name: s.name.clone(),
                 points: s.points.clone(),
+                marked: s.marked,
             })
             .collect()
     };
@@ -130,6 +135,11 @@ pub(crate) fn lines(
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
                     });
+                if s.marked {
+                    chart
+                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                        .map_err(err)?;
+                }
             }
         }
         chart

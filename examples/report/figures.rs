@@ -47,6 +47,7 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
                 .iter()
                 .map(|c| (c.t_s, c.used_before as f64 / MIB))
                 .collect(),
+            marked: true,
         },
         Series {
             name: "used after GC".into(),
@@ -54,14 +55,17 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
                 .iter()
                 .map(|c| (c.t_s, c.used_after as f64 / MIB))
                 .collect(),
+            marked: true,
         },
         Series {
             name: "used (sampled)".into(),
             points: s.iter().map(|x| (x.t_s, x.used as f64 / MIB)).collect(),
+            marked: false,
         },
         Series {
             name: "committed".into(),
             points: s.iter().map(|x| (x.t_s, x.capacity as f64 / MIB)).collect(),
+            marked: false,
         },
         Series {
             name: "capacity (max)".into(),
@@ -69,6 +73,7 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
                 .iter()
                 .map(|x| (x.t_s, x.max_capacity as f64 / MIB))
                 .collect(),
+            marked: false,
         },
     ];
     let n = heap.iter().map(|x| x.points.len()).sum();
@@ -127,6 +132,7 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
     let alloc = vec![Series {
         name: "allocation rate (MiB/s)".into(),
         points: rate(&|x| x.allocated_total as f64 / MIB),
+        marked: false,
     }];
     push(
         "allocation",
@@ -139,10 +145,12 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         Series {
             name: "page cache flush (MiB/s)".into(),
             points: rate(&|x| x.flushed_total as f64 / MIB),
+            marked: false,
         },
         Series {
             name: "medium page undo (ops/s)".into(),
             points: rate(&|x| x.medium_undo_total as f64),
+            marked: false,
         },
     ];
     push(
@@ -172,6 +180,7 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
                     (x.t_s, b as f64 / MIB)
                 })
                 .collect(),
+            marked: false,
         })
         .collect();
     push(
