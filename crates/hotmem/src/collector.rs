@@ -116,10 +116,16 @@ fn collect<B: Binding>(
     // SAFETY: every mutator is stopped at the safepoint or in native code,
     // where it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
     // native region borrows), and the GC workers are idle between phases.
-    unsafe {
-        inner.mutator_alloc.retire_pages();
+    let retired = unsafe {
         inner.gc_alloc.retire_pages();
-    }
+        inner.mutator_alloc.retire_pages()
+    };
+    // The mutators' buffers lie in the pages just retired, which this
+    // collection may evacuate and free: none may be bumped again. Their
+    // unused ends go back to the pages, so that each page's top is the end
+    // of its last object (where a reference past it is found to be bad).
+    inner.tlabs.retire_all(&retired);
+    drop(retired);
     let reserved = inner.heap.reserved();
     let map = HeapMap::new(
         &inner.memory,

@@ -112,6 +112,7 @@ mod runtime;
 mod safepoints;
 mod sidetable;
 mod stacks;
+mod tlab;
 mod views;
 mod workers;
 
@@ -126,6 +127,7 @@ pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
 pub use safepoints::{SafepointRequestError, Safepoints};
+pub use tlab::{TlabStats, Tlabs};
 pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
 pub use workers::{PhaseSummary, WorkerBinding};
 
