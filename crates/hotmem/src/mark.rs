@@ -34,6 +34,8 @@ pub(crate) struct Marker<'a, B: Binding> {
     abort: AtomicBool,
     error: Mutex<Option<GcError>>,
     marked: AtomicU64,
+    /// Per worker: the slots of marked objects that refer into young pages.
+    remembered: Mutex<Vec<Vec<B::Slot>>>,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -58,12 +60,19 @@ impl<'a, B: Binding> Marker<'a, B> {
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
             marked: AtomicU64::new(0),
+            remembered: Mutex::new(Vec::new()),
         }
     }
 
     /// Objects marked so far.
     pub(crate) fn marked(&self) -> u64 {
         self.marked.load(Ordering::Relaxed)
+    }
+
+    /// The slots of marked objects that referred into young pages (see
+    /// [`PageGc::young`](crate::heapmap::PageGc)), one list per worker.
+    pub(crate) fn take_remembered(&self) -> Vec<Vec<B::Slot>> {
+        std::mem::take(&mut *self.remembered.lock())
     }
 
     /// Marks a root (from the collecting thread): an error names the slot.
@@ -137,6 +146,7 @@ impl<'a, B: Binding> Marker<'a, B> {
             bytes: 0,
         };
         let mut marked = 0u64;
+        let mut remembered = Vec::new();
         let mut active = false;
         let mut idle = 0u32;
         loop {
@@ -168,7 +178,9 @@ impl<'a, B: Binding> Marker<'a, B> {
                 continue;
             };
             idle = 0;
-            let outcome = catch_unwind(AssertUnwindSafe(|| self.process(r, &local, &mut tally)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                self.process(r, &local, &mut tally, &mut remembered)
+            }));
             match outcome {
                 Ok(Ok(())) => marked += 1,
                 Ok(Err(e)) => self.fail(e),
@@ -182,6 +194,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         }
         self.flush(&tally);
         self.marked.fetch_add(marked, Ordering::Relaxed);
+        self.remembered.lock().push(remembered);
     }
 
     fn flush(&self, t: &PageTally) {
@@ -198,6 +211,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         r: ObjectReference,
         local: &Worker<ObjectReference>,
         tally: &mut PageTally,
+        remembered: &mut Vec<B::Slot>,
     ) -> Result<(), GcError> {
         let map = self.map;
         // Validated when it was marked.
@@ -235,7 +249,11 @@ impl<'a, B: Binding> Marker<'a, B> {
             let Some(t) = slot.load() else { return };
             match map.locate(t) {
                 Ok((tpi, twi)) => {
-                    if map.pages[tpi].live.mark(twi) {
+                    let target = &map.pages[tpi];
+                    if target.young {
+                        remembered.push(slot);
+                    }
+                    if target.live.mark(twi) {
                         local.push(t);
                     }
                 }
