@@ -23,6 +23,10 @@ use parking_lot::Mutex;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+/// Objects a worker processes under one unwind guard (and between two
+/// checks of the abort flag).
+const BATCH: usize = 256;
+
 /// One marking phase.
 pub(crate) struct Marker<'a, B: Binding> {
     binding: &'a B,
@@ -178,11 +182,14 @@ impl<'a, B: Binding> Marker<'a, B> {
                 continue;
             };
             idle = 0;
+            // One unwind guard for a batch of objects, not one per object.
+            let mut done = 0u64;
             let outcome = catch_unwind(AssertUnwindSafe(|| {
-                self.process(r, &local, &mut tally, &mut remembered)
+                self.drain(r, &local, &mut tally, &mut remembered, &mut done)
             }));
+            marked += done;
             match outcome {
-                Ok(Ok(())) => marked += 1,
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => self.fail(e),
                 Err(payload) => self.fail(GcError::ObjectModelPanicked(crate::gc::panic_message(
                     &*payload,
@@ -203,8 +210,35 @@ impl<'a, B: Binding> Marker<'a, B> {
         }
     }
 
-    /// Sizes and scans one marked object, marking and pushing what it
-    /// references.
+    /// Processes `first`, then what it leads to, up to [`BATCH`] objects:
+    /// the child an object marked last is processed next without a trip
+    /// through the deque, the others are pushed for this worker or thieves.
+    /// Counts the objects done in `done` (also when one fails).
+    #[inline]
+    fn drain(
+        &self,
+        first: ObjectReference,
+        local: &Worker<ObjectReference>,
+        tally: &mut PageTally,
+        remembered: &mut Vec<B::Slot>,
+        done: &mut u64,
+    ) -> Result<(), GcError> {
+        let mut next = Some(first);
+        for _ in 0..BATCH {
+            let Some(r) = next.take().or_else(|| local.pop()) else {
+                return Ok(());
+            };
+            next = self.process(r, local, tally, remembered)?;
+            *done += 1;
+        }
+        if let Some(r) = next {
+            local.push(r);
+        }
+        Ok(())
+    }
+
+    /// Sizes and scans one marked object, marking what it references: the
+    /// last newly marked child is returned, the others pushed.
     #[inline]
     fn process(
         &self,
@@ -212,7 +246,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         local: &Worker<ObjectReference>,
         tally: &mut PageTally,
         remembered: &mut Vec<B::Slot>,
-    ) -> Result<(), GcError> {
+    ) -> Result<Option<ObjectReference>, GcError> {
         let map = self.map;
         // Validated when it was marked.
         let Ok((pi, wi)) = map.locate(r) else {
@@ -245,6 +279,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         tally.objects += 1;
         tally.bytes += size;
         let mut bad = None;
+        let mut next: Option<ObjectReference> = None;
         self.binding.scan_object(r, &mut |slot: B::Slot| {
             let Some(t) = slot.load() else { return };
             match map.locate(t) {
@@ -254,7 +289,9 @@ impl<'a, B: Binding> Marker<'a, B> {
                         remembered.push(slot);
                     }
                     if target.live.mark(twi) {
-                        local.push(t);
+                        if let Some(previous) = next.replace(t) {
+                            local.push(previous);
+                        }
                     }
                 }
                 Err(reason) => {
@@ -270,8 +307,13 @@ impl<'a, B: Binding> Marker<'a, B> {
             }
         });
         match bad {
-            Some(e) => Err(e),
-            None => Ok(()),
+            Some(e) => {
+                if let Some(t) = next {
+                    local.push(t);
+                }
+                Err(e)
+            }
+            None => Ok(next),
         }
     }
 }
