@@ -17,10 +17,11 @@
 //!
 //! You bring a [`Binding`]: how big your objects are, which of their words
 //! hold references, where your roots are. The runtime brings allocation and
-//! collection: it stops the mutators, marks the live objects in parallel on
-//! the GC workers, evacuates sparse pages on workers bound to their NUMA
-//! node, updates every reference to a moved object, frees the garbage, and
-//! reports all of it.
+//! collection: each mutator bumps its small objects out of a thread-local
+//! buffer; a collection stops the mutators, marks the live objects in
+//! parallel on the GC workers, evacuates the pages whose objects pack into
+//! fewer pages on workers bound to their NUMA node, updates every reference
+//! to a moved object, frees the garbage, and reports all of it.
 //!
 //! ```
 //! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
