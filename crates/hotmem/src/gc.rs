@@ -119,9 +119,27 @@ pub struct GcTotals {
     pub update_ns: u64,
     /// Objects marked.
     pub objects_marked: u64,
+    /// Sum over collections of marking time times marking workers: the
+    /// worker time marking had.
+    pub mark_worker_ns: u64,
+    /// Collections whose update visited only remembered slots
+    /// ([`UpdateScope::Remembered`]).
+    pub remembered_updates: u64,
+    /// Collections whose update visited every live object
+    /// ([`UpdateScope::AllLiveObjects`]).
+    pub full_updates: u64,
 }
 
 impl GcTotals {
+    /// Marking throughput over every collection: objects marked per
+    /// millisecond per marking worker (0 before the first mark).
+    pub fn marking_rate(&self) -> f64 {
+        if self.mark_worker_ns == 0 {
+            return 0.0;
+        }
+        self.objects_marked as f64 / (self.mark_worker_ns as f64 / 1e6)
+    }
+
     pub(crate) fn add(&mut self, s: &CollectStats) {
         self.cycles += 1;
         if s.cause == GcCause::AllocationFailure {
@@ -136,6 +154,12 @@ impl GcTotals {
         self.relocation_ns += s.relocation_ns;
         self.update_ns += s.update_ns;
         self.objects_marked += s.objects_marked;
+        self.mark_worker_ns += s.mark_ns * s.mark_workers as u64;
+        match s.update_scope {
+            UpdateScope::Remembered { .. } => self.remembered_updates += 1,
+            UpdateScope::AllLiveObjects => self.full_updates += 1,
+            UpdateScope::Nothing => {}
+        }
     }
 }
 
