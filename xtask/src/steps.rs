@@ -43,6 +43,12 @@ impl Runner {
         }
     }
 
+    /// Records a step that was run some other way (the NUMA guest, whose
+    /// console the caller reads).
+    pub(crate) fn record(&mut self, name: &str, took: Duration) {
+        self.done.push((name.to_string(), took));
+    }
+
     /// Prints the time each step took.
     pub(crate) fn summary(&self) {
         if self.done.is_empty() {
@@ -56,7 +62,7 @@ impl Runner {
     }
 }
 
-fn show(cmd: &Command) -> String {
+pub(crate) fn show(cmd: &Command) -> String {
     let mut s = String::new();
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {
