@@ -19,7 +19,7 @@ usage: cargo xtask <command>
 
 commands:
   demo [ARGS...]            build and run the demo (examples/demo) in release
-  test                      unit, integration and doc tests, loom models, fuzz smoke
+  test                      unit, integration and doc tests, loom models, fuzz smoke, NUMA guests (2 and 4 nodes)
   ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, ASan (fast crates), a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
   fuzz TARGET|--all [--secs N]  fuzz for N seconds each (default 60); prints executions and coverage

@@ -469,7 +469,7 @@ fn plain(line: &str) -> String {
         if c == '\u{1b}' {
             // ESC [ params final-byte, or ESC and one character.
             if chars.next_if_eq(&'[').is_some() {
-                while let Some(p) = chars.next() {
+                for p in chars.by_ref() {
                     if ('@'..='~').contains(&p) {
                         break;
                     }

@@ -24,8 +24,8 @@
 //! # Ok::<(), hotmem_numa::KernelError>(())
 //! ```
 
-use crate::error::{KernelCall, KernelError};
 use crate::CpuSet;
+use crate::error::{KernelCall, KernelError};
 use hotmem_os::Address;
 
 /// Where the kernel says a page is.
@@ -292,6 +292,10 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert_eq!(thread_affinity().unwrap(), mask, "other threads keep theirs");
+        assert_eq!(
+            thread_affinity().unwrap(),
+            mask,
+            "other threads keep theirs"
+        );
     }
 }

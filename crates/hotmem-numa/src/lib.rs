@@ -80,8 +80,8 @@ mod tests;
 pub use binder::{BindingAction, BindingEvent, BindingKind};
 pub use cpuset::CpuSet;
 pub use error::{
-    BindError, BindOp, InvalidDescription, KernelCall, KernelError, LocateError, MemoryBindError, MemoryUnsupported,
-    TopologyError, UnknownNode,
+    BindError, BindOp, InvalidDescription, KernelCall, KernelError, LocateError, MemoryBindError,
+    MemoryUnsupported, TopologyError, UnknownNode,
 };
 pub use heuristics::{AffinityPolicy, WorkerKind};
 pub use memory::{MemoryLocation, MemoryPolicy};

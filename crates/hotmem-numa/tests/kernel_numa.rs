@@ -230,7 +230,11 @@ fn items_run_on_the_node_the_kernel_put_their_memory_on() {
     for (i, node) in nodes.iter().enumerate() {
         let node = node.expect("every touched page is on a node the topology knows");
         if i < per * t.node_count() {
-            assert_eq!(node.index(), i / per, "page {i}: partition bound to its node");
+            assert_eq!(
+                node.index(),
+                i / per,
+                "page {i}: partition bound to its node"
+            );
         }
         pages.push(Page {
             from: from.start() + i * page_size(),
@@ -286,7 +290,9 @@ fn bound_memory_stays_on_its_node_and_anonymous_recommit_loses_the_binding() {
     let last = NodeId::new(t.node_count() - 1);
     let pages = 16;
     for node in t.node_ids() {
-        let r = memory.reserve(pages * page_size(), MemTag::JAVA_HEAP).unwrap();
+        let r = memory
+            .reserve(pages * page_size(), MemTag::JAVA_HEAP)
+            .unwrap();
         let range = r.range();
         r.commit(range).unwrap();
         // SAFETY: committed; the reservation lives to the end of the loop.
@@ -296,7 +302,9 @@ fn bound_memory_stays_on_its_node_and_anonymous_recommit_loses_the_binding() {
         assert_eq!(policy.nodes, [os(&t, node)]);
         // Touch from a CPU of another node: the binding, not the toucher,
         // decides.
-        let other = t.node(NodeId::new((node.index() + 1) % t.node_count())).unwrap();
+        let other = t
+            .node(NodeId::new((node.index() + 1) % t.node_count()))
+            .unwrap();
         touch_from(&t, other.cpuset(), range);
         assert!(
             kernel_nodes(&t, range).iter().all(|n| *n == Some(node)),
@@ -313,7 +321,9 @@ fn bound_memory_stays_on_its_node_and_anonymous_recommit_loses_the_binding() {
         assert_eq!(lost.mode, PolicyMode::Default, "the binding is gone");
         touch_from(&t, other.cpuset(), range);
         assert!(
-            kernel_nodes(&t, range).iter().all(|n| *n == Some(other.id())),
+            kernel_nodes(&t, range)
+                .iter()
+                .all(|n| *n == Some(other.id())),
             "unbound: first touch from {} puts the pages there",
             other.id()
         );
@@ -339,7 +349,9 @@ fn bound_memory_stays_on_its_node_and_anonymous_recommit_loses_the_binding() {
     // Map, bind, then commit (as the heap does): committing allocates the
     // pages, under the file's policy.
     let phys = memory.physical(pages * page_size()).unwrap();
-    let r = memory.reserve(2 * pages * page_size(), MemTag::JAVA_HEAP).unwrap();
+    let r = memory
+        .reserve(2 * pages * page_size(), MemTag::JAVA_HEAP)
+        .unwrap();
     let a = r.map(r.start(), &phys, 0, pages * page_size()).unwrap();
     // SAFETY: mapped just above; the reservation lives to the end.
     unsafe { t.bind_memory(a, last, MemoryPolicy::Strict) }.unwrap();
@@ -358,7 +370,12 @@ fn bound_memory_stays_on_its_node_and_anonymous_recommit_loses_the_binding() {
     phys.uncommit(0, pages * page_size()).unwrap();
     phys.commit(0, pages * page_size()).unwrap();
     let b = r
-        .map(r.start() + pages * page_size(), &phys, 0, pages * page_size())
+        .map(
+            r.start() + pages * page_size(),
+            &phys,
+            0,
+            pages * page_size(),
+        )
         .unwrap();
     touch_from(&t, &elsewhere, b);
     assert!(
@@ -401,7 +418,11 @@ fn worker_heuristics_on_the_detected_machine() {
     let off_p = workers_for(&t, WorkerKind::Parallel, AffinityPolicy::Off);
     let on_p = workers_for(&t, WorkerKind::Parallel, AffinityPolicy::BindDuringPhases);
     assert_eq!((off_c, off_p), (quarter, sixty));
-    assert_eq!(on_c, quarter.max(nodes), "never fewer bound workers than nodes");
+    assert_eq!(
+        on_c,
+        quarter.max(nodes),
+        "never fewer bound workers than nodes"
+    );
     assert_eq!(on_p, sixty.max(nodes));
     assert_eq!(
         AffinityPolicy::default_for(&t),

@@ -20,7 +20,13 @@ use hotmem_page::PageState;
 use std::time::Duration;
 
 /// Builds `n` small graphs (trees, lists, arrays), keeping every `keep`-th.
-fn churn(me: &mut Mutator, roots: &RootTable, n: u64, keep: u64, ids: &mut Ids) -> Vec<GraphSummary> {
+fn churn(
+    me: &mut Mutator,
+    roots: &RootTable,
+    n: u64,
+    keep: u64,
+    ids: &mut Ids,
+) -> Vec<GraphSummary> {
     let mut kept = Vec::new();
     for i in 0..n {
         let sum = match i % 3 {
@@ -129,7 +135,11 @@ fn the_runtime_partitions_binds_and_relocates_per_node() {
         for n in t.nodes() {
             bind_to(n.cpuset());
             let mut me = rt.attach_mutator().unwrap();
-            assert_eq!(me.partition().index(), n.id().index(), "the node's partition");
+            assert_eq!(
+                me.partition().index(),
+                n.id().index(),
+                "the node's partition"
+            );
             kept.extend(churn(&mut me, &roots, 400, 5, &mut ids));
         }
         bind_to(&original);
@@ -188,7 +198,10 @@ fn the_runtime_partitions_binds_and_relocates_per_node() {
         counters.uncommit_bytes >> 20,
         counters.commit_bytes >> 20,
     );
-    for line in report.lines().filter(|l| l.starts_with("numa:") || l.contains("last collection")) {
+    for line in report
+        .lines()
+        .filter(|l| l.starts_with("numa:") || l.contains("last collection"))
+    {
         println!("[numa_guest] (guest output) report: {line}");
     }
 }
