@@ -619,3 +619,94 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
         Availability::Unavailable(why) => Err(why),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executables_come_from_compiler_artifacts_with_one() {
+        let json = concat!(
+            r#"{"reason":"compiler-artifact","target":{"kind":["lib"],"name":"hotmem_numa"},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","target":{"kind":["test"],"name":"kernel_numa"},"profile":{"test":true},"executable":"/t/deps/kernel_numa-0123"}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+            "\n",
+        );
+        assert_eq!(
+            executables(json),
+            [(
+                "kernel_numa".to_string(),
+                PathBuf::from("/t/deps/kernel_numa-0123")
+            )]
+        );
+        assert_eq!(string_field(r#"{"name":"a\"b"}"#, "name"), None);
+    }
+
+    #[test]
+    fn console_lines_lose_escape_sequences() {
+        assert_eq!(
+            plain("\u{1b}c\u{1b}[?7l\u{1b}[2J\u{1b}[0mSeaBIOS (version 1)\r"),
+            "SeaBIOS (version 1)"
+        );
+        assert_eq!(
+            plain("HOTMEM-NUMA-VM-STATUS: 0"),
+            "HOTMEM-NUMA-VM-STATUS: 0"
+        );
+    }
+
+    #[test]
+    fn qemu_gets_one_memory_backend_and_cpu_range_per_node() {
+        let tools = Tools {
+            qemu: PathBuf::from("qemu-system-x86_64"),
+            kernel: PathBuf::from("/boot/vmlinuz-x"),
+            busybox: PathBuf::from("/bin/busybox"),
+        };
+        let args = |shape| -> Vec<String> {
+            qemu_command(&tools, Path::new("/i.cpio"), shape)
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let two = args(VmShape::new(2, 2));
+        let joined = two.join(" ");
+        assert!(
+            joined.contains("-accel tcg -cpu max -smp 4 -m 768M"),
+            "{joined}"
+        );
+        assert!(joined.contains("-numa node,nodeid=0,cpus=0-1,memdev=m0"));
+        assert!(joined.contains("-numa node,nodeid=1,cpus=2-3,memdev=m1"));
+        assert!(joined.contains("-nic none"));
+        let four = args(VmShape::new(4, 1)).join(" ");
+        assert!(
+            four.contains("-numa node,nodeid=3,cpus=3,memdev=m3"),
+            "{four}"
+        );
+        assert!(four.contains("memory-backend-ram,size=384M,id=m3"));
+    }
+
+    #[test]
+    fn init_runs_every_program_and_reports_the_first_failure() {
+        let programs = [
+            GuestProgram {
+                name: "kernel_numa".into(),
+                host_path: PathBuf::from("/x"),
+                args: vec!["--test-threads=1".into()],
+            },
+            GuestProgram {
+                name: "numa_relocation".into(),
+                host_path: PathBuf::from("/y"),
+                args: Vec::new(),
+            },
+        ];
+        let init = init_script(&programs, &["/lib64".into()], VmShape::new(2, 2));
+        assert!(init.starts_with("#!/bin/busybox sh\n"));
+        assert!(init.contains("/hotmem/kernel_numa --test-threads=1\n"));
+        assert!(init.contains("/hotmem/numa_relocation \n"));
+        assert!(init.contains("if [ $rc -ne 0 ] && [ $status -eq 0 ]; then status=$rc; fi"));
+        assert!(init.contains(&format!("echo \"{MARKER} $status\"")));
+        assert!(init.trim_end().ends_with("poweroff -f"));
+        assert!(init.contains("timings here are not NUMA timings"));
+    }
+}
