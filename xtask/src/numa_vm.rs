@@ -194,7 +194,20 @@ fn string_field(line: &str, key: &str) -> Option<String> {
 fn cargo_json(r: &mut Runner, name: &str, args: &[&str]) -> Result<String, String> {
     let mut c = cargo(args);
     c.arg("--message-format=json");
-    let out_file = root().join("target/numa-vm").join(format!("{name}.json"));
+    // The step's name as a file name: "numa-vm: build hotmem tests" ->
+    // "build-hotmem-tests.json".
+    let stem: String = name
+        .trim_start_matches("numa-vm: ")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let out_file = root().join("target/numa-vm").join(format!("{stem}.json"));
     std::fs::create_dir_all(out_file.parent().expect("has a parent"))
         .map_err(|e| format!("create target/numa-vm: {e}"))?;
     let file = std::fs::File::create(&out_file).map_err(|e| format!("{e}"))?;
