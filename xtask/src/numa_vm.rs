@@ -146,10 +146,10 @@ pub(crate) fn ensure_tools() -> Availability {
         Ok(_) => return Availability::Ready,
         Err(m) => m,
     };
-    let eprint_missing = missing.join(", ");
-    eprintln!("xtask numa-vm: missing {eprint_missing}");
+    let missing_list = missing.join(", ");
+    eprintln!("xtask numa-vm: missing {missing_list}");
     if let Err(e) = crate::system::install_apt_packages(APT_PACKAGES) {
-        return Availability::Unavailable(format!("missing {eprint_missing}: {e}"));
+        return Availability::Unavailable(format!("missing {missing_list}: {e}"));
     }
     match find_tools() {
         Ok(_) => Availability::Ready,
