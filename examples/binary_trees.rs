@@ -477,6 +477,10 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "objects_relocated": f.objects_relocated,
         "bytes_relocated": f.bytes_relocated,
         "pages_freed": f.pages_freed,
+        "marking_rate": f.marking_rate,
+        "remembered_updates": f.remembered_updates,
+        "full_updates": f.full_updates,
+        "tlab_refills": f.tlab_refills,
     })
 }
 
@@ -485,16 +489,13 @@ fn describe(gc: &Value) -> String {
     let n = |k: &str| gc[k].as_u64().unwrap_or(0);
     let us = |k: &str| n(k) as f64 / 1e3;
     let mark_ms = ms(n("mark_ns"));
-    let rate = if mark_ms > 0.0 && n("gc_workers") > 0 {
-        n("objects_marked") as f64 / mark_ms / n("gc_workers") as f64
-    } else {
-        0.0
-    };
+    let rate = gc["marking_rate"].as_f64().unwrap_or(0.0);
     format!(
         "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} on allocation failure)\n  \
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
-         {} objects / {:.1} MiB relocated, {} pages freed",
+         {} objects / {:.1} MiB relocated, {} pages freed\n  \
+         updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken",
         n("heap_bytes") >> 20,
         n("gc_workers"),
         ms(n("build_ns")),
@@ -514,5 +515,8 @@ fn describe(gc: &Value) -> String {
         n("objects_relocated"),
         n("bytes_relocated") as f64 / (1 << 20) as f64,
         n("pages_freed"),
+        n("remembered_updates"),
+        n("full_updates"),
+        n("tlab_refills"),
     )
 }

@@ -175,6 +175,10 @@ pub(crate) struct RuntimeFigures {
     pub(crate) objects_relocated: u64,
     pub(crate) bytes_relocated: u64,
     pub(crate) pages_freed: u64,
+    pub(crate) marking_rate: f64,
+    pub(crate) remembered_updates: u64,
+    pub(crate) full_updates: u64,
+    pub(crate) tlab_refills: u64,
 }
 
 impl RuntimeTrees {
@@ -219,6 +223,10 @@ impl RuntimeTrees {
             objects_relocated: t.objects_relocated,
             bytes_relocated: t.bytes_relocated,
             pages_freed: t.pages_freed,
+            marking_rate: t.marking_rate(),
+            remembered_updates: t.remembered_updates,
+            full_updates: t.full_updates,
+            tlab_refills: self.runtime.tlab_stats().refills,
         }
     }
 

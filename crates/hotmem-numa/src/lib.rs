@@ -15,6 +15,9 @@
 //!   than nodes when binding) and [`AffinityPolicy`].
 //! - [`WorkerPool`]: named threads running [`PhaseWork`] with per-node
 //!   crossbeam queues; [`PhaseStats`] say how local the phase was.
+//! - [`kernel`]: what the kernel says (the node of each page, the CPU and
+//!   node a thread runs on, its mask, a mapping's policy), asked with raw
+//!   system calls, for checks that do not trust hwloc or our bookkeeping.
 //! - Node-local memory: [`Topology::bind_memory`] binds a
 //!   [`hotmem_os::MemRange`] to a node; [`Topology::memory_location`] says
 //!   where a range's pages are.
@@ -62,6 +65,7 @@ mod error;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 pub mod heuristics;
+pub mod kernel;
 mod latch;
 mod memory;
 mod node;
@@ -76,8 +80,8 @@ mod tests;
 pub use binder::{BindingAction, BindingEvent, BindingKind};
 pub use cpuset::CpuSet;
 pub use error::{
-    BindError, BindOp, InvalidDescription, LocateError, MemoryBindError, MemoryUnsupported,
-    TopologyError, UnknownNode,
+    BindError, BindOp, InvalidDescription, KernelCall, KernelError, LocateError, MemoryBindError,
+    MemoryUnsupported, TopologyError, UnknownNode,
 };
 pub use heuristics::{AffinityPolicy, WorkerKind};
 pub use memory::{MemoryLocation, MemoryPolicy};

@@ -9,6 +9,7 @@ use crate::handles::{Handle, RootRegistry};
 use crate::log::{Logger, Parts};
 use crate::safepoints::Safepoints;
 use crate::stacks::ThreadStack;
+use crate::tlab::{TlabShared, TlabSizing, TlabStats};
 use crate::views::{HeapView, MetaspaceView, NmtView};
 use crate::workers::{GcWorkers, WorkerBinding};
 use crate::{AttachError, BuildError, ClassLoader, GcError, Mutator, Report, reentry};
@@ -62,6 +63,8 @@ pub(crate) struct Inner {
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) gc_epoch: AtomicU64,
+    /// Mutators' allocation buffers: size, validity epoch, counters.
+    pub(crate) tlabs: TlabShared,
     /// Handles and pins: roots the runtime owns.
     pub(crate) roots: RootRegistry,
     /// The attached mutators, whose roots the binding reports.
@@ -248,10 +251,16 @@ impl Runtime {
         )
         .map_err(BuildError::Metaspace)?;
         let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
+        let mutator_alloc = ObjectAllocator::new(heap.clone(), config.medium_page_mode);
+        let tlabs = TlabShared::new(TlabSizing::new(
+            config.tlabs,
+            mutator_alloc.page_sizes().small_object_max(),
+        ));
         let inner = Inner {
             worker_stacks,
             log,
-            mutator_alloc: ObjectAllocator::new(heap.clone(), config.medium_page_mode),
+            mutator_alloc,
+            tlabs,
             // GC workers share their relocation targets; synchronized so that
             // workers do not race for the medium target page.
             gc_alloc: ObjectAllocator::new(heap.clone(), hotmem_page::MediumPageMode::Synchronized),
@@ -511,6 +520,11 @@ impl Runtime {
     /// Totals over every collection so far.
     pub fn gc_totals(&self) -> GcTotals {
         self.inner.gc_record.lock().totals.clone()
+    }
+
+    /// What the mutators' thread-local allocation buffers did so far.
+    pub fn tlab_stats(&self) -> TlabStats {
+        self.inner.tlabs.stats()
     }
 
     /// The configuration the runtime was built with.

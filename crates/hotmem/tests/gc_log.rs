@@ -110,8 +110,22 @@ fn check_message(l: &Line) -> Result<(), String> {
             transition(sizes, 'M')?;
             decimal3(ms, "ms")?;
         }
+        "gc,phases" if m.starts_with("Update References ") => {
+            let rest = &m["Update References ".len()..];
+            let (ms, rest) = rest.split_once(" (").ok_or("update time")?;
+            decimal3(ms, "ms")?;
+            let (scope, workers) = rest.rsplit_once(", ").ok_or("update scope")?;
+            match scope.strip_prefix("remembered: ") {
+                Some(n) => {
+                    digits(n.strip_suffix(" slots").ok_or("slots")?)?;
+                }
+                None if ["nothing moved", "all live objects"].contains(&scope) => {}
+                None => return Err(format!("scope {scope:?}")),
+            }
+            digits(workers.strip_suffix(" workers)").ok_or("workers")?)?;
+        }
         "gc,phases" => {
-            let name = ["Mark ", "Relocate ", "Update References "]
+            let name = ["Mark ", "Relocate "]
                 .into_iter()
                 .find(|p| m.starts_with(p))
                 .ok_or("phase name")?;

@@ -130,12 +130,6 @@ impl Logger {
                     stats.objects_relocated,
                     stats.relocation.workers,
                 ),
-                (
-                    GcPhase::UpdateReferences,
-                    stats.update_ns,
-                    stats.live_objects,
-                    stats.mark_workers,
-                ),
             ] {
                 let event = LogEvent::Phase {
                     phase,
@@ -145,6 +139,12 @@ impl Logger {
                 };
                 self.write(info, TagSet::GcPhases, id, event);
             }
+            let event = LogEvent::Update {
+                ns: stats.update_ns,
+                scope: stats.update_scope,
+                workers: stats.mark_workers,
+            };
+            self.write(info, TagSet::GcPhases, id, event);
         }
         let usage = parts.heap.usage();
         if self.enabled(TagSet::GcHeap, info) {

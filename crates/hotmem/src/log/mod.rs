@@ -20,7 +20,7 @@
 //! | tag set | level | lines |
 //! |---|---|---|
 //! | `gc` | info | one per collection: cause, heap used before -> after (committed), pause |
-//! | `gc,phases` | info | mark, relocate, update references: time, objects, workers |
+//! | `gc,phases` | info | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,stats` | info / debug | the page allocator's statistics table (allocation rate, page cache flush, medium page undo, ...): at info at most every 10 s, at debug at every collection |
@@ -59,10 +59,12 @@
 //! line    := "[" uptime "s]" "[" level "]" "[" tags "]" " " [ "GC(" id ") " ] message
 //! uptime  := digits "." 3 digits                            (seconds since the runtime was built)
 //! tags    := tag { "," tag }
-//! message := pause | phase | heap | metaspace | stats | safepoint | unseen
+//! message := pause | phase | update | heap | metaspace | stats | safepoint | unseen
 //! pause   := "Pause Full (" cause ") " M "->" M "(" M ") " ms
 //! cause   := "Explicit" | "Allocation Failure"
-//! phase   := ("Mark" | "Relocate" | "Update References") " " ms " (" n " objects, " n " workers)"
+//! phase   := ("Mark" | "Relocate") " " ms " (" n " objects, " n " workers)"
+//! update  := "Update References " ms " (" scope ", " n " workers)"
+//! scope   := "nothing moved" | "remembered: " n " slots" | "all live objects"
 //! heap    := "Heap: used " M "->" M ", committed " M ", max " M "; pages " n ": " n " freed empty, "
 //!            n " evacuated, " n " incomplete; relocated " n " objects " M
 //! metaspace := "Metaspace: " K "(" K ") NonClass: " K "(" K ") Class: " K "(" K ")"
