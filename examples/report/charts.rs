@@ -18,6 +18,12 @@ pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
+/// How far above the largest value the y axis reaches with `entries`
+/// legend entries: room for the legend in the upper left, above the data.
+fn headroom(entries: usize) -> f64 {
+    1.2 + 0.12 * entries as f64
+}
+
 /// A named series of points.
 pub(crate) struct Series {
     pub(crate) name: String,
@@ -28,7 +34,7 @@ pub(crate) struct Series {
 }
 
 /// Axis ranges covering every point (never empty).
-fn bounds<'a>(points: impl Iterator<Item = &'a (f64, f64)>) -> (f64, f64, f64) {
+fn bounds<'a>(points: impl Iterator<Item = &'a (f64, f64)>, entries: usize) -> (f64, f64, f64) {
     let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
     for &(x, y) in points {
         x0 = x0.min(x);
@@ -41,7 +47,15 @@ fn bounds<'a>(points: impl Iterator<Item = &'a (f64, f64)>) -> (f64, f64, f64) {
     if x1 - x0 < 1e-9 {
         x1 = x0 + 1.0;
     }
-    (x0, x1, if y1 <= 0.0 { 1.0 } else { y1 * 1.08 })
+    (
+        x0,
+        x1,
+        if y1 <= 0.0 {
+            1.0
+        } else {
+            y1 * headroom(entries)
+        },
+    )
 }
 
 fn err<E: std::fmt::Debug>(e: E) -> String {
@@ -85,7 +99,7 @@ pub(crate) fn lines(
             })
             .collect()
     };
-    let (x0, x1, y1) = bounds(drawn.iter().flat_map(|s| s.points.iter()));
+    let (x0, x1, y1) = bounds(drawn.iter().flat_map(|s| s.points.iter()), drawn.len());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -169,7 +183,11 @@ pub(crate) fn stacked_bars(
         .iter()
         .map(|(_, p)| p.iter().sum::<f64>())
         .fold(0.0f64, f64::max);
-    let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.08 };
+    let y1 = if y1 <= 0.0 {
+        1.0
+    } else {
+        y1 * headroom(names.len())
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
