@@ -182,14 +182,23 @@ pub(crate) struct RuntimeFigures {
 }
 
 impl RuntimeTrees {
-    /// A runtime with a heap of `heap` bytes.
-    pub(crate) fn new(heap: usize) -> Result<RuntimeTrees, hotmem::BuildError> {
+    /// A runtime with a heap of `heap` bytes that logs as `log` says.
+    pub(crate) fn new(
+        heap: usize,
+        log: hotmem::log::LogConfig,
+    ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
         let runtime = Runtime::builder()
             .heap_max(heap)
+            .log(log)
             .binding(nodes.clone())
             .build()?;
         Ok(RuntimeTrees { runtime, nodes })
+    }
+
+    /// The runtime, for reports.
+    pub(crate) fn runtime(&self) -> &Runtime {
+        &self.runtime
     }
 
     /// The collections so far.

@@ -1,6 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime).
 
 use crate::collector::{Collect, Collector};
+use crate::log::LogConfig;
 use crate::{Binding, BuildError, Runtime, Tlabs};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
@@ -39,6 +40,7 @@ pub struct RuntimeConfig {
     pub(crate) safepoint_strategy: Strategy,
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
+    pub(crate) log: LogConfig,
     pub(crate) tlabs: Tlabs,
     /// The collector monomorphized for the binding, type-erased: one
     /// virtual call per collection, none per object.
@@ -59,6 +61,7 @@ impl fmt::Debug for RuntimeConfig {
             .field("safepoint_strategy", &self.safepoint_strategy)
             .field("fragmentation_limit", &self.fragmentation_limit)
             .field("uncommit_delay", &self.uncommit_delay)
+            .field("log", &self.log)
             .field("tlabs", &self.tlabs)
             .field("binding", &self.collector.is_some())
             .finish()
@@ -109,6 +112,7 @@ impl Default for RuntimeBuilder {
                 safepoint_strategy: Strategy::WaitBarrier,
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
+                log: LogConfig::new(),
                 tlabs: Tlabs::DEFAULT,
                 collector: None,
             },
@@ -188,6 +192,13 @@ impl RuntimeBuilder {
     /// Cached heap pages unused this long are uncommitted after a collection.
     pub fn uncommit_delay(mut self, delay: Duration) -> Self {
         self.config.uncommit_delay = delay;
+        self
+    }
+
+    /// The GC log: which tag sets at which level go to which output (see
+    /// [`crate::log`]; default: none).
+    pub fn log(mut self, log: LogConfig) -> Self {
+        self.config.log = log;
         self
     }
 

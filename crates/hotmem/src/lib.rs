@@ -104,6 +104,7 @@ mod gc;
 mod handles;
 mod heapmap;
 mod livemap;
+pub mod log;
 mod mark;
 mod mutator;
 pub mod objects;

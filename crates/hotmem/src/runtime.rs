@@ -6,6 +6,7 @@ use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 use crate::error::NumaError;
 use crate::gc::{CollectStats, GcCause, GcTotals};
 use crate::handles::{Handle, RootRegistry};
+use crate::log::{Logger, Parts};
 use crate::safepoints::Safepoints;
 use crate::stacks::ThreadStack;
 use crate::tlab::{TlabShared, TlabSizing, TlabStats};
@@ -75,10 +76,12 @@ pub(crate) struct Inner {
     pub(crate) topology: Option<Arc<hotmem_numa::Topology>>,
     /// The GC worker threads' stacks, recorded in NMT while the pool lives.
     worker_stacks: Vec<ThreadStack>,
+    pub(crate) log: Logger,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.log.flush(&self.safepoints);
         for stack in self.worker_stacks.drain(..) {
             stack.release(&self.nmt);
         }
@@ -225,6 +228,7 @@ impl Runtime {
     }
 
     pub(crate) fn from_config(config: RuntimeConfig) -> Result<Runtime, BuildError> {
+        let log = Logger::new(&config.log, Instant::now());
         let nmt = Arc::new(Tracker::new(config.nmt));
         let memory = Memory::with_observer(nmt.clone());
         let parts = numa_parts(&config)?;
@@ -254,6 +258,7 @@ impl Runtime {
         ));
         let inner = Inner {
             worker_stacks,
+            log,
             mutator_alloc,
             tlabs,
             // GC workers share their relocation targets; synchronized so that
@@ -379,6 +384,8 @@ impl Runtime {
         }
         .map_err(GcError::Safepoint)?;
         let ttsp = asked.elapsed();
+        // The previous safepoint's record is complete now that this one began.
+        inner.log.safepoints(&inner.safepoints);
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         let result = {
             let _inside = reentry::enter(inner);
@@ -389,17 +396,25 @@ impl Runtime {
         };
         if let Ok(stats) = &result {
             let now = Instant::now();
-            {
+            let stats_table = {
                 let mut record = inner.gc_record.lock();
                 record.totals.add(stats);
                 record.last = Some(stats.clone());
                 record.sampler.sample(inner.heap.counters(), now);
-            }
+                inner.log.wants_stats().then(|| record.sampler.report())
+            };
+            let parts = Parts {
+                heap: &inner.heap,
+                metaspace: &inner.metaspace,
+                stats_table,
+            };
+            inner.log.collection(parts, stats, guard.id());
             // Cached pages unused for the uncommit delay go back to the OS.
             let _ = inner.heap.uncommit(now);
             inner.gc_epoch.fetch_add(1, Ordering::AcqRel);
         }
         guard.end();
+        inner.log.safepoints(&inner.safepoints);
         result.map(Some)
     }
 
@@ -424,11 +439,13 @@ impl Runtime {
         }
         let _gc = inner.gc.lock();
         let guard = inner.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        inner.log.safepoints(&inner.safepoints);
         let result = {
             let _inside = reentry::enter(inner);
             op()
         };
         guard.end();
+        inner.log.safepoints(&inner.safepoints);
         Ok(result)
     }
 
