@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Packages that are not libraries (no lib target, no unit tests of their own).
-const NON_LIB_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples"];
+/// Packages without loom models: the command crate, the benches and the
+/// examples (whose library target holds only the `--report` charts).
+const NO_LOOM_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples"];
 
 /// Runs steps, prints each command and its duration, remembers the timings.
 pub(crate) struct Runner {
@@ -192,7 +193,7 @@ pub(crate) fn bench(r: &mut Runner, name: Option<&str>) -> Result<(), String> {
 
 fn loom(r: &mut Runner, preemptions: u32) -> Result<(), String> {
     let mut c = cargo(&["test", "--release", "--workspace", "--lib"]);
-    for p in NON_LIB_PACKAGES {
+    for p in NO_LOOM_PACKAGES {
         c.args(["--exclude", p]);
     }
     c.args(["--", "loom"]);
