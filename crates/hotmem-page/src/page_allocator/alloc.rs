@@ -9,6 +9,10 @@ use crate::partition::{Claim, Composition, NoRoom, Partition};
 use crate::{AllocPageError, OwnedPage, PageRequest};
 use hotmem_os::MemRange;
 
+/// How many times an allocation yields to a thread that is making room
+/// between two system calls before it reports exhaustion.
+const MAX_WAITS: u32 = 100_000;
+
 impl PageAllocator {
     /// Allocates an empty page, from the preferred node's partition if it
     /// has room, else from another partition. The page comes back in state
@@ -33,6 +37,7 @@ impl PageAllocator {
     pub fn alloc_page(&self, req: PageRequest) -> Result<OwnedPage, AllocPageError> {
         let preferred = self.check_request(&req)?;
         let n = self.partitions.len();
+        let mut waits = 0u32;
         loop {
             let mut busy = false;
             for p in (0..n).map(|i| (preferred + i) % n) {
@@ -57,7 +62,7 @@ impl PageAllocator {
                     Err(NoRoom::Full | NoRoom::Fragmented) => {}
                 }
             }
-            if !busy {
+            if !busy || waits == MAX_WAITS {
                 return Err(AllocPageError::HeapExhausted {
                     page_type: req.page_type,
                     size: req.size,
@@ -66,7 +71,10 @@ impl PageAllocator {
             }
             // Room is being made by a thread between two system calls
             // (uncommitting a cached block, or moving a freed page): it is
-            // not exhaustion, and it is over in a moment.
+            // not exhaustion, and it is over in a moment. (Bounded: a
+            // thread that never finishes, e.g. one that panicked in a memory
+            // observer, turns into exhaustion rather than a hang.)
+            waits += 1;
             std::thread::yield_now();
         }
     }

@@ -90,19 +90,29 @@ impl PageAllocator {
             }
         }
         let mut moves = Vec::new();
+        let mut result = Ok(());
         for (page, &p) in pages.iter().zip(&parts) {
             let state = guards[p].as_mut().expect("locked above");
-            let block = state.take_live(page)?;
+            // Only a page installed since the check (an object allocator
+            // the caller failed to stop) can be refused here.
+            let block = match state.take_live(page) {
+                Ok(block) => block,
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            };
             self.counters.freed();
             if let Some(m) = state.release(&self.sizes, page.page_type(), block) {
                 moves.push((p, m));
             }
         }
         drop(guards);
+        // The pages already taken finish their way to the cache either way.
         for (p, m) in moves {
             self.finish_move(p, m);
         }
-        Ok(())
+        result
     }
 
     /// Takes back a page that was allocated but not needed (a lost
