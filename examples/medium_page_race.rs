@@ -151,53 +151,62 @@ fn run(mode: MediumPageMode, workload: Workload, a: &Args) -> RunResult {
                 stop.clone(),
                 start.clone(),
             );
-            std::thread::spawn(move || {
-                let mut x = 0x2545_F491_4F6C_DD1D_u64 ^ ((t as u64 + 1) * 0x9E37_79B9_7F4A_7C15);
-                let (mut bytes, mut count, mut gcs) = (0u64, 0u64, 0u64);
-                start.wait();
-                while !stop.load(Ordering::Relaxed) {
-                    let epoch = gc_epoch.load(Ordering::Acquire);
-                    let mut exhausted = false;
-                    {
-                        let _mutator = safepoint.read().expect("lock");
-                        for _ in 0..16 {
-                            let size = next_size(&mut x, workload);
-                            let layout = ObjectLayout::new(size).expect("layout");
-                            match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
-                                Ok(addr) => {
-                                    // SAFETY: a fresh object in a mapped page; this thread owns it.
-                                    // Initialize it, as a mutator does.
-                                    unsafe { addr.as_ptr::<u8>().write_bytes(0, size) };
-                                    bytes += size as u64;
-                                    count += 1;
+            // Named by mode, so that a profile tells the modes apart.
+            let name = match mode {
+                MediumPageMode::Racy => format!("racy-{t}"),
+                _ => format!("sync-{t}"),
+            };
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(move || {
+                    let mut x =
+                        0x2545_F491_4F6C_DD1D_u64 ^ ((t as u64 + 1) * 0x9E37_79B9_7F4A_7C15);
+                    let (mut bytes, mut count, mut gcs) = (0u64, 0u64, 0u64);
+                    start.wait();
+                    while !stop.load(Ordering::Relaxed) {
+                        let epoch = gc_epoch.load(Ordering::Acquire);
+                        let mut exhausted = false;
+                        {
+                            let _mutator = safepoint.read().expect("lock");
+                            for _ in 0..16 {
+                                let size = next_size(&mut x, workload);
+                                let layout = ObjectLayout::new(size).expect("layout");
+                                match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
+                                    Ok(addr) => {
+                                        // SAFETY: a fresh object in a mapped page; this thread owns it.
+                                        // Initialize it, as a mutator does.
+                                        unsafe { addr.as_ptr::<u8>().write_bytes(0, size) };
+                                        bytes += size as u64;
+                                        count += 1;
+                                    }
+                                    Err(e) if e.is_heap_exhausted() => {
+                                        exhausted = true;
+                                        break;
+                                    }
+                                    Err(e) => panic!("{e}"),
                                 }
-                                Err(e) if e.is_heap_exhausted() => {
-                                    exhausted = true;
-                                    break;
+                            }
+                        }
+                        if exhausted {
+                            let _gc = safepoint.write().expect("lock");
+                            // Another thread may have collected already.
+                            if gc_epoch.load(Ordering::Acquire) == epoch {
+                                // SAFETY: holding the write side, no mutator is
+                                // allocating, and no object is used any more (this
+                                // "GC" frees everything): the pages can be retired
+                                // and freed.
+                                unsafe {
+                                    objects.retire_pages();
+                                    heap.free_pages(&heap.pages()).expect("free");
                                 }
-                                Err(e) => panic!("{e}"),
+                                gc_epoch.fetch_add(1, Ordering::Release);
+                                gcs += 1;
                             }
                         }
                     }
-                    if exhausted {
-                        let _gc = safepoint.write().expect("lock");
-                        // Another thread may have collected already.
-                        if gc_epoch.load(Ordering::Acquire) == epoch {
-                            // SAFETY: holding the write side, no mutator is
-                            // allocating, and no object is used any more (this
-                            // "GC" frees everything): the pages can be retired
-                            // and freed.
-                            unsafe {
-                                objects.retire_pages();
-                                heap.free_pages(&heap.pages()).expect("free");
-                            }
-                            gc_epoch.fetch_add(1, Ordering::Release);
-                            gcs += 1;
-                        }
-                    }
-                }
-                (bytes, count, gcs)
-            })
+                    (bytes, count, gcs)
+                })
+                .expect("spawn")
         })
         .collect();
     let mut sampler = StatSampler::new(heap.counters(), Instant::now());
