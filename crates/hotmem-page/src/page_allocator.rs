@@ -17,7 +17,7 @@ use crate::source::{PageRequest, PageSource};
 use crate::stats::counters::Counters;
 use crate::sync::{self, AtomicU64, Ordering};
 use crate::{
-    AllocPageError, HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageSizes, PageType,
+    AllocPageError, HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageRef, PageSizes, PageType,
     RejectedPage,
 };
 use hotmem_os::{MemRange, MemTag, Memory, Reservation};
@@ -195,9 +195,9 @@ impl PageAllocator {
     }
 
     /// A new page over `range` of partition `p`, in state `Allocated`.
-    fn new_page(&self, req: &PageRequest, p: usize, range: MemRange) -> crate::PageRef {
+    fn new_page(&self, req: &PageRequest, p: usize, range: MemRange) -> PageRef {
         let id = self.next_page_id.fetch_add(1, Ordering::Relaxed);
-        crate::PageRef::new(Page::new(
+        PageRef::new(Page::new(
             req.page_type,
             req.age,
             self.nodes[p],
