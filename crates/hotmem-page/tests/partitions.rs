@@ -4,6 +4,10 @@
 //! finish with no lock held, so the checker sees operations in transit:
 //! the accounting must hold at every moment anyway, and nothing may be lost.
 
+// Real memory and real threads: under `--cfg hotmem_loom` the crate's locks
+// are loom's, which work only inside a loom model (`src/**/tests/loom_*.rs`).
+#![cfg(not(hotmem_loom))]
+
 use hotmem_os::Memory;
 use hotmem_page::{Age, AllocPageError, HeapConfig, NodeId, OwnedPage, PageAllocator, PageRequest};
 use std::sync::atomic::{AtomicBool, Ordering};
