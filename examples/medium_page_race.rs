@@ -419,10 +419,14 @@ fn main() {
         .zip(&msync)
         .map(|(r, s)| s.mbps() / r.mbps())
         .collect();
+    let (lo, hi) = range(&ratios);
     println!(
-        "\nmixed throughput Synchronized / Racy: median {:.3} over {} alternating pairs\n",
+        "\nmixed throughput Synchronized / Racy: median {:.3} over {} alternating pairs (range {:.3} - {:.3}); load average now: {}\n",
         median(ratios),
-        a.pairs
+        a.pairs,
+        lo,
+        hi,
+        loadavg()
     );
 
     for (name, r) in [("Racy", racy.last()), ("Synchronized", sync.last())] {
