@@ -125,7 +125,7 @@ fn next(x: &mut u64) -> u64 {
 fn next_size(x: &mut u64, workload: Workload) -> usize {
     let r = next(x) as usize;
     match workload {
-        Workload::Mixed if r % 4 != 0 => 64 * (1 + (r >> 2) % 512),
+        Workload::Mixed if !r.is_multiple_of(4) => 64 * (1 + (r >> 2) % 512),
         _ => (256 << 10) + (1 + (r >> 2) % 96) * (8 << 10),
     }
 }
