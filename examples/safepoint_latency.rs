@@ -295,13 +295,16 @@ fn ratio(old: u64, new: u64) -> String {
     }
 }
 
+/// Picks one phase out of a summary.
+type Column = fn(&Summary) -> &Percentiles;
+
 fn print(threads: usize, count: usize, new: &Summary, old: &Summary, rw: &Summary) {
     println!("\n{threads} busy threads, {count} safepoints each (us)");
     println!(
         "{:<9} | {:>8} {:>8} | {:>8} {:>8} | {:>8} {:>8} | {:>7} {:>7} | {:>7} {:>7}",
         "", "new p50", "p99", "leg p50", "p99", "rw p50", "p99", "leg/new", "p99", "rw/new", "p99"
     );
-    let rows: [(&str, fn(&Summary) -> &Percentiles); 4] = [
+    let rows: [(&str, Column); 4] = [
         ("reaching", |s| &s.reaching),
         ("leaving", |s| &s.leaving),
         ("total", |s| &s.total),
