@@ -17,8 +17,14 @@
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example safepoint_latency -- \
-//!     [--threads 2,16] [--safepoints 300] [--interval-ms 2] [--handshakes 200] [--log]
+//!     [--threads 2,16] [--safepoints 300] [--interval-ms 2] [--handshakes 200] [--log] \
+//!     [--diagnose]
 //! ```
+//!
+//! `--diagnose` also reads the coordinator thread's involuntary context
+//! switches (`/proc/thread-self/status`) around each `end()` call and says
+//! how many of the calls over 50 us were preempted (it lengthens the
+//! operation by that read, so its figures are not the comparison's).
 
 use hotmem_safepoint::{Coordinator, Histogram, Percentiles, SafepointLog, Strategy};
 use parking_lot::{RwLock, RwLockReadGuard};
@@ -34,6 +40,7 @@ struct Options {
     interval: Duration,
     handshakes: usize,
     log: SafepointLog,
+    diagnose: bool,
 }
 
 fn parse() -> Result<Options, String> {
@@ -43,6 +50,7 @@ fn parse() -> Result<Options, String> {
         interval: Duration::from_millis(2),
         handshakes: 200,
         log: SafepointLog::Off,
+        diagnose: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -67,10 +75,11 @@ fn parse() -> Result<Options, String> {
                 o.handshakes = value()?.parse().map_err(|e| format!("--handshakes: {e}"))?;
             }
             "--log" => o.log = SafepointLog::Stderr,
+            "--diagnose" => o.diagnose = true,
             "--help" | "-h" => {
                 return Err(
                     "usage: safepoint_latency [--threads 2,16] [--safepoints 300] \
-                            [--interval-ms 2] [--handshakes 200] [--log]"
+                            [--interval-ms 2] [--handshakes 200] [--log] [--diagnose]"
                         .into(),
                 );
             }
@@ -144,14 +153,32 @@ fn run_coordinator(strategy: Strategy, threads: usize, o: &Options) -> Summary {
     let coordinator = Coordinator::builder().strategy(strategy).log(o.log).build();
     let mutators = Mutators::start(&coordinator, threads);
     let mut end_call = Histogram::new();
+    let (mut slow, mut slow_preempted) = (0, 0);
     for _ in 0..o.safepoints {
         std::thread::sleep(o.interval);
         let guard = coordinator.begin("Cleanup").expect("begin");
         black_box(guard.id()); // the operation: trivial, as in the reference
+        let before = o.diagnose.then(involuntary_switches);
         let t = Instant::now();
         guard.end();
-        end_call.record(t.elapsed().as_nanos() as u64);
+        let took = t.elapsed();
+        end_call.record(took.as_nanos() as u64);
+        if let Some(before) = before {
+            if took > Duration::from_micros(50) {
+                slow += 1;
+                if involuntary_switches() > before {
+                    slow_preempted += 1;
+                }
+            }
+        }
         coordinator.wait_until_resumed();
+    }
+    if o.diagnose {
+        println!(
+            "  {strategy:?}, {threads} threads: {slow} of {} end() calls over 50 us, \
+             {slow_preempted} of them preempted (involuntary context switch)",
+            o.safepoints
+        );
     }
     let stats = coordinator.stats();
     drop(mutators);
@@ -161,6 +188,18 @@ fn run_coordinator(strategy: Strategy, threads: usize, o: &Options) -> Summary {
         total: stats.total,
         end_call: end_call.percentiles(),
     }
+}
+
+/// The calling thread's involuntary context switches so far.
+fn involuntary_switches() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 /// The `parking_lot::RwLock` stop-the-world, as a Rust user would write it.
