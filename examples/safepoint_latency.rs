@@ -163,12 +163,12 @@ fn run_coordinator(strategy: Strategy, threads: usize, o: &Options) -> Summary {
         guard.end();
         let took = t.elapsed();
         end_call.record(took.as_nanos() as u64);
-        if let Some(before) = before {
-            if took > Duration::from_micros(50) {
-                slow += 1;
-                if involuntary_switches() > before {
-                    slow_preempted += 1;
-                }
+        if let Some(before) = before
+            && took > Duration::from_micros(50)
+        {
+            slow += 1;
+            if involuntary_switches() > before {
+                slow_preempted += 1;
             }
         }
         coordinator.wait_until_resumed();
