@@ -31,8 +31,9 @@ use std::fmt;
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum BindingKind {
-    /// A detected topology: hwloc binds the worker threads
-    /// (`hwloc_set_cpubind`) and the masks are read back from the OS.
+    /// A detected topology: the worker threads are bound by the OS
+    /// (`sched_setaffinity`, hwloc past 1024 CPUs) and the masks are read
+    /// back from it.
     Real,
     /// A synthetic topology, a model of another machine: bindings are
     /// recorded ([`WorkerPool::binding_record`](crate::WorkerPool::binding_record)),

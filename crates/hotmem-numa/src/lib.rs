@@ -55,9 +55,10 @@
 //! On a synthetic topology bindings cannot reach the OS, so the pool records
 //! what it would do ([`WorkerPool::binding_record`]) and its statistics say
 //! so ([`BindingKind::Simulated`], "simulated" in the text report); on a
-//! detected topology it binds for real through hwloc (`hwloc_set_cpubind`
-//! with `HWLOC_CPUBIND_THREAD`) and reads back what the OS says
-//! ([`BindingKind::Real`]).
+//! detected topology it binds for real: node masks come from hwloc once per
+//! worker, the thread is bound with `sched_setaffinity` (none when its mask
+//! already is the node's) and the masks are read back from the OS
+//! ([`BindingKind::Real`]); masks past 1024 CPUs go through hwloc.
 
 mod binder;
 mod cpuset;
