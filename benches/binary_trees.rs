@@ -41,7 +41,8 @@ fn binary_trees(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("arena", DEPTH), |b| {
         b.iter(|| assert_eq!(program(&ArenaTrees), expected))
     });
-    let runtime = RuntimeTrees::new(HEAP).expect("the runtime builds");
+    let runtime =
+        RuntimeTrees::new(HEAP, hotmem::log::LogConfig::new()).expect("the runtime builds");
     group.bench_function(BenchmarkId::new("runtime", DEPTH), |b| {
         b.iter(|| assert_eq!(program(&runtime), expected))
     });

@@ -2,7 +2,11 @@
 //!
 //! - `numa/bind_restore`: per worker per phase, reading the original mask,
 //!   binding to the node's CPUs, restoring and reading back (as the pool's
-//!   own timers measure it), beside the bare hwloc bind+restore pair.
+//!   own timers measure it), beside the bare hwloc bind+restore pair and
+//!   the pool's previous per-phase sequence through hwloc (read, convert and
+//!   bind, bind back, read back: the baseline). On a one-node machine the
+//!   pool finds the thread's mask already is the node's and makes one
+//!   `sched_getaffinity`; the hwloc rows always bind.
 //! - `numa/phase_dispatch_10k`: a phase of 10 000 tiny items with affinity off
 //!   (the baseline) and on, on the real topology and on a synthetic two-node
 //!   one (where bindings are recorded, not made).
@@ -34,6 +38,22 @@ fn bind_restore(c: &mut Criterion) {
         b.iter(|| {
             hw.bind_cpu(&node0, CpuBindingFlags::THREAD).unwrap();
             hw.bind_cpu(&original, CpuBindingFlags::THREAD).unwrap();
+        })
+    });
+
+    // The pool's sequence before: read through hwloc, convert the node's set
+    // and bind, bind back, read back.
+    let node0_ours = real.nodes()[0].cpuset().clone();
+    g.bench_function("hwloc_read_bind_restore_read", |b| {
+        b.iter(|| {
+            let original = hw.cpu_binding(CpuBindingFlags::THREAD).unwrap();
+            let target: hwlocality::cpu::cpuset::CpuSet = node0_ours
+                .iter()
+                .map(|c| hwlocality::bitmap::BitmapIndex::try_from(c).unwrap())
+                .collect();
+            hw.bind_cpu(&target, CpuBindingFlags::THREAD).unwrap();
+            hw.bind_cpu(&original, CpuBindingFlags::THREAD).unwrap();
+            black_box(hw.cpu_binding(CpuBindingFlags::THREAD).unwrap());
         })
     });
 

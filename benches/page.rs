@@ -1,6 +1,7 @@
-//! hotmem-page: the small-object fast path, and medium allocation with 1, 2,
-//! 4 and 16 threads, Synchronized vs Racy in one group, with the undo and
-//! flush counts each configuration caused.
+//! hotmem-page: the small-object fast path, and the scaling curve: small
+//! (1 KiB) and medium (512 KiB) objects allocated by 1, 2, 4, 8 and 16
+//! threads, Synchronized vs Racy in one group per object class, with the
+//! undo and flush counts each configuration caused.
 
 #![allow(missing_docs)]
 
@@ -64,17 +65,17 @@ fn small_fast_path(c: &mut Criterion) {
     g.finish();
 }
 
-/// `threads` threads allocate `per_thread` 512 KiB objects each; returns the
-/// wall time from the start barrier to the last thread's end.
-fn medium_round(
+/// `threads` threads allocate `per_thread` objects of `layout` each;
+/// returns the wall time from the start barrier to the last thread's end.
+fn contended_round(
     heap: &Arc<PageAllocator>,
     objects: &Arc<Objects>,
     threads: usize,
     per_thread: u64,
+    layout: ObjectLayout,
 ) -> Duration {
     let safepoint = Arc::new(RwLock::new(()));
     let barrier = Arc::new(Barrier::new(threads + 1));
-    let layout = ObjectLayout::new(512 << 10).expect("layout");
     let workers: Vec<_> = (0..threads)
         .map(|_| {
             let (heap, objects, safepoint, barrier) = (
@@ -99,7 +100,7 @@ fn medium_round(
                         Err(e) if e.is_heap_exhausted() => {
                             let _gc = safepoint.write().expect("lock");
                             // Collect only if still exhausted (another thread may have).
-                            if heap.usage().used + heap.page_sizes().medium_page()
+                            if heap.used_bytes() + heap.page_sizes().medium_page()
                                 > heap.usage().max_capacity
                             {
                                 collect(&heap, &objects);
@@ -117,13 +118,15 @@ fn medium_round(
     t0.elapsed()
 }
 
-fn medium_contended(c: &mut Criterion) {
-    let mut g = c.benchmark_group("page/medium_alloc");
+/// The scaling curve of one object class: every thread count in both
+/// modes, in one group.
+fn scaling(c: &mut Criterion, name: &str, layout: ObjectLayout) {
+    let mut g = c.benchmark_group(format!("page/{name}_alloc_threads"));
     g.sample_size(10)
-        .measurement_time(Duration::from_secs(3))
-        .warm_up_time(Duration::from_millis(500));
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
     let mut summary = Vec::new();
-    for threads in [1usize, 2, 4, 16] {
+    for threads in [1usize, 2, 4, 8, 16] {
         for mode in [MediumPageMode::Racy, MediumPageMode::Synchronized] {
             let (heap, objects) = heap(1 << 30, mode);
             let base = heap.counters();
@@ -131,25 +134,20 @@ fn medium_contended(c: &mut Criterion) {
             let id = BenchmarkId::new(mode.to_string(), format!("{threads}t"));
             g.bench_function(id, |b| {
                 b.iter_custom(|iters| {
-                    medium_round(
+                    contended_round(
                         &heap,
                         &objects,
                         threads,
                         iters.div_ceil(threads as u64).max(1),
+                        layout,
                     )
                 })
             });
             let k = heap.counters();
-            let k = hotmem_page::CounterSnapshot {
-                pages_allocated: hotmem_page::PerType {
-                    medium: k.pages_allocated.medium - base.pages_allocated.medium,
-                    ..k.pages_allocated
-                },
-                ..k
-            };
             summary.push(format!(
-                "{mode:>12} {threads:>2} threads: medium pages allocated {:>6} installed {:>6} undo {:>5}  page cache flush {:>5} MiB  defragment {}",
-                k.pages_allocated.medium,
+                "{mode:>12} {threads:>2} threads: pages allocated small {:>6} medium {:>6}  medium installed {:>6} undo {:>5}  page cache flush {:>5} MiB  defragment {}",
+                k.pages_allocated.small - base.pages_allocated.small,
+                k.pages_allocated.medium - base.pages_allocated.medium,
                 k.pages_installed.medium,
                 k.undo_ops.medium,
                 k.cache_flush_bytes >> 20,
@@ -158,11 +156,19 @@ fn medium_contended(c: &mut Criterion) {
         }
     }
     g.finish();
-    println!("\npage/medium_alloc counts over the whole run of each configuration:");
+    println!("\npage/{name}_alloc_threads counts over the whole run of each configuration:");
     for line in summary {
         println!("  {line}");
     }
 }
 
-criterion_group!(benches, small_fast_path, medium_contended);
+fn small_contended(c: &mut Criterion) {
+    scaling(c, "small", ObjectLayout::new(1 << 10).expect("layout"));
+}
+
+fn medium_contended(c: &mut Criterion) {
+    scaling(c, "medium", ObjectLayout::new(512 << 10).expect("layout"));
+}
+
+criterion_group!(benches, small_fast_path, small_contended, medium_contended);
 criterion_main!(benches);

@@ -1,15 +1,20 @@
 //! Safepoint benchmarks: the poll fast path, begin+end latency with 1, 2, 4
-//! and 16 busy mutators for the wait barrier against the legacy
-//! spin/yield/sleep strategy (same group), and handshake latency.
+//! and 16 busy mutators for the wait barrier against both baselines in the
+//! same group (the legacy JDK 11 spin/yield/sleep strategy, and a
+//! `parking_lot::RwLock` stop-the-world: mutators hold a read guard and
+//! `bump` it at each poll, the coordinator takes the write lock), and
+//! handshake latency (one busy target alone, and one among 16).
 //!
 //! "begin+end" is the whole cycle as the mutators see it: begin (until every
 //! thread is safe), end (wake-up), and until every stopped thread runs again
-//! (`wait_until_resumed`).
+//! (`wait_until_resumed`; for the RwLock, until every reader has re-taken
+//! its read lock).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hotmem_safepoint::{Coordinator, MutatorId, Strategy};
+use parking_lot::{RwLock, RwLockReadGuard};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -45,6 +50,83 @@ impl Busy {
 }
 
 impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// The `parking_lot::RwLock` stop-the-world with `n` busy readers.
+struct RwWorld {
+    lock: RwLock<()>,
+    /// Bumped under the write lock; a reader that sees it change after its
+    /// `bump` runs again after that stop.
+    generation: AtomicU64,
+    /// Readers that ran again after the current generation's stop.
+    resumed: AtomicUsize,
+}
+
+struct RwBusy {
+    world: Arc<RwWorld>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl RwBusy {
+    fn start(n: usize) -> RwBusy {
+        let world = Arc::new(RwWorld {
+            lock: RwLock::new(()),
+            generation: AtomicU64::new(0),
+            resumed: AtomicUsize::new(0),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let threads = (0..n)
+            .map(|_| {
+                let (world, stop, tx) = (world.clone(), stop.clone(), tx.clone());
+                std::thread::spawn(move || {
+                    let mut guard = world.lock.read();
+                    let mut seen = world.generation.load(Ordering::Relaxed);
+                    tx.send(()).unwrap();
+                    let work = AtomicU64::new(0);
+                    while !stop.load(Ordering::Relaxed) {
+                        work.fetch_add(1, Ordering::Relaxed);
+                        RwLockReadGuard::bump(&mut guard);
+                        let now = world.generation.load(Ordering::Relaxed);
+                        if now != seen {
+                            seen = now;
+                            world.resumed.fetch_add(1, Ordering::AcqRel);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for _ in 0..n {
+            rx.recv().unwrap();
+        }
+        RwBusy {
+            world,
+            stop,
+            threads,
+        }
+    }
+
+    /// Stop the world, run nothing, resume, until every reader runs again.
+    fn cycle(&self) {
+        let n = self.threads.len();
+        let guard = self.world.lock.write();
+        self.world.resumed.store(0, Ordering::Relaxed);
+        self.world.generation.fetch_add(1, Ordering::Relaxed);
+        drop(guard);
+        while self.world.resumed.load(Ordering::Acquire) < n {
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl Drop for RwBusy {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -97,6 +179,21 @@ fn begin_end(c: &mut Criterion) {
             });
             drop(busy);
         }
+        let rw = RwBusy::start(threads);
+        group.bench_with_input(
+            BenchmarkId::new("parking_lot_rwlock", threads),
+            &threads,
+            |b, _| {
+                b.iter_custom(|iters| {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        rw.cycle();
+                    }
+                    start.elapsed()
+                })
+            },
+        );
+        drop(rw);
     }
     group.finish();
 }
@@ -153,6 +250,26 @@ fn handshake(c: &mut Criterion) {
     });
     release.send(()).unwrap();
     sitter.join().unwrap();
+
+    // One busy thread among 16 (more threads than cores: the target may
+    // have to wait for a CPU before it polls).
+    let busy = Busy::start(&coordinator, 16);
+    group.bench_function("busy_target_of_16", |b| {
+        let mut next = 0;
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                next = (next + 1) % busy.ids.len();
+                coordinator
+                    .handshake(busy.ids[next], |cx| {
+                        black_box(cx);
+                    })
+                    .unwrap();
+            }
+            start.elapsed()
+        })
+    });
+    drop(busy);
 
     // Every one of 4 busy threads.
     let busy = Busy::start(&coordinator, 4);

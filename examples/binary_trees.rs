@@ -22,7 +22,8 @@
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
-//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1]
+//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1] \
+//!     [--report DIR]
 //! ```
 
 #[path = "trees.rs"]
@@ -30,6 +31,7 @@ mod trees;
 #[path = "trees_runtime.rs"]
 mod trees_runtime;
 
+use hotmem_examples::report::{Recorder, write_report};
 use serde_json::{Value, json};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -37,7 +39,7 @@ use trees::{ArenaTrees, BoxTrees, Trees};
 use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
-                     [--variant all|box|arena|runtime] [--runs N]";
+                     [--variant all|box|arena|runtime] [--runs N] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
@@ -79,6 +81,10 @@ struct Options {
     runs: usize,
     /// Run one variant once and print its result as a `RESULT {json}` line.
     child: bool,
+    /// `--report DIR`: the runtime variant writes its page of charts there
+    /// (each run overwrites it; the sampling thread runs beside the timed
+    /// program, so time runs without it).
+    report: Option<std::path::PathBuf>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -89,6 +95,7 @@ fn parse() -> Result<Options, String> {
         variants: Variant::ALL.to_vec(),
         runs: 1,
         child: false,
+        report: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -100,6 +107,7 @@ fn parse() -> Result<Options, String> {
             "--variant" => o.variants = Variant::parse(&value()?)?,
             "--runs" => o.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--child" => o.child = true,
+            "--report" => o.report = Some(value()?.into()),
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
@@ -200,10 +208,34 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
         Variant::Runtime => {
             // Building the runtime (reserving the heap, starting the GC
             // workers) is part of the variant's time.
+            let recorder = o.report.as_ref().map(|_| {
+                Recorder::new(&format!(
+                    "hotmem binary_trees: depth {}, heap {} MiB, {} thread(s)",
+                    o.depth, o.heap_mib, o.threads
+                ))
+            });
+            let mut log = hotmem_examples::log_from_env()?;
+            if let Some(r) = &recorder {
+                log = r.log_config(log);
+            }
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20).map_err(|e| e.to_string())?;
+            let rt = RuntimeTrees::new(o.heap_mib << 20, log).map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
+            let sampling = match &recorder {
+                Some(r) => Some(
+                    r.sample(rt.runtime(), std::time::Duration::from_millis(100))
+                        .map_err(|e| format!("report sampler: {e}"))?,
+                ),
+                None => None,
+            };
             let (_, l, c) = timed(&rt, o);
+            if let (Some(r), Some(dir)) = (&recorder, &o.report) {
+                drop(sampling);
+                r.sample_now(rt.runtime());
+                r.snapshot_spaces(rt.runtime(), "at the end (binary-trees loads no classes)");
+                rt.runtime().flush_log();
+                write_report(&r.data(), dir)?;
+            }
             let mut gc = figures_json(&rt.figures());
             drop(rt);
             gc["build_ns"] = built_ns.into();
@@ -228,6 +260,10 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
         .args(["--depth", &o.depth.to_string()])
         .args(["--heap", &o.heap_mib.to_string()])
         .args(["--threads", &o.threads.to_string()])
+        .args(match (&o.report, variant) {
+            (Some(dir), Variant::Runtime) => vec!["--report".into(), dir.clone()],
+            _ => vec![],
+        })
         .output()
         .map_err(|e| format!("spawning the {} child: {e}", variant.name()))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -403,6 +439,12 @@ fn run(o: &Options) -> Result<(), String> {
         }
     }
     println!("loadavg after: {}", loadavg());
+    if let (Some(dir), true) = (&o.report, o.variants.contains(&Variant::Runtime)) {
+        println!(
+            "report (runtime variant, last run; sampled beside the timed program): {}",
+            dir.join("index.html").display()
+        );
+    }
     Ok(())
 }
 
@@ -435,6 +477,10 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "objects_relocated": f.objects_relocated,
         "bytes_relocated": f.bytes_relocated,
         "pages_freed": f.pages_freed,
+        "marking_rate": f.marking_rate,
+        "remembered_updates": f.remembered_updates,
+        "full_updates": f.full_updates,
+        "tlab_refills": f.tlab_refills,
     })
 }
 
@@ -443,16 +489,13 @@ fn describe(gc: &Value) -> String {
     let n = |k: &str| gc[k].as_u64().unwrap_or(0);
     let us = |k: &str| n(k) as f64 / 1e3;
     let mark_ms = ms(n("mark_ns"));
-    let rate = if mark_ms > 0.0 && n("gc_workers") > 0 {
-        n("objects_marked") as f64 / mark_ms / n("gc_workers") as f64
-    } else {
-        0.0
-    };
+    let rate = gc["marking_rate"].as_f64().unwrap_or(0.0);
     format!(
         "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} on allocation failure)\n  \
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
-         {} objects / {:.1} MiB relocated, {} pages freed",
+         {} objects / {:.1} MiB relocated, {} pages freed\n  \
+         updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken",
         n("heap_bytes") >> 20,
         n("gc_workers"),
         ms(n("build_ns")),
@@ -472,5 +515,8 @@ fn describe(gc: &Value) -> String {
         n("objects_relocated"),
         n("bytes_relocated") as f64 / (1 << 20) as f64,
         n("pages_freed"),
+        n("remembered_updates"),
+        n("full_updates"),
+        n("tlab_refills"),
     )
 }

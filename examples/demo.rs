@@ -1,4 +1,7 @@
-//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --json]`.
+//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --json --report DIR]`.
+//!
+//! `--report DIR` writes `DIR/index.html`, charts of the run (see the
+//! README); `HOTMEM_LOG=gc*=info,safepoint=info` prints the GC log.
 //!
 //! A small but real managed heap driven by `hotmem::Runtime`: mutator threads
 //! build object graphs (linked lists, trees, arrays of shared references,
@@ -14,13 +17,13 @@ mod workload;
 
 use hotmem::objects::SimpleObjects;
 use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem_examples::report::{Recorder, write_report};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str =
-    "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json]";
+const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json] [--report DIR]";
 
 fn main() {
     let defaults = RunArgs {
@@ -29,6 +32,7 @@ fn main() {
         heap_mib: 256,
         numa: NumaConfig::Detect,
         json: Some(false),
+        report: None,
     };
     let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
@@ -45,11 +49,26 @@ fn main() {
 
 fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let objects = SimpleObjects::new();
+    let recorder = args.report.as_ref().map(|_| {
+        Recorder::new(&format!(
+            "hotmem demo: {} mutator threads, {:.0} s, heap {} MiB",
+            args.threads, args.secs, args.heap_mib
+        ))
+    });
+    let mut log = hotmem_examples::log_from_env()?;
+    if let Some(r) = &recorder {
+        log = r.log_config(log);
+    }
     let rt = Runtime::builder()
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())
+        .log(log)
         .binding(objects.clone())
         .build()?;
+    let sampling = match &recorder {
+        Some(r) => Some(r.sample(&rt, Duration::from_millis(200))?),
+        None => None,
+    };
     let numa = rt.numa();
     if args.json != Some(true) {
         println!(
@@ -121,7 +140,17 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     c.stop.store(true, Relaxed);
-    let alive_loaders = workload.join()?;
+    let mut alive_loaders = workload.join()?;
+    if let Some(r) = &recorder {
+        // The seed 004 story: the metaspaces while the application's
+        // loaders live, and once they have died (the boot loader stays).
+        r.snapshot_spaces(
+            &rt,
+            &format!("with {} loaders alive", alive_loaders.len() + 1),
+        );
+        alive_loaders.clear();
+        r.snapshot_spaces(&rt, "after the application loaders died");
+    }
 
     // One more collection with no mutator attached, then check every object.
     let last = rt.collect()?;
@@ -179,6 +208,13 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
             gc.pause_ns as f64 / 1e6,
         );
         print!("{report}");
+    }
+    if let (Some(r), Some(dir)) = (&recorder, &args.report) {
+        drop(sampling);
+        r.sample_now(&rt);
+        rt.flush_log();
+        let page = write_report(&r.data(), dir)?;
+        println!("report: {}", page.display());
     }
     drop((alive_loaders, boot));
     Ok(())

@@ -24,6 +24,14 @@ const SYNTHETIC_PAGES: usize = 4096;
 const REAL_PAGES: usize = 8192;
 
 fn main() -> Result<(), Box<dyn Error>> {
+    // Set by the guest of `cargo xtask numa-vm`: an emulated machine.
+    if let Some(guest) = std::env::var_os("HOTMEM_GUEST") {
+        println!(
+            "== guest output ({}): an emulated multi-node machine; bindings and locality are the \
+             guest kernel's, the times below are not NUMA timings (every node is the same host memory)\n",
+            guest.to_string_lossy()
+        );
+    }
     let real = Topology::detect()?;
     println!("== {real}");
     for kind in [WorkerKind::Concurrent, WorkerKind::Parallel] {

@@ -9,6 +9,9 @@
 //! accounting, the metaspace's `verify()` and the heap's invariants. At the
 //! end it drops the runtime and checks that nothing leaked: no mapping of
 //! the runtime left, NMT at zero, resident memory back near the start.
+//!
+//! `--report DIR` writes `DIR/index.html`, charts of the run (see the
+//! README); `HOTMEM_LOG=gc*=info,safepoint=info` prints the GC log.
 
 #[path = "workload.rs"]
 mod workload;
@@ -17,14 +20,14 @@ use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
+use hotmem_examples::report::{Recorder, write_report};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str =
-    "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -86,6 +89,7 @@ fn main() {
         heap_mib: 256,
         numa: NumaConfig::Detect,
         json: None,
+        report: None,
     };
     let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
@@ -106,12 +110,27 @@ fn main() {
 fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let rss_start = status_bytes("VmRSS");
     let objects = SimpleObjects::new();
+    let recorder = args.report.as_ref().map(|_| {
+        Recorder::new(&format!(
+            "hotmem soak: {} mutator threads, {:.0} s, heap {} MiB",
+            args.threads, args.secs, args.heap_mib
+        ))
+    });
+    let mut log = hotmem_examples::log_from_env()?;
+    if let Some(r) = &recorder {
+        log = r.log_config(log);
+    }
     let rt = Runtime::builder()
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())
         .uncommit_delay(Duration::from_secs(2))
+        .log(log)
         .binding(objects.clone())
         .build()?;
+    let sampling = match &recorder {
+        Some(r) => Some(r.sample(&rt, Duration::from_millis(250))?),
+        None => None,
+    };
     println!(
         "soak: {} mutators for {:.0} s on a {} MiB heap ({} partition(s), {} GC workers); RSS at start {} MiB",
         args.threads,
@@ -175,10 +194,25 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     c.stop.store(true, Relaxed);
     let loaders = workload.join()?;
     reporter.join().map_err(|_| "the reporter panicked")?;
+    if let Some(r) = &recorder {
+        // The seed 004 story: the metaspaces while the last loaders live,
+        // and once they have died.
+        r.snapshot_spaces(&rt, &format!("with {} loaders alive", loaders.len()));
+    }
     drop(loaders);
+    if let Some(r) = &recorder {
+        r.snapshot_spaces(&rt, "after the loaders died");
+    }
     rt.collect()?;
     let live = rt.run_at_safepoint("soak-final-check", || check(&rt, &c))??;
     let gc = rt.gc_totals();
+    if let (Some(r), Some(dir)) = (&recorder, &args.report) {
+        drop(sampling);
+        r.sample_now(&rt);
+        rt.flush_log();
+        let page = write_report(&r.data(), dir)?;
+        println!("report: {}", page.display());
+    }
 
     // Leaks: every mapping NMT knew of must go with the runtime.
     let nmt = rt.nmt().clone();

@@ -175,17 +175,30 @@ pub(crate) struct RuntimeFigures {
     pub(crate) objects_relocated: u64,
     pub(crate) bytes_relocated: u64,
     pub(crate) pages_freed: u64,
+    pub(crate) marking_rate: f64,
+    pub(crate) remembered_updates: u64,
+    pub(crate) full_updates: u64,
+    pub(crate) tlab_refills: u64,
 }
 
 impl RuntimeTrees {
-    /// A runtime with a heap of `heap` bytes.
-    pub(crate) fn new(heap: usize) -> Result<RuntimeTrees, hotmem::BuildError> {
+    /// A runtime with a heap of `heap` bytes that logs as `log` says.
+    pub(crate) fn new(
+        heap: usize,
+        log: hotmem::log::LogConfig,
+    ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
         let runtime = Runtime::builder()
             .heap_max(heap)
+            .log(log)
             .binding(nodes.clone())
             .build()?;
         Ok(RuntimeTrees { runtime, nodes })
+    }
+
+    /// The runtime, for reports.
+    pub(crate) fn runtime(&self) -> &Runtime {
+        &self.runtime
     }
 
     /// The collections so far.
@@ -210,6 +223,10 @@ impl RuntimeTrees {
             objects_relocated: t.objects_relocated,
             bytes_relocated: t.bytes_relocated,
             pages_freed: t.pages_freed,
+            marking_rate: t.marking_rate(),
+            remembered_updates: t.remembered_updates,
+            full_updates: t.full_updates,
+            tlab_refills: self.runtime.tlab_stats().refills,
         }
     }
 

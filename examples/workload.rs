@@ -279,6 +279,8 @@ pub(crate) struct RunArgs {
     pub(crate) numa: NumaConfig,
     /// `None`: the program has no `--json` flag.
     pub(crate) json: Option<bool>,
+    /// `--report DIR`: write the page of charts there.
+    pub(crate) report: Option<std::path::PathBuf>,
 }
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
@@ -293,7 +295,7 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
         if flag == "-h" || flag == "--help" {
             return Err(usage.to_string());
         }
-        if !["--threads", "--secs", "--heap", "--numa"].contains(&flag.as_str()) {
+        if !["--threads", "--secs", "--heap", "--numa", "--report"].contains(&flag.as_str()) {
             return Err(format!("unknown flag {flag}\n{usage}"));
         }
         let v = it.next().ok_or(format!("{flag} needs a value\n{usage}"))?;
@@ -302,6 +304,7 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
             "--threads" => a.threads = v.parse().map_err(|_| bad())?,
             "--secs" => a.secs = v.parse().map_err(|_| bad())?,
             "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
+            "--report" => a.report = Some(v.into()),
             "--numa" => {
                 a.numa = match v.as_str() {
                     "detect" => NumaConfig::Detect,

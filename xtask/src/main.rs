@@ -6,6 +6,7 @@
 
 mod fuzz;
 mod miri;
+mod numa_vm;
 mod sanitize;
 mod steps;
 mod system;
@@ -18,7 +19,7 @@ usage: cargo xtask <command>
 
 commands:
   demo [ARGS...]            build and run the demo (examples/demo) in release
-  test                      unit, integration and doc tests, loom models, fuzz smoke
+  test                      unit, integration and doc tests, loom models, fuzz smoke, NUMA guests (2 and 4 nodes)
   ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, ASan (fast crates), a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
   fuzz TARGET|--all [--secs N]  fuzz for N seconds each (default 60); prints executions and coverage
@@ -26,6 +27,8 @@ commands:
   soak [--secs N]           the whole runtime under load for N seconds (default 60), leak-checked
   sanitize [address|thread|all]  lib and integration tests under ASan/TSan (default all)
   miri                      the crates' lib tests under Miri (skipped, exit 0, without nightly miri)
+  numa-vm [--nodes 2|4] [--cpus N] [--timeout SECS]
+                            the NUMA tests in an emulated multi-node Linux guest (QEMU TCG; default 2 nodes, 4 CPUs)
   deps                      only check/install the system packages
 ";
 
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         "soak" => steps::soak_cmd(&mut runner, rest),
         "sanitize" => sanitize::cmd(&mut runner, rest),
         "miri" => miri::cmd(&mut runner),
+        "numa-vm" => numa_vm::cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });
     runner.summary();

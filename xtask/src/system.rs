@@ -76,14 +76,45 @@ pub(crate) fn ensure_system_packages() -> Result<(), String> {
         "xtask: missing {}; installing with apt-get",
         missing.join(", ")
     );
-    run_apt(&["update", "-q"])?;
-    let mut args = vec!["install", "-y", "-q"];
-    args.extend_from_slice(APT_PACKAGES);
-    run_apt(&args)?;
+    apt_install(&["install", "-y", "-q"], APT_PACKAGES)?;
     let still = self::missing();
     if still.is_empty() {
         Ok(())
     } else {
         Err(format!("still missing after apt-get: {}", still.join(", ")))
     }
+}
+
+/// `apt-get update`, then `apt-get INSTALL... PACKAGES...`.
+fn apt_install(install: &[&str], packages: &[&str]) -> Result<(), String> {
+    run_apt(&["update", "-q"])?;
+    let mut args = install.to_vec();
+    args.extend_from_slice(packages);
+    run_apt(&args)
+}
+
+/// Installs `packages` the way the build's own are: with apt-get when
+/// running as root on Debian; otherwise an error with the exact command.
+/// Recommended packages are left out (the NUMA guest needs none of
+/// QEMU's or the kernel's: no firmware, no graphics).
+pub(crate) fn install_apt_packages(packages: &[&str]) -> Result<(), String> {
+    let install = format!(
+        "apt-get install -y --no-install-recommends {}",
+        packages.join(" ")
+    );
+    if !is_debian_like() {
+        return Err(format!(
+            "not a Debian-like system: install the equivalents of `{}` with your package manager",
+            packages.join(" ")
+        ));
+    }
+    if !is_root() {
+        return Err(format!(
+            "not root. Run:\n    sudo apt-get update && sudo {install}"
+        ));
+    }
+    apt_install(
+        &["install", "-y", "-q", "--no-install-recommends"],
+        packages,
+    )
 }

@@ -220,3 +220,41 @@ impl<T> fmt::Display for UnknownNode<T> {
 }
 
 impl<T> std::error::Error for UnknownNode<T> {}
+
+/// The system call a [`KernelError`] comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KernelCall {
+    /// `move_pages` (asking where pages are).
+    MovePages,
+    /// `getcpu`.
+    GetCpu,
+    /// `sched_getaffinity`.
+    SchedGetAffinity,
+    /// `sched_setaffinity`.
+    SchedSetAffinity,
+    /// `get_mempolicy`.
+    GetMempolicy,
+}
+
+/// A [`kernel`](crate::kernel) query the kernel refused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KernelError {
+    /// The call.
+    pub call: KernelCall,
+    /// Its errno.
+    pub errno: i32,
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} failed: {}",
+            self.call,
+            std::io::Error::from_raw_os_error(self.errno)
+        )
+    }
+}
+
+impl std::error::Error for KernelError {}

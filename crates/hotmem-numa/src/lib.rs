@@ -15,6 +15,9 @@
 //!   than nodes when binding) and [`AffinityPolicy`].
 //! - [`WorkerPool`]: named threads running [`PhaseWork`] with per-node
 //!   crossbeam queues; [`PhaseStats`] say how local the phase was.
+//! - [`kernel`]: what the kernel says (the node of each page, the CPU and
+//!   node a thread runs on, its mask, a mapping's policy), asked with raw
+//!   system calls, for checks that do not trust hwloc or our bookkeeping.
 //! - Node-local memory: [`Topology::bind_memory`] binds a
 //!   [`hotmem_os::MemRange`] to a node; [`Topology::memory_location`] says
 //!   where a range's pages are.
@@ -52,9 +55,10 @@
 //! On a synthetic topology bindings cannot reach the OS, so the pool records
 //! what it would do ([`WorkerPool::binding_record`]) and its statistics say
 //! so ([`BindingKind::Simulated`], "simulated" in the text report); on a
-//! detected topology it binds for real through hwloc (`hwloc_set_cpubind`
-//! with `HWLOC_CPUBIND_THREAD`) and reads back what the OS says
-//! ([`BindingKind::Real`]).
+//! detected topology it binds for real: node masks come from hwloc once per
+//! worker, the thread is bound with `sched_setaffinity` (none when its mask
+//! already is the node's) and the masks are read back from the OS
+//! ([`BindingKind::Real`]); masks past 1024 CPUs go through hwloc.
 
 mod binder;
 mod cpuset;
@@ -62,6 +66,7 @@ mod error;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
 pub mod heuristics;
+pub mod kernel;
 mod latch;
 mod memory;
 mod node;
@@ -76,8 +81,8 @@ mod tests;
 pub use binder::{BindingAction, BindingEvent, BindingKind};
 pub use cpuset::CpuSet;
 pub use error::{
-    BindError, BindOp, InvalidDescription, LocateError, MemoryBindError, MemoryUnsupported,
-    TopologyError, UnknownNode,
+    BindError, BindOp, InvalidDescription, KernelCall, KernelError, LocateError, MemoryBindError,
+    MemoryUnsupported, TopologyError, UnknownNode,
 };
 pub use heuristics::{AffinityPolicy, WorkerKind};
 pub use memory::{MemoryLocation, MemoryPolicy};

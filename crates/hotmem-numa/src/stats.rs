@@ -63,9 +63,13 @@ pub struct WorkerPhaseStats {
     pub bind_failures: u32,
     /// The mask it had before its first binding (`None` if it never bound).
     pub original: Option<CpuSet>,
-    /// The mask read back after restoring it (`None` if it never bound).
+    /// The mask read back after restoring it (`None` if it never bound);
+    /// when the phase never changed the mask (it already was the node's),
+    /// nothing was restored and this is the mask read at the start.
     pub restored: Option<CpuSet>,
-    /// Time spent reading, binding, restoring and reading back.
+    /// Time spent in the system calls that read, bind, restore and read
+    /// back (and the mask comparisons that skip them); building this report
+    /// is not counted.
     pub binding_ns: u64,
 }
 

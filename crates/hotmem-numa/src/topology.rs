@@ -201,6 +201,12 @@ impl Topology {
         self.node_of_cpu(cpu).ok_or(LocateError::UnknownCpu(cpu))
     }
 
+    /// The node whose OS index is `os_index` (the kernel's node number, as
+    /// [`kernel`](crate::kernel) queries answer), `None` if there is none.
+    pub fn node_with_os_index(&self, os_index: u32) -> Option<NodeId> {
+        self.node_by_os_index(os_index as usize)
+    }
+
     /// The node whose hwloc object has OS index `os_index`.
     pub(crate) fn node_by_os_index(&self, os_index: usize) -> Option<NodeId> {
         self.inner

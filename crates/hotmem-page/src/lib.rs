@@ -112,6 +112,7 @@ mod source;
 mod stats;
 mod sync;
 mod types;
+mod usage;
 mod virt;
 
 pub use config::{GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
@@ -122,9 +123,9 @@ pub use error::{
 pub use object_allocator::ObjectAllocator;
 pub use page::{OwnedPage, Page, PageInfo, PageRef, PageState};
 pub use page_allocator::{PageAllocator, UncommitStats};
-pub use partition::{CachedPages, HeapUsage, PartitionUsage};
 pub use source::{PageRequest, PageSource};
 pub use stats::{
     CounterSnapshot, PerType, StatRow, StatSampler, StatUnit, StatsReport, WindowStat,
 };
 pub use types::{Age, NodeId, ObjectLayout, PageType};
+pub use usage::{CachedPages, HeapUsage, PartitionUsage};

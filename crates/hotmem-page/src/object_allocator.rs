@@ -238,6 +238,22 @@ impl<S: PageSource> ObjectAllocator<S> {
         self.installed.lock().iter().map(OwnedPage::view).collect()
     }
 
+    /// Takes back the last allocation `[start, end)` of an installed page
+    /// (see [`OwnedPage::undo_alloc`]): a thread that allocated a block for
+    /// its own use and used only `[.., start)` of it gives the rest back.
+    /// Returns whether it did; `false` when something was allocated in the
+    /// page after the block, or the page is no longer installed (retired
+    /// since: then its owner decides).
+    pub fn undo_alloc(&self, start: Address, end: Address) -> bool {
+        // Under the lock, so that the page cannot be retired (and then
+        // freed) meanwhile.
+        let installed = self.installed.lock();
+        installed
+            .iter()
+            .find(|p| p.range().contains(start))
+            .is_some_and(|p| p.undo_alloc(start, end))
+    }
+
     /// The medium page allocations currently go to for `age` on `node`, if any.
     pub fn current_medium_page(&self, age: Age, node: NodeId) -> Option<PageRef> {
         let n = self.node_index(node).ok()?;

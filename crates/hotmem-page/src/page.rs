@@ -134,6 +134,40 @@ impl OwnedPage {
         self.page.alloc_object(layout)
     }
 
+    /// Takes back the page's last allocation, `[start, end)`: if the bump
+    /// pointer is still at `end`, it goes back to `start` and the bytes can
+    /// be allocated again. Returns whether it did; `false` (and nothing
+    /// changes) when something was allocated after it, or when `[start,
+    /// end)` is not an allocated part of this page.
+    ///
+    /// A runtime uses it to give back the unused end of a thread-local
+    /// buffer when it retires the page, so that the page's top is again
+    /// the end of its last object.
+    ///
+    /// ```
+    /// # use hotmem_os::Memory;
+    /// # use hotmem_page::{Age, HeapConfig, NodeId, ObjectLayout, PageAllocator, PageRequest};
+    /// let heap = PageAllocator::new(&Memory::new(), HeapConfig::new(16 << 20)).unwrap();
+    /// let page = heap.alloc_page(PageRequest::small(&heap.page_sizes(), Age::EDEN, NodeId::ZERO)).unwrap();
+    /// let a = page.alloc_object(ObjectLayout::new(64).unwrap()).unwrap();
+    /// let b = page.alloc_object(ObjectLayout::new(64).unwrap()).unwrap();
+    /// assert!(!page.undo_alloc(a, b), "not the last allocation");
+    /// assert!(page.undo_alloc(b, page.top()));
+    /// assert_eq!(page.top(), b);
+    /// ```
+    pub fn undo_alloc(&self, start: Address, end: Address) -> bool {
+        let range = self.page.range();
+        if start < range.start() || start > end || end > range.end() {
+            return false;
+        }
+        // Relaxed, as for allocation: whoever allocates these bytes next
+        // owns them alone.
+        self.page
+            .top
+            .compare_exchange(end.get(), start.get(), Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+    }
+
     /// A read-only view of the page (for reports, or to keep after freeing it).
     pub fn view(&self) -> PageRef {
         self.page.clone()

@@ -1,6 +1,10 @@
 //! The page allocator on real memory: cache reuse, flush, defragment,
 //! uncommit, partitions and binding, NMT-visible commits, bad input.
 
+// Real memory and real threads: under `--cfg hotmem_loom` the crate's locks
+// are loom's, which work only inside a loom model (`src/**/tests/loom_*.rs`).
+#![cfg(not(hotmem_loom))]
+
 use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver};
 use hotmem_page::{
     Age, AllocError, AllocPageError, FreeError, HeapConfig, MediumPageMode, NodeId,

@@ -2,6 +2,10 @@
 //! every object lies in a live page, is writable, and is disjoint from all
 //! others; in synchronized mode no medium page is allocated in vain.
 
+// Real memory and real threads: under `--cfg hotmem_loom` the crate's locks
+// are loom's, which work only inside a loom model (`src/**/tests/loom_*.rs`).
+#![cfg(not(hotmem_loom))]
+
 use hotmem_os::{Address, Memory};
 use hotmem_page::{
     Age, HeapConfig, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout, PageAllocator, PageType,

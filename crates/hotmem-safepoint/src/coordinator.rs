@@ -25,8 +25,9 @@ pub enum Strategy {
     #[default]
     WaitBarrier,
     /// The coordinator polls the thread list, spinning, then yielding, then
-    /// sleeping 1 ms; threads wait on one shared mutex and resume through it
-    /// one at a time (HotSpot before JDK-8203469). The baseline.
+    /// sleeping 1 ms, with JDK 11's constants (HotSpot before
+    /// JDK-8203469); stopped threads sleep on one futex word and one
+    /// wake-all resumes them. The baseline.
     Legacy,
 }
 

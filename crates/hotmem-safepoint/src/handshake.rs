@@ -136,6 +136,12 @@ impl HandshakeOp {
         self.outcome.wait(PENDING);
     }
 
+    /// Sleep until the operation has run or `timeout` passed (may return
+    /// early; re-check).
+    pub(crate) fn wait_at_most(&self, timeout: std::time::Duration) {
+        self.outcome.wait_for(PENDING, timeout);
+    }
+
     /// Who ran it, or `Err(target)` if it panicked. `None` while pending.
     pub(crate) fn outcome(&self) -> Option<Result<HandshakeReport, MutatorId>> {
         let code = self.outcome.word().load(Ordering::Acquire);

@@ -20,11 +20,10 @@ pub struct SafepointId(u64);
 
 impl SafepointId {
     /// Wraps a counter value; `None` unless it is odd (in progress) and fits
-    /// below the poll word's handshake bit. Crate-private: an id is
+    /// below the poll word's flag bits. Crate-private: an id is
     /// information, never a capability, and only the coordinator makes them.
     pub(crate) fn from_counter(counter: u64) -> Option<Self> {
-        (counter & 1 == 1 && counter & crate::poll::HANDSHAKE_BIT == 0)
-            .then_some(SafepointId(counter))
+        (counter & 1 == 1 && counter & crate::poll::FLAG_BITS == 0).then_some(SafepointId(counter))
     }
 
     /// The raw counter value.

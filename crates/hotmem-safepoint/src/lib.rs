@@ -21,8 +21,8 @@
 //! * every safepoint is timed (reaching, at, leaving, total), kept in
 //!   histograms ([`Coordinator::stats`]) and printable as an
 //!   `-Xlog:safepoint` line ([`SafepointRecord`]'s `Display`);
-//! * the old mechanism ([`Strategy::Legacy`]: spin, yield, 1 ms sleeps, wake
-//!   through a shared mutex) sits behind the same API for comparison.
+//! * the old mechanism ([`Strategy::Legacy`]: JDK 11's spin, yield and 1 ms
+//!   sleep back-off) sits behind the same API for comparison.
 //!
 //! ```
 //! use hotmem_safepoint::{Coordinator, Strategy};

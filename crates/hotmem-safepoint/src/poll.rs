@@ -3,31 +3,40 @@
 //! Every mutator owns one word. Zero means "nothing to do": the poll is one
 //! load and one never-taken branch. Non-zero means the thread must take the
 //! slow path: the low bits hold the id of the safepoint in progress (odd, so
-//! non-zero whenever armed), and [`HANDSHAKE_BIT`] says that handshake
-//! operations are queued for the thread.
+//! non-zero whenever armed), [`HANDSHAKE_BIT`] says that handshake
+//! operations are queued for the thread, and [`YIELD_BIT`] asks it to give
+//! its CPU away while a handshake waits for a thread that is not running.
 //!
 //! The safepoint bits are written only by the coordinator that owns the
 //! current safepoint; the handshake bit only under the target's handshake
-//! queue lock. Both use read-modify-writes so neither can erase the other.
+//! queue lock; the yield bit is set by handshake requesters and cleared by
+//! the owner. All use read-modify-writes so none can erase another.
 
 use crate::ids::SafepointId;
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// Set while handshake operations are queued for the thread.
 pub(crate) const HANDSHAKE_BIT: u64 = 1 << 63;
+/// Set while a handshake asks the other threads to yield their CPU to its
+/// target (advisory: the owner clears it once no handshake asks).
+pub(crate) const YIELD_BIT: u64 = 1 << 62;
+/// Every bit that is not the safepoint id.
+pub(crate) const FLAG_BITS: u64 = HANDSHAKE_BIT | YIELD_BIT;
 
 /// What an armed poll word asks for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct PollRequest {
     pub(crate) safepoint: Option<SafepointId>,
     pub(crate) handshake: bool,
+    pub(crate) yield_cpu: bool,
 }
 
 impl PollRequest {
     fn decode(word: u64) -> Self {
         PollRequest {
-            safepoint: SafepointId::from_counter(word & !HANDSHAKE_BIT),
+            safepoint: SafepointId::from_counter(word & !FLAG_BITS),
             handshake: word & HANDSHAKE_BIT != 0,
+            yield_cpu: word & YIELD_BIT != 0,
         }
     }
 }
@@ -60,12 +69,23 @@ impl PollWord {
     /// Arm for safepoint `id` (coordinator only, with the id bits clear).
     pub(crate) fn arm_safepoint(&self, id: SafepointId) {
         let old = self.0.fetch_or(id.get(), Ordering::SeqCst);
-        debug_assert_eq!(old & !HANDSHAKE_BIT, 0, "armed twice");
+        debug_assert_eq!(old & !FLAG_BITS, 0, "armed twice");
     }
 
-    /// Clear the safepoint bits, keeping a pending handshake.
+    /// Clear the safepoint bits, keeping the flags.
     pub(crate) fn disarm_safepoint(&self) {
-        self.0.fetch_and(HANDSHAKE_BIT, Ordering::SeqCst);
+        self.0.fetch_and(FLAG_BITS, Ordering::SeqCst);
+    }
+
+    /// Ask the owner to yield its CPU at its next poll (a handshake
+    /// requester, for another thread's sake).
+    pub(crate) fn arm_yield(&self) {
+        self.0.fetch_or(YIELD_BIT, Ordering::SeqCst);
+    }
+
+    /// The owner: no handshake asks for yields any more.
+    pub(crate) fn disarm_yield(&self) {
+        self.0.fetch_and(!YIELD_BIT, Ordering::SeqCst);
     }
 
     /// Ask the owner to process its handshake queue (queue lock held).
@@ -76,5 +96,34 @@ impl PollWord {
     /// The queue is empty again (queue lock held).
     pub(crate) fn disarm_handshake(&self) {
         self.0.fetch_and(!HANDSHAKE_BIT, Ordering::SeqCst);
+    }
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_and_the_safepoint_id_never_erase_each_other() {
+        let id = SafepointId::from_counter(7).unwrap();
+        let poll = PollWord::new(None);
+        assert!(!poll.is_armed());
+        poll.arm_yield();
+        assert!(poll.is_armed());
+        poll.arm_safepoint(id);
+        poll.arm_handshake();
+        let request = poll.request();
+        assert_eq!(request.safepoint, Some(id));
+        assert!(request.handshake && request.yield_cpu);
+        poll.disarm_safepoint();
+        let request = poll.request();
+        assert_eq!(request.safepoint, None);
+        assert!(request.handshake && request.yield_cpu);
+        poll.disarm_yield();
+        poll.disarm_handshake();
+        assert!(!poll.is_armed());
+        // An id never reaches into the flag bits.
+        assert_eq!(SafepointId::from_counter(YIELD_BIT | 1), None);
+        assert_eq!(SafepointId::from_counter(HANDSHAKE_BIT | 1), None);
     }
 }

@@ -35,15 +35,34 @@
 //! # Waiting
 //! The coordinator sleeps on `pending` (threads not yet counted, plus its
 //! own token, so the count cannot reach zero while it is still looking);
-//! whoever brings it to zero wakes it. Stopped threads sleep on the wait
-//! barrier keyed by the id; the end wakes them all with one `FUTEX_WAKE`.
+//! whoever brings it to zero wakes it. Before it sleeps it spins briefly,
+//! as `parking_lot`'s own locks do. Stopped threads spin briefly too, then
+//! sleep on the wait barrier keyed by the id.
+//!
+//! # Ending
+//! `end` does all of its bookkeeping (disarming, the record, the operation
+//! gate) first and wakes last, and the woken threads take no lock that it
+//! holds: with more threads than cores the threads it wakes take its CPU.
+//! Stopped threads spin briefly before they sleep; if one is still awake
+//! it relays the wake-up to the sleepers and the coordinator makes no
+//! system call at all, otherwise the coordinator wakes one thread, which
+//! relays (see `barrier.rs`).
+//!
+//! # Handshakes with a thread that is not running
+//! With more busy threads than cores, a target in managed code may wait
+//! for a whole round of time slices before it polls. After a short grace
+//! period the requester arms [`YIELD_BIT`](crate::poll::YIELD_BIT) on the
+//! other threads' poll words; while any requester is waiting they yield
+//! their CPU at each poll, so the scheduler runs the target. The bit is
+//! advisory: it never stops a thread and never decides who runs an
+//! operation.
 //!
 //! # Who may wait for what
 //! Nothing here waits for a party that only the caller can release: the
 //! caller's role is checked first ([`OperationGate::check`], and the
 //! registry for registered threads), and such calls return typed errors.
 
-use crate::barrier::WaitBarrier;
+use crate::barrier::{WaitBarrier, Wake};
 use crate::coordinator::{SafepointLog, Strategy};
 use crate::error::{BeginError, HandshakeError, RegisterError};
 use crate::handshake::{Executor, HandshakeOp};
@@ -53,8 +72,30 @@ use crate::operation::{Busy, HandshakeTicket, OperationGate};
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
 use crate::state::ThreadState;
-use crate::sync::{self, Arc, CachePadded, FutexWord, Mutex, MutexGuard, Ordering, fence};
+use crate::sync::{
+    self, Arc, AtomicU32, CachePadded, FutexWord, Mutex, MutexGuard, Ordering, fence,
+};
 use std::borrow::Cow;
+use std::time::Duration;
+
+/// Before the coordinator sleeps on `pending`: rounds of 2, 4, ... 64
+/// `pause`s, so that a safepoint reached within microseconds costs no
+/// wake-up. No yields: on a loaded machine a yield can cost a whole time
+/// slice of another process. Not under loom: it only reads `pending`, and
+/// the sleep after it is the protocol.
+fn spin_until_zero(pending: &AtomicU32) {
+    #[cfg(not(hotmem_loom))]
+    for round in 0..6u32 {
+        if pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        for _ in 0..(2u32 << round) {
+            sync::spin_hint();
+        }
+    }
+    #[cfg(hotmem_loom)]
+    let _ = pending;
+}
 
 /// Who is beginning a safepoint.
 #[derive(Copy, Clone, Debug)]
@@ -78,9 +119,18 @@ pub(crate) struct Shared {
     barrier: WaitBarrier,
     gate: LegacyGate,
     pub(crate) records: Records,
-    /// The legacy coordinator's snapshot of the thread list.
-    legacy_scratch: Mutex<(Vec<Arc<Slot>>, Vec<bool>)>,
+    /// The legacy coordinator's list of threads still running.
+    legacy_scratch: Mutex<Vec<Arc<Slot>>>,
+    /// CPUs available to the process (the legacy back-off spins only on a
+    /// multiprocessor, as HotSpot's did).
+    cpus: usize,
+    /// Handshake requesters that asked the other threads to yield.
+    urgent: CachePadded<AtomicU32>,
 }
+
+/// How long a handshake requester waits for a managed target before it
+/// asks the other threads to yield their CPUs to it.
+const HANDSHAKE_GRACE: Duration = Duration::from_micros(50);
 
 impl Shared {
     pub(crate) fn new(strategy: Strategy, log: SafepointLog) -> Self {
@@ -92,7 +142,9 @@ impl Shared {
             barrier: WaitBarrier::new(),
             gate: LegacyGate::new(),
             records: Records::new(strategy, log),
-            legacy_scratch: Mutex::new((Vec::new(), Vec::new())),
+            legacy_scratch: Mutex::new(Vec::new()),
+            cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            urgent: CachePadded::new(AtomicU32::new(0)),
         }
     }
 
@@ -212,6 +264,7 @@ impl Shared {
         }
         drop(registry);
         if pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+            spin_until_zero(pending);
             loop {
                 let left = pending.load(Ordering::Acquire);
                 if left == 0 {
@@ -228,17 +281,19 @@ impl Shared {
             slot.poll.arm_safepoint(id);
         }
         fence(Ordering::SeqCst);
-        let mut scratch = self.legacy_scratch.lock();
-        let (threads, seen) = &mut *scratch;
+        let mut threads = self.legacy_scratch.lock();
         threads.clone_from(&registry.slots);
         drop(registry);
-        legacy::wait_until_safe(threads, seen);
+        legacy::wait_until_safe(&mut threads, self.cpus);
         threads.clear();
     }
 
     /// End the safepoint that `owner` was issued for and wake every stopped
     /// thread. False (and nothing changes) unless `owner` is the live
     /// safepoint's token of this coordinator.
+    ///
+    /// Everything but the wake-up comes first: a woken thread may take this
+    /// thread's CPU, and nothing after the wake-up waits for it.
     pub(crate) fn end(&self, owner: &Arc<OwnerToken>) -> bool {
         let mut registry = self.registry.lock();
         let (Some(id), Some(live)) = (registry.in_progress, registry.owner.as_ref()) else {
@@ -256,15 +311,28 @@ impl Shared {
         }
         drop(registry);
         self.records.ended(id, ended);
-        match self.strategy {
-            Strategy::WaitBarrier => self.barrier.disarm_and_wake(),
-            Strategy::Legacy => self.gate.open(),
-        }
         if self.records.leaving.close_if_empty(id) {
-            // Nobody was stopped: leaving is the wake-up call itself.
+            // Nobody is stopped: nobody to wait for. A thread still on its
+            // way in finds the count closed and the barrier still armed; it
+            // sleeps until the wake-up below.
             self.records.finish_leaving(id, self.records.now());
         }
+        // Disarmed before the gate opens, so the next safepoint finds the
+        // barrier free; a thread of this one woken after the next one armed
+        // it sees a different tag and leaves all the same.
+        let wake = match self.strategy {
+            Strategy::WaitBarrier => self.barrier.disarm(),
+            Strategy::Legacy => {
+                self.gate.open();
+                Wake::One
+            }
+        };
         self.operations.finish_safepoint();
+        match (self.strategy, wake) {
+            (_, Wake::Relayed) => {}
+            (Strategy::WaitBarrier, Wake::One) => self.barrier.wake_first(),
+            (Strategy::Legacy, Wake::One) => self.gate.wake(),
+        }
         true
     }
 
@@ -306,9 +374,30 @@ impl Shared {
             }
             match request.safepoint {
                 Some(id) => self.block_at_safepoint(slot, id),
-                None if !request.handshake => return,
-                None => {}
+                None if request.handshake => {}
+                None => {
+                    if request.yield_cpu {
+                        self.yield_for_handshake(slot);
+                    }
+                    return;
+                }
             }
+        }
+    }
+
+    /// A handshake waits for a thread that is not running: give up the
+    /// CPU. Once none waits, clear the bit (re-armed if a requester came
+    /// in between: its arm and our clear are ordered by the fence).
+    #[cold]
+    fn yield_for_handshake(&self, slot: &Slot) {
+        if self.urgent.load(Ordering::SeqCst) > 0 {
+            sync::yield_now();
+            return;
+        }
+        slot.poll.disarm_yield();
+        fence(Ordering::SeqCst);
+        if self.urgent.load(Ordering::SeqCst) > 0 {
+            slot.poll.arm_yield();
         }
     }
 
@@ -362,14 +451,46 @@ impl Shared {
     /// The requester's side: see `op` (queued on `slot`) through, running
     /// it here if the target is safe, sleeping until the target ran it
     /// otherwise.
+    ///
+    /// A target in managed code that has not run the operation after
+    /// [`HANDSHAKE_GRACE`] is probably waiting for a CPU: the other threads
+    /// are asked to yield theirs until the operation has run.
     pub(crate) fn drive(&self, slot: &Slot, op: &HandshakeOp) {
+        let mut urged = false;
+        let mut waited = false;
         while !op.is_done() {
             // Armed (when queued), fence, read the state: against the
             // target's publish, fence, read the poll word.
             fence(Ordering::SeqCst);
             let here = slot.state.snapshot().state.is_safe() && self.process_by_requester(slot);
-            if !here {
-                op.wait_a_while();
+            if here {
+                continue;
+            }
+            if !waited {
+                waited = true;
+                op.wait_at_most(HANDSHAKE_GRACE);
+                continue;
+            }
+            if !urged {
+                urged = true;
+                self.urge_others(slot);
+            }
+            op.wait_a_while();
+        }
+        if urged {
+            self.urgent.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Ask every thread but `target` to yield its CPU at its next polls
+    /// (counted in `urgent` first, so a thread that clears its bit re-arms
+    /// it; see [`Shared::yield_for_handshake`]).
+    #[cold]
+    fn urge_others(&self, target: &Slot) {
+        self.urgent.fetch_add(1, Ordering::SeqCst);
+        for slot in &self.registry.lock().slots {
+            if !std::ptr::eq(&**slot, target) {
+                slot.poll.arm_yield();
             }
         }
     }

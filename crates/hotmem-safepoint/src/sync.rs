@@ -121,6 +121,26 @@ impl FutexWord {
         let _ = futex::wake(&self.value, futex::Flags::PRIVATE, i32::MAX as u32);
     }
 
+    /// Wake at most one thread sleeping in [`FutexWord::wait`] on this word.
+    #[cfg(not(hotmem_loom))]
+    pub(crate) fn wake_one(&self) {
+        use rustix::thread::futex;
+        let _ = futex::wake(&self.value, futex::Flags::PRIVATE, 1);
+    }
+
+    /// Sleep while the word holds `expected`, at most `timeout`. May return
+    /// spuriously or early; callers re-check their condition.
+    #[cfg(not(hotmem_loom))]
+    pub(crate) fn wait_for(&self, expected: u32, timeout: std::time::Duration) {
+        use rustix::thread::futex;
+        let timeout = futex::Timespec {
+            tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: timeout.subsec_nanos().into(),
+        };
+        // ETIMEDOUT, EAGAIN, EINTR: all mean "re-check".
+        let _ = futex::wait(&self.value, futex::Flags::PRIVATE, expected, Some(&timeout));
+    }
+
     /// Sleep while the word holds `expected` (loom: under the lock, so a
     /// store + `wake_all` cannot slip between the check and the sleep).
     #[cfg(hotmem_loom)]
@@ -129,6 +149,20 @@ impl FutexWord {
         if self.value.load(Ordering::SeqCst) == expected {
             self.cond.wait(&mut g);
         }
+    }
+
+    /// Wake one waiter (loom: under the lock, like [`FutexWord::wake_all`]).
+    #[cfg(hotmem_loom)]
+    pub(crate) fn wake_one(&self) {
+        let _g = self.lock.lock();
+        self.cond.notify_one();
+    }
+
+    /// loom has no time: waits like [`FutexWord::wait`].
+    #[cfg(hotmem_loom)]
+    pub(crate) fn wait_for(&self, expected: u32, timeout: std::time::Duration) {
+        let _ = timeout;
+        self.wait(expected);
     }
 
     /// Wake every waiter (loom: take the lock so a waiter that checked the
@@ -190,6 +224,9 @@ mod loom_locks {
         pub(crate) fn wait<T>(&self, g: &mut MutexGuard<'_, T>) {
             let inner = g.0.take().expect("guard present");
             g.0 = Some(self.0.wait(inner).expect("loom mutex poisoned"));
+        }
+        pub(crate) fn notify_one(&self) {
+            self.0.notify_one();
         }
         pub(crate) fn notify_all(&self) -> usize {
             self.0.notify_all();

@@ -230,3 +230,56 @@ fn handshakes_and_safepoints_interleave_without_hanging() {
         assert_eq!(runs.load(Ordering::Relaxed), rounds * 5);
     }
 }
+
+/// A target that does not poll for a while (as if it had no CPU): the
+/// requester asks the other threads to yield. That request is advisory:
+/// the operation still runs once, on the target, the others keep running,
+/// and the poll words come back clean (a later safepoint arms and ends
+/// normally, and polls stop taking the slow path once no handshake asks).
+#[test]
+fn a_late_target_is_waited_for_while_the_others_are_asked_to_yield() {
+    let c = Coordinator::new(Strategy::WaitBarrier);
+    let others = BusyThreads::start(&c, 3);
+    let release = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let late = {
+        let (c, release) = (c.clone(), release.clone());
+        std::thread::spawn(move || {
+            let me = c.register().unwrap();
+            tx.send(me.id()).unwrap();
+            // "Managed code" that polls only once released.
+            while !release.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            me.poll();
+            while release.load(Ordering::Acquire) {
+                me.poll();
+            }
+        })
+    };
+    let target = rx.recv().unwrap();
+    let releaser = {
+        let release = release.clone();
+        std::thread::spawn(move || {
+            // Long past any grace period; the test holds either way.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            release.store(true, Ordering::Release);
+        })
+    };
+    let runs = Arc::new(AtomicUsize::new(0));
+    let runs2 = runs.clone();
+    let report = c
+        .handshake(target, move |_| {
+            runs2.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    assert_eq!(report.executed_by, Executor::Target);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    releaser.join().unwrap();
+    let guard = c.begin("after").unwrap();
+    guard.end();
+    release.store(false, Ordering::Release);
+    late.join().unwrap();
+    others.finish();
+    assert_eq!(c.stats().count, 1);
+}

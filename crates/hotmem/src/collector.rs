@@ -3,27 +3,42 @@
 //!
 //! One collection, at a safepoint: retire the allocation pages; map the
 //! heap's pages (a live map each); mark from the roots in parallel; free
-//! empty pages; select sparse pages and give each a forwarding table;
+//! empty pages; select the pages whose objects pack into fewer pages and
+//! give each a forwarding table;
 //! relocate them on workers bound to their node (and check every other live
-//! page's live map for overlapping objects); update every slot of every
-//! live object and every root; free the evacuated pages.
+//! page's live map for overlapping objects); update every slot that may
+//! refer to a moved object (those marking remembered as referring into a
+//! young page, when only young pages moved; else every slot of every live
+//! object) and every root; free the evacuated pages.
 
 use crate::GcError;
 use crate::binding::{Binding, ObjectReference, Slot};
 use crate::forwarding::Forwarding;
-use crate::gc::{CollectStats, GcCause, call_model, free_pages, promoted};
+use crate::gc::{CollectStats, GcCause, UpdateScope, call_model, free_pages, promoted};
 use crate::heapmap::HeapMap;
 use crate::mark::Marker;
 use crate::reentry;
 use crate::runtime::Inner;
+use crate::select::{Candidate, select};
 use crate::sidetable::SideTable;
 use crate::workers::GcWorkers;
 use hotmem_os::Address;
-use hotmem_page::{NodeId, ObjectLayout, PageRef};
+use hotmem_page::{NodeId, ObjectLayout, PageRef, PageType};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+/// Whether the relocation phase walks the live map of every page, not only
+/// of the pages it evacuates. The walk proves that no two marked objects
+/// overlap (a reference into the middle of an object, a size the binding
+/// got wrong) and fails the collection with a typed error before anything
+/// moves. An evacuated page is always walked, since copying overlapping
+/// objects would duplicate bytes; on a page that stays, an overlap moves
+/// nothing, so release builds skip the walk there (it was about a seventh
+/// of binary-trees' pause time) and debug builds keep it as a check of the
+/// binding.
+const CHECK_EVERY_LIVE_MAP: bool = cfg!(debug_assertions);
 
 /// One collection, whatever the binding.
 pub(crate) trait Collect: Send + Sync {
@@ -116,10 +131,16 @@ fn collect<B: Binding>(
     // SAFETY: every mutator is stopped at the safepoint or in native code,
     // where it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
     // native region borrows), and the GC workers are idle between phases.
-    unsafe {
-        inner.mutator_alloc.retire_pages();
+    let retired = unsafe {
         inner.gc_alloc.retire_pages();
-    }
+        inner.mutator_alloc.retire_pages()
+    };
+    // The mutators' buffers lie in the pages just retired, which this
+    // collection may evacuate and free: none may be bumped again. Their
+    // unused ends go back to the pages, so that each page's top is the end
+    // of its last object (where a reference past it is found to be bad).
+    inner.tlabs.retire_all(&retired);
+    drop(retired);
     let reserved = inner.heap.reserved();
     let map = HeapMap::new(
         &inner.memory,
@@ -147,13 +168,18 @@ fn collect<B: Binding>(
     let objects_marked = marker.marked();
     let mark_ns = mark_start.elapsed().as_nanos() as u64;
 
-    // Select: free empty pages (room for the targets); evacuate small and
-    // medium pages with enough garbage and no pinned object.
+    // Select: free empty pages (room for the targets); among the small and
+    // the medium pages without a pinned object, evacuate those whose
+    // objects pack into fewer pages (see `select`), young and old apart.
     let limit = inner.config.fragmentation_limit;
     let mut empty: Vec<PageRef> = Vec::new();
     let mut live_bytes = 0u64;
     let mut work: Vec<(NodeId, usize)> = Vec::new();
-    let mut selected = vec![false; page_count];
+    // Four groups: small and medium pages, young and old. Young pages are
+    // selected apart from old ones, so that evacuating young pages never
+    // drags in an old page (which would make the update visit every live
+    // object instead of the remembered slots).
+    let mut groups: [(usize, Vec<Candidate>); 4] = Default::default();
     for (pi, p) in map.pages.iter().enumerate() {
         let bytes = p.live.live_bytes();
         live_bytes += bytes as u64;
@@ -161,12 +187,28 @@ fn collect<B: Binding>(
             empty.push(p.page.clone());
             continue;
         }
-        let sparse =
-            (p.page.size() - bytes.min(p.page.size())) as f64 >= limit * p.page.size() as f64;
-        selected[pi] = !p.large && !p.pinned.load(Ordering::Relaxed) && sparse;
-        if !p.large {
-            work.push((p.page.node(), pi));
+        if p.large {
+            continue;
         }
+        work.push((p.page.node(), pi));
+        if !p.pinned.load(Ordering::Relaxed) {
+            let group = &mut groups
+                [usize::from(p.page.page_type() == PageType::Medium) * 2 + usize::from(p.young)];
+            group.0 = group.0.max(p.page.size());
+            group.1.push(Candidate {
+                page: pi,
+                live_bytes: bytes.min(p.page.size()),
+            });
+        }
+    }
+    let mut selected = vec![false; page_count];
+    for (page_size, candidates) in groups {
+        for pi in select(candidates, page_size, limit) {
+            selected[pi] = true;
+        }
+    }
+    if !CHECK_EVERY_LIVE_MAP {
+        work.retain(|&(_, pi)| selected[pi]);
     }
     let fwd_words: usize = (0..page_count)
         .filter(|&pi| selected[pi])
@@ -212,20 +254,50 @@ fn collect<B: Binding>(
         }
     }
 
-    // Update every slot of every live object, then every root.
+    // Update the slots that may refer to a moved object, then every root.
+    // When every evacuated page was young, those slots are the ones marking
+    // remembered plus the slots of the moved objects themselves; otherwise
+    // every slot of every live object.
     let update_start = Instant::now();
     let inconsistent = AtomicU64::new(0);
-    let update_items: Vec<(NodeId, usize)> = map
-        .pages
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.live.live_objects() > 0)
-        .map(|(pi, p)| (p.page.node(), pi))
-        .collect();
-    let (updated, _) = workers.run(update_items, |pi| {
+    let remembered = marker.take_remembered();
+    let moved = (0..page_count).any(|pi| fwd[pi].is_some());
+    let only_young = (0..page_count).all(|pi| fwd[pi].is_none() || map.pages[pi].young);
+    let update_scope = if !moved {
+        UpdateScope::Nothing
+    } else if only_young {
+        UpdateScope::Remembered {
+            slots: remembered.iter().map(|v| v.len() as u64).sum(),
+        }
+    } else {
+        UpdateScope::AllLiveObjects
+    };
+    let update_items: Vec<(NodeId, UpdateItem<B::Slot>)> = if !moved {
+        Vec::new()
+    } else if only_young {
+        let pages = (0..page_count)
+            .filter(|&pi| fwd[pi].is_some())
+            .map(|pi| (map.pages[pi].page.node(), UpdateItem::Page(pi)));
+        let slots = remembered
+            .into_iter()
+            .filter(|v| !v.is_empty())
+            .enumerate()
+            .map(|(i, v)| (node_of(i), UpdateItem::Slots(v)));
+        pages.chain(slots).collect()
+    } else {
+        drop(remembered);
+        map.pages
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.live.live_objects() > 0)
+            .map(|(pi, p)| (p.page.node(), UpdateItem::Page(pi)))
+            .collect()
+    };
+    let (updated, _) = workers.run(update_items, |item| {
         let _inside = reentry::enter(inner);
-        catch_unwind(AssertUnwindSafe(|| {
-            update_page(binding, &map, &fwd, pi, &inconsistent)
+        catch_unwind(AssertUnwindSafe(|| match item {
+            UpdateItem::Page(pi) => update_page(binding, &map, &fwd, pi, &inconsistent),
+            UpdateItem::Slots(slots) => update_slots(&map, &fwd, &slots, &inconsistent),
         }))
         .map_err(|p| GcError::ObjectModelPanicked(crate::gc::panic_message(&*p)))
     })?;
@@ -280,6 +352,7 @@ fn collect<B: Binding>(
         mark_workers: worker_count,
         relocation_ns,
         update_ns,
+        update_scope,
         relocation,
     })
 }
@@ -339,7 +412,8 @@ fn mark_roots<B: Binding>(
 
 /// Copies every live object of a selected page to a target page of the
 /// same node and records it in the page's forwarding table; on any other
-/// page, only walks the live map (which finds overlapping objects).
+/// page (in debug builds: see [`CHECK_EVERY_LIVE_MAP`]), only walks the live
+/// map, which finds overlapping objects.
 fn relocate(inner: &Inner, map: &HeapMap, fwd: &[Option<Forwarding>], pi: usize) -> Relocated {
     let p = &map.pages[pi];
     let f = fwd[pi].as_ref();
@@ -420,6 +494,36 @@ fn update_page<B: Binding>(
             binding.scan_object(obj, &mut visit);
         }
     });
+}
+
+/// One piece of the update phase.
+enum UpdateItem<S> {
+    /// Every slot of every live object of a page (at its new address if
+    /// it moved).
+    Page(usize),
+    /// Slots that marking remembered.
+    Slots(Vec<S>),
+}
+
+/// Updates remembered slots, except those inside an evacuated page (their
+/// objects moved, and the copies are updated whole).
+fn update_slots<S: Slot>(
+    map: &HeapMap,
+    fwd: &[Option<Forwarding>],
+    slots: &[S],
+    inconsistent: &AtomicU64,
+) {
+    for slot in slots {
+        let holder = map.page_of(slot.address().get());
+        if holder.is_some_and(|pi| fwd[pi].is_some()) {
+            continue;
+        }
+        if let Some(t) = slot.load() {
+            if let Some(n) = forwarded(map, fwd, t, inconsistent) {
+                slot.store(n);
+            }
+        }
+    }
 }
 
 /// Updates every root.

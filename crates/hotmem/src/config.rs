@@ -1,7 +1,8 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime).
 
 use crate::collector::{Collect, Collector};
-use crate::{Binding, BuildError, Runtime};
+use crate::log::LogConfig;
+use crate::{Binding, BuildError, Runtime, Tlabs};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -39,6 +40,8 @@ pub struct RuntimeConfig {
     pub(crate) safepoint_strategy: Strategy,
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
+    pub(crate) log: LogConfig,
+    pub(crate) tlabs: Tlabs,
     /// The collector monomorphized for the binding, type-erased: one
     /// virtual call per collection, none per object.
     pub(crate) collector: Option<Arc<dyn Collect>>,
@@ -58,6 +61,8 @@ impl fmt::Debug for RuntimeConfig {
             .field("safepoint_strategy", &self.safepoint_strategy)
             .field("fragmentation_limit", &self.fragmentation_limit)
             .field("uncommit_delay", &self.uncommit_delay)
+            .field("log", &self.log)
+            .field("tlabs", &self.tlabs)
             .field("binding", &self.collector.is_some())
             .finish()
     }
@@ -77,6 +82,11 @@ impl RuntimeConfig {
     /// The native memory tracking level.
     pub fn nmt(&self) -> Level {
         self.nmt
+    }
+
+    /// How mutators allocate small young objects.
+    pub fn tlabs(&self) -> Tlabs {
+        self.tlabs
     }
 }
 
@@ -102,6 +112,8 @@ impl Default for RuntimeBuilder {
                 safepoint_strategy: Strategy::WaitBarrier,
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
+                log: LogConfig::new(),
+                tlabs: Tlabs::DEFAULT,
                 collector: None,
             },
         }
@@ -183,6 +195,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// The GC log: which tag sets at which level go to which output (see
+    /// [`crate::log`]; default: none).
+    pub fn log(mut self, log: LogConfig) -> Self {
+        self.config.log = log;
+        self
+    }
+
+    /// Thread-local allocation buffers for mutators' small young objects
+    /// (default: [`Tlabs::DEFAULT`], 64 KiB).
+    pub fn tlabs(mut self, tlabs: Tlabs) -> Self {
+        self.config.tlabs = tlabs;
+        self
+    }
+
     /// The embedder's [`Binding`]: how big its objects are, where their
     /// references are, where its roots are. The runtime's collector is
     /// compiled for `B` here (static dispatch on every per-object path) and
@@ -218,6 +244,9 @@ impl RuntimeBuilder {
                 "fragmentation_limit {} is not strictly between 0 and 1",
                 c.fragmentation_limit
             ));
+        }
+        if let Err(why) = c.tlabs.validate() {
+            return bad(why);
         }
         if c.gc_workers == Some(0) {
             return bad("gc_workers must be at least 1".into());

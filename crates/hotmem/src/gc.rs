@@ -17,6 +17,23 @@ pub enum GcCause {
     AllocationFailure,
 }
 
+/// Which slots a collection's update phase visited, besides every root.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum UpdateScope {
+    /// No page was evacuated: nothing moved, nothing to update.
+    Nothing,
+    /// Only young pages (new objects, age eden) were evacuated: the slots
+    /// that marking found referring into young pages, and every slot of the
+    /// moved objects. Cheap when few old objects refer to new ones.
+    Remembered {
+        /// Remembered slots.
+        slots: u64,
+    },
+    /// An older page was evacuated too: every slot of every live object.
+    AllLiveObjects,
+}
+
 /// What one collection did.
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectStats {
@@ -57,9 +74,11 @@ pub struct CollectStats {
     pub mark_workers: usize,
     /// Time spent relocating on the workers.
     pub relocation_ns: u64,
-    /// Time spent updating references (every slot of every live object,
+    /// Time spent updating references (the slots of [`Self::update_scope`],
     /// every root).
     pub update_ns: u64,
+    /// Which slots the update visited.
+    pub update_scope: UpdateScope,
     /// The relocation phase on the workers.
     pub relocation: PhaseSummary,
 }
@@ -100,9 +119,27 @@ pub struct GcTotals {
     pub update_ns: u64,
     /// Objects marked.
     pub objects_marked: u64,
+    /// Sum over collections of marking time times marking workers: the
+    /// worker time marking had.
+    pub mark_worker_ns: u64,
+    /// Collections whose update visited only remembered slots
+    /// ([`UpdateScope::Remembered`]).
+    pub remembered_updates: u64,
+    /// Collections whose update visited every live object
+    /// ([`UpdateScope::AllLiveObjects`]).
+    pub full_updates: u64,
 }
 
 impl GcTotals {
+    /// Marking throughput over every collection: objects marked per
+    /// millisecond per marking worker (0 before the first mark).
+    pub fn marking_rate(&self) -> f64 {
+        if self.mark_worker_ns == 0 {
+            return 0.0;
+        }
+        self.objects_marked as f64 / (self.mark_worker_ns as f64 / 1e6)
+    }
+
     pub(crate) fn add(&mut self, s: &CollectStats) {
         self.cycles += 1;
         if s.cause == GcCause::AllocationFailure {
@@ -117,6 +154,12 @@ impl GcTotals {
         self.relocation_ns += s.relocation_ns;
         self.update_ns += s.update_ns;
         self.objects_marked += s.objects_marked;
+        self.mark_worker_ns += s.mark_ns * s.mark_workers as u64;
+        match s.update_scope {
+            UpdateScope::Remembered { .. } => self.remembered_updates += 1,
+            UpdateScope::AllLiveObjects => self.full_updates += 1,
+            UpdateScope::Nothing => {}
+        }
     }
 }
 
@@ -151,7 +194,11 @@ pub(crate) unsafe fn free_pages(inner: &Inner, pages: &[PageRef]) -> usize {
     }
 }
 
-/// The age an evacuated object gets: one older, up to old.
-pub(crate) fn promoted(age: Age) -> Age {
-    Age::from_index(age.index() + 1).unwrap_or(Age::OLD)
+/// The age an evacuated object gets: old. Every collection is a full
+/// one, so survivor ages would decide nothing; they would only spread the
+/// survivors over a target page per age (a small heap filled up with
+/// half-empty pages of fifteen ages). What survives once is old, and pages
+/// split into young (eden: allocated since the last collection) and old.
+pub(crate) fn promoted(_age: Age) -> Age {
+    Age::OLD
 }

@@ -5,7 +5,7 @@ use crate::binding::ObjectReference;
 use crate::livemap::LiveMap;
 use crate::sidetable::SideTable;
 use hotmem_os::Memory;
-use hotmem_page::{PageRef, PageType};
+use hotmem_page::{Age, PageRef, PageType};
 use serde::Serialize;
 use std::fmt;
 use std::sync::atomic::AtomicBool;
@@ -47,6 +47,10 @@ pub(crate) struct PageGc {
     /// The page's bump pointer at the safepoint: objects lie below it.
     pub(crate) top: usize,
     pub(crate) large: bool,
+    /// A page of new objects (age eden, not large): marking remembers the
+    /// slots that refer into it, so that when only such pages are
+    /// evacuated, the update visits those slots instead of every object.
+    pub(crate) young: bool,
     pub(crate) live: LiveMap,
     /// Holds a pinned object: not evacuated.
     pub(crate) pinned: AtomicBool,
@@ -101,11 +105,13 @@ impl HeapMap {
                 let start = page.range().start().get();
                 let top = page.top().get();
                 let large = page.page_type() == PageType::Large;
+                let young = !large && page.age() == Age::EDEN;
                 let live = LiveMap::new(&mut bitmaps, heap_words(&page));
                 PageGc {
                     start,
                     top,
                     large,
+                    young,
                     live,
                     pinned: AtomicBool::new(false),
                     keep: AtomicBool::new(false),
@@ -158,6 +164,16 @@ impl HeapMap {
             return Ok((pi, 0));
         }
         Ok((pi, (a - p.start) / 8))
+    }
+
+    /// The index of the page whose range holds `addr` (any byte of it).
+    #[inline]
+    pub(crate) fn page_of(&self, addr: usize) -> Option<usize> {
+        let off = addr.wrapping_sub(self.base);
+        if off >= self.len {
+            return None;
+        }
+        (self.granules[off >> self.shift] as usize).checked_sub(1)
     }
 
     /// The address of word `word` of page `pi`.

@@ -17,10 +17,11 @@
 //!
 //! You bring a [`Binding`]: how big your objects are, which of their words
 //! hold references, where your roots are. The runtime brings allocation and
-//! collection: it stops the mutators, marks the live objects in parallel on
-//! the GC workers, evacuates sparse pages on workers bound to their NUMA
-//! node, updates every reference to a moved object, frees the garbage, and
-//! reports all of it.
+//! collection: each mutator bumps its small objects out of a thread-local
+//! buffer; a collection stops the mutators, marks the live objects in
+//! parallel on the GC workers, evacuates the pages whose objects pack into
+//! fewer pages on workers bound to their NUMA node, updates every reference
+//! to a moved object, frees the garbage, and reports all of it.
 //!
 //! ```
 //! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
@@ -103,6 +104,7 @@ mod gc;
 mod handles;
 mod heapmap;
 mod livemap;
+pub mod log;
 mod mark;
 mod mutator;
 pub mod objects;
@@ -110,8 +112,10 @@ mod reentry;
 mod report;
 mod runtime;
 mod safepoints;
+mod select;
 mod sidetable;
 mod stacks;
+mod tlab;
 mod views;
 mod workers;
 
@@ -119,13 +123,14 @@ pub use binding::{Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor};
 pub use class_loader::ClassLoader;
 pub use config::{MIN_HEAP, NumaConfig, RuntimeBuilder, RuntimeConfig};
 pub use error::{AllocError, AttachError, BuildError, GcError, NumaError};
-pub use gc::{CollectStats, GcCause, GcTotals};
+pub use gc::{CollectStats, GcCause, GcTotals, UpdateScope};
 pub use handles::{Handle, PinGuard};
 pub use heapmap::BadReference;
 pub use mutator::Mutator;
 pub use report::{Report, Section};
 pub use runtime::{NumaSummary, Runtime};
 pub use safepoints::{SafepointRequestError, Safepoints};
+pub use tlab::{TlabStats, Tlabs};
 pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
 pub use workers::{PhaseSummary, WorkerBinding};
 

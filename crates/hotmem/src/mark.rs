@@ -23,6 +23,10 @@ use parking_lot::Mutex;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+/// Objects a worker processes under one unwind guard (and between two
+/// checks of the abort flag).
+const BATCH: usize = 256;
+
 /// One marking phase.
 pub(crate) struct Marker<'a, B: Binding> {
     binding: &'a B,
@@ -34,6 +38,8 @@ pub(crate) struct Marker<'a, B: Binding> {
     abort: AtomicBool,
     error: Mutex<Option<GcError>>,
     marked: AtomicU64,
+    /// Per worker: the slots of marked objects that refer into young pages.
+    remembered: Mutex<Vec<Vec<B::Slot>>>,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -58,12 +64,19 @@ impl<'a, B: Binding> Marker<'a, B> {
             abort: AtomicBool::new(false),
             error: Mutex::new(None),
             marked: AtomicU64::new(0),
+            remembered: Mutex::new(Vec::new()),
         }
     }
 
     /// Objects marked so far.
     pub(crate) fn marked(&self) -> u64 {
         self.marked.load(Ordering::Relaxed)
+    }
+
+    /// The slots of marked objects that referred into young pages (see
+    /// [`PageGc::young`](crate::heapmap::PageGc)), one list per worker.
+    pub(crate) fn take_remembered(&self) -> Vec<Vec<B::Slot>> {
+        std::mem::take(&mut *self.remembered.lock())
     }
 
     /// Marks a root (from the collecting thread): an error names the slot.
@@ -137,6 +150,7 @@ impl<'a, B: Binding> Marker<'a, B> {
             bytes: 0,
         };
         let mut marked = 0u64;
+        let mut remembered = Vec::new();
         let mut active = false;
         let mut idle = 0u32;
         loop {
@@ -168,9 +182,14 @@ impl<'a, B: Binding> Marker<'a, B> {
                 continue;
             };
             idle = 0;
-            let outcome = catch_unwind(AssertUnwindSafe(|| self.process(r, &local, &mut tally)));
+            // One unwind guard for a batch of objects, not one per object.
+            let mut done = 0u64;
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                self.drain(r, &local, &mut tally, &mut remembered, &mut done)
+            }));
+            marked += done;
             match outcome {
-                Ok(Ok(())) => marked += 1,
+                Ok(Ok(())) => {}
                 Ok(Err(e)) => self.fail(e),
                 Err(payload) => self.fail(GcError::ObjectModelPanicked(crate::gc::panic_message(
                     &*payload,
@@ -182,6 +201,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         }
         self.flush(&tally);
         self.marked.fetch_add(marked, Ordering::Relaxed);
+        self.remembered.lock().push(remembered);
     }
 
     fn flush(&self, t: &PageTally) {
@@ -190,15 +210,43 @@ impl<'a, B: Binding> Marker<'a, B> {
         }
     }
 
-    /// Sizes and scans one marked object, marking and pushing what it
-    /// references.
+    /// Processes `first`, then what it leads to, up to [`BATCH`] objects:
+    /// the child an object marked last is processed next without a trip
+    /// through the deque, the others are pushed for this worker or thieves.
+    /// Counts the objects done in `done` (also when one fails).
+    #[inline]
+    fn drain(
+        &self,
+        first: ObjectReference,
+        local: &Worker<ObjectReference>,
+        tally: &mut PageTally,
+        remembered: &mut Vec<B::Slot>,
+        done: &mut u64,
+    ) -> Result<(), GcError> {
+        let mut next = Some(first);
+        for _ in 0..BATCH {
+            let Some(r) = next.take().or_else(|| local.pop()) else {
+                return Ok(());
+            };
+            next = self.process(r, local, tally, remembered)?;
+            *done += 1;
+        }
+        if let Some(r) = next {
+            local.push(r);
+        }
+        Ok(())
+    }
+
+    /// Sizes and scans one marked object, marking what it references: the
+    /// last newly marked child is returned, the others pushed.
     #[inline]
     fn process(
         &self,
         r: ObjectReference,
         local: &Worker<ObjectReference>,
         tally: &mut PageTally,
-    ) -> Result<(), GcError> {
+        remembered: &mut Vec<B::Slot>,
+    ) -> Result<Option<ObjectReference>, GcError> {
         let map = self.map;
         // Validated when it was marked.
         let Ok((pi, wi)) = map.locate(r) else {
@@ -231,12 +279,19 @@ impl<'a, B: Binding> Marker<'a, B> {
         tally.objects += 1;
         tally.bytes += size;
         let mut bad = None;
+        let mut next: Option<ObjectReference> = None;
         self.binding.scan_object(r, &mut |slot: B::Slot| {
             let Some(t) = slot.load() else { return };
             match map.locate(t) {
                 Ok((tpi, twi)) => {
-                    if map.pages[tpi].live.mark(twi) {
-                        local.push(t);
+                    let target = &map.pages[tpi];
+                    if target.young {
+                        remembered.push(slot);
+                    }
+                    if target.live.mark(twi) {
+                        if let Some(previous) = next.replace(t) {
+                            local.push(previous);
+                        }
                     }
                 }
                 Err(reason) => {
@@ -252,8 +307,13 @@ impl<'a, B: Binding> Marker<'a, B> {
             }
         });
         match bad {
-            Some(e) => Err(e),
-            None => Ok(()),
+            Some(e) => {
+                if let Some(t) = next {
+                    local.push(t);
+                }
+                Err(e)
+            }
+            None => Ok(next),
         }
     }
 }

@@ -4,6 +4,7 @@ use crate::binding::{ObjectReference, Slot};
 use crate::gc::{CollectStats, GcCause};
 use crate::handles::{Handle, HandleTable, PinGuard};
 use crate::stacks::ThreadStack;
+use crate::tlab::Tlab;
 use crate::{AllocError, GcError, Runtime, reentry};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
@@ -28,6 +29,9 @@ pub struct Mutator {
     partition: NodeId,
     stack: Option<ThreadStack>,
     handles: Arc<HandleTable>,
+    /// This thread's allocation buffer (the collector empties it at
+    /// safepoints).
+    tlab: Arc<Tlab>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -43,12 +47,14 @@ impl Mutator {
     pub(crate) fn new(runtime: Runtime, handle: MutatorHandle, partition: NodeId) -> Mutator {
         let stack = ThreadStack::record_current(&runtime.inner.nmt);
         let handles = runtime.inner.roots.new_table();
+        let tlab = runtime.inner.tlabs.register();
         Mutator {
             handles,
             runtime,
             handle,
             partition,
             stack,
+            tlab,
         }
     }
 
@@ -84,6 +90,52 @@ impl Mutator {
     #[inline]
     pub fn alloc_aged(&mut self, size: usize, age: Age) -> Result<Address, AllocError> {
         let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
+        if age == Age::EDEN {
+            if let Some(addr) = self.tlab.alloc(layout) {
+                return Ok(addr);
+            }
+            return self.alloc_refill(layout);
+        }
+        self.alloc_shared(layout, age)
+    }
+
+    /// A young object that did not fit the buffer: a new buffer if the
+    /// object is small enough for one, else the shared path.
+    #[cold]
+    #[inline(never)]
+    fn alloc_refill(&mut self, layout: ObjectLayout) -> Result<Address, AllocError> {
+        let tlabs = &self.runtime.inner.tlabs;
+        let Some(sizing) = tlabs.sizing.filter(|s| layout.footprint() <= s.max_object) else {
+            return self.alloc_shared(layout, Age::EDEN);
+        };
+        let buffer = ObjectLayout::new(sizing.size).expect("a TLAB size is a valid layout");
+        let inner = &self.runtime.inner;
+        // The old buffer's end goes back to its page first: the new buffer
+        // is then usually carved right where it was.
+        inner.tlabs.give_back(&self.tlab, &inner.mutator_alloc);
+        match inner
+            .mutator_alloc
+            .alloc_object(buffer, Age::EDEN, self.partition)
+        {
+            Ok(start) => {
+                self.tlab.refill(start, sizing.size);
+                inner.tlabs.count_refill();
+                Ok(self
+                    .tlab
+                    .alloc(layout)
+                    .expect("an object of at most an eighth of a new buffer fits it"))
+            }
+            // No room for a buffer: the object alone may still fit, and if
+            // not, the shared path collects and retries.
+            Err(_) => self.alloc_shared(layout, Age::EDEN),
+        }
+    }
+
+    /// The shared path: the per-CPU (small) or per-age (medium) page of the
+    /// partition, or a page of its own (large); collects when the heap is
+    /// full.
+    #[inline]
+    fn alloc_shared(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
         match self
             .runtime
             .inner
@@ -237,6 +289,9 @@ impl Drop for Mutator {
     fn drop(&mut self) {
         let id = self.handle.id();
         self.runtime.inner.mutators.lock().retain(|&m| m != id);
+        let inner = &self.runtime.inner;
+        inner.tlabs.give_back(&self.tlab, &inner.mutator_alloc);
+        inner.tlabs.unregister(&self.tlab);
         if let Some(stack) = self.stack.take() {
             stack.release(&self.runtime.inner.nmt);
         }

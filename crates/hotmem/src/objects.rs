@@ -194,6 +194,13 @@ impl GraphSummary {
         self.bytes += size;
         self.digest = self.digest.wrapping_add(object_digest(id, size, targets));
     }
+
+    /// Adds every object of `other`, a graph disjoint from this one.
+    pub fn merge(&mut self, other: &GraphSummary) {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+        self.digest = self.digest.wrapping_add(other.digest);
+    }
 }
 
 #[inline]

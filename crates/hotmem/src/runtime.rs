@@ -6,8 +6,10 @@ use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 use crate::error::NumaError;
 use crate::gc::{CollectStats, GcCause, GcTotals};
 use crate::handles::{Handle, RootRegistry};
+use crate::log::{Logger, Parts};
 use crate::safepoints::Safepoints;
 use crate::stacks::ThreadStack;
+use crate::tlab::{TlabShared, TlabSizing, TlabStats};
 use crate::views::{HeapView, MetaspaceView, NmtView};
 use crate::workers::{GcWorkers, WorkerBinding};
 use crate::{AttachError, BuildError, ClassLoader, GcError, Mutator, Report, reentry};
@@ -61,6 +63,8 @@ pub(crate) struct Inner {
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) gc_epoch: AtomicU64,
+    /// Mutators' allocation buffers: size, validity epoch, counters.
+    pub(crate) tlabs: TlabShared,
     /// Handles and pins: roots the runtime owns.
     pub(crate) roots: RootRegistry,
     /// The attached mutators, whose roots the binding reports.
@@ -72,10 +76,12 @@ pub(crate) struct Inner {
     pub(crate) topology: Option<Arc<hotmem_numa::Topology>>,
     /// The GC worker threads' stacks, recorded in NMT while the pool lives.
     worker_stacks: Vec<ThreadStack>,
+    pub(crate) log: Logger,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.log.flush(&self.safepoints);
         for stack in self.worker_stacks.drain(..) {
             stack.release(&self.nmt);
         }
@@ -222,6 +228,7 @@ impl Runtime {
     }
 
     pub(crate) fn from_config(config: RuntimeConfig) -> Result<Runtime, BuildError> {
+        let log = Logger::new(&config.log, Instant::now());
         let nmt = Arc::new(Tracker::new(config.nmt));
         let memory = Memory::with_observer(nmt.clone());
         let parts = numa_parts(&config)?;
@@ -244,9 +251,16 @@ impl Runtime {
         )
         .map_err(BuildError::Metaspace)?;
         let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
+        let mutator_alloc = ObjectAllocator::new(heap.clone(), config.medium_page_mode);
+        let tlabs = TlabShared::new(TlabSizing::new(
+            config.tlabs,
+            mutator_alloc.page_sizes().small_object_max(),
+        ));
         let inner = Inner {
             worker_stacks,
-            mutator_alloc: ObjectAllocator::new(heap.clone(), config.medium_page_mode),
+            log,
+            mutator_alloc,
+            tlabs,
             // GC workers share their relocation targets; synchronized so that
             // workers do not race for the medium target page.
             gc_alloc: ObjectAllocator::new(heap.clone(), hotmem_page::MediumPageMode::Synchronized),
@@ -370,6 +384,8 @@ impl Runtime {
         }
         .map_err(GcError::Safepoint)?;
         let ttsp = asked.elapsed();
+        // The previous safepoint's record is complete now that this one began.
+        inner.log.safepoints(&inner.safepoints);
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         let result = {
             let _inside = reentry::enter(inner);
@@ -380,17 +396,25 @@ impl Runtime {
         };
         if let Ok(stats) = &result {
             let now = Instant::now();
-            {
+            let stats_table = {
                 let mut record = inner.gc_record.lock();
                 record.totals.add(stats);
                 record.last = Some(stats.clone());
                 record.sampler.sample(inner.heap.counters(), now);
-            }
+                inner.log.wants_stats().then(|| record.sampler.report())
+            };
+            let parts = Parts {
+                heap: &inner.heap,
+                metaspace: &inner.metaspace,
+                stats_table,
+            };
+            inner.log.collection(parts, stats, guard.id());
             // Cached pages unused for the uncommit delay go back to the OS.
             let _ = inner.heap.uncommit(now);
             inner.gc_epoch.fetch_add(1, Ordering::AcqRel);
         }
         guard.end();
+        inner.log.safepoints(&inner.safepoints);
         result.map(Some)
     }
 
@@ -415,11 +439,13 @@ impl Runtime {
         }
         let _gc = inner.gc.lock();
         let guard = inner.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        inner.log.safepoints(&inner.safepoints);
         let result = {
             let _inside = reentry::enter(inner);
             op()
         };
         guard.end();
+        inner.log.safepoints(&inner.safepoints);
         Ok(result)
     }
 
@@ -494,6 +520,11 @@ impl Runtime {
     /// Totals over every collection so far.
     pub fn gc_totals(&self) -> GcTotals {
         self.inner.gc_record.lock().totals.clone()
+    }
+
+    /// What the mutators' thread-local allocation buffers did so far.
+    pub fn tlab_stats(&self) -> TlabStats {
+        self.inner.tlabs.stats()
     }
 
     /// The configuration the runtime was built with.

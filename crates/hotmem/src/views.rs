@@ -217,6 +217,13 @@ impl SpaceView<'_> {
         self.space.map()
     }
 
+    /// The space's map with one cell per `cell_bytes` (rounded up to a
+    /// power of two of at least the smallest chunk), e.g. one per commit
+    /// granule for a picture with a pixel column per granule.
+    pub fn map_with_cell(&self, cell_bytes: usize) -> SpaceMap {
+        self.space.map_with_cell(cell_bytes)
+    }
+
     /// Checks the space's invariants.
     ///
     /// # Errors

@@ -46,6 +46,11 @@ pub struct PhaseSummary {
     /// workers were not bound ([`WorkerBinding::Off`]), where it does not
     /// apply. Simulated, not measured, under [`WorkerBinding::Simulated`].
     pub local_items: Option<u64>,
+    /// Items that the kernel saw processed on a CPU of the item's node
+    /// (the worker's CPU as `getcpu` reports it right after the item):
+    /// measured, not recorded. `None` where nothing was measured (plain
+    /// workers, or a synthetic topology whose threads are not bound).
+    pub observed_local_items: Option<u64>,
     /// How workers were bound to nodes during the phase.
     pub binding: WorkerBinding,
     /// Binds and rebinds made (recorded ones when simulated).
@@ -66,13 +71,32 @@ impl PhaseSummary {
         })
     }
 
-    /// The locality for a report line: "100% (real)", "100% (simulated)",
-    /// or "n/a (workers unbound)".
+    /// `observed_local_items / items` (1.0 for an empty phase): the
+    /// locality the kernel measured; `None` where nothing was measured.
+    pub fn observed_locality_ratio(&self) -> Option<f64> {
+        let local = self.observed_local_items?;
+        Some(if self.items == 0 {
+            1.0
+        } else {
+            local as f64 / self.items as f64
+        })
+    }
+
+    /// The locality for a report line: "100% (real; 100% on the node's
+    /// CPUs per the kernel)", "100% (simulated)", or "n/a (workers
+    /// unbound)".
     pub fn locality_text(&self) -> String {
         match (self.locality_ratio(), self.binding) {
             (None, _) | (_, WorkerBinding::Off) => "n/a (workers unbound)".to_string(),
             (Some(r), WorkerBinding::Simulated) => format!("{:.0}% (simulated)", r * 100.0),
-            (Some(r), _) => format!("{:.0}% (real)", r * 100.0),
+            (Some(r), _) => match self.observed_locality_ratio() {
+                Some(o) => format!(
+                    "{:.0}% (real; {:.0}% on the node's CPUs per the kernel)",
+                    r * 100.0,
+                    o * 100.0
+                ),
+                None => format!("{:.0}% (real)", r * 100.0),
+            },
         }
     }
 }
@@ -168,6 +192,11 @@ where
         workers: pool.worker_count(),
         items: s.items(),
         local_items: (binding != WorkerBinding::Off).then(|| s.local_items()),
+        observed_local_items: s
+            .workers
+            .iter()
+            .map(|w| w.observed_local_items)
+            .sum::<Option<u64>>(),
         binding,
         binds: s.binds(),
         binding_ns: s.binding_ns(),
@@ -216,6 +245,7 @@ where
         workers,
         items: total,
         local_items: None,
+        observed_local_items: None,
         binding: WorkerBinding::Off,
         binds: 0,
         binding_ns: 0,
@@ -293,6 +323,11 @@ mod tests {
         let s = numa_run(&t, hotmem_numa::AffinityPolicy::BindDuringPhases, items);
         assert_eq!(s.binding, WorkerBinding::Real);
         assert_eq!(s.locality_ratio(), Some(1.0));
-        assert_eq!(s.locality_text(), "100% (real)");
+        // Bound to the node's CPUs, every item ran on one (getcpu).
+        assert_eq!(s.observed_locality_ratio(), Some(1.0));
+        assert_eq!(
+            s.locality_text(),
+            "100% (real; 100% on the node's CPUs per the kernel)"
+        );
     }
 }

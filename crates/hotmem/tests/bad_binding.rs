@@ -145,6 +145,10 @@ fn a_garbage_slot_value_names_the_object_and_the_slot() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the page stays, and release builds walk only evacuated pages' live maps for overlaps"
+)]
 fn a_reference_into_the_middle_of_a_live_object_is_an_overlap() {
     let s = setup(64);
     // `b` refers into the middle of `a` (which is live through the root).
@@ -188,11 +192,10 @@ fn a_reference_past_the_top_of_a_page_is_an_error() {
 #[test]
 fn a_root_to_a_freed_object_is_an_error() {
     let s = setup(64);
-    // Collect once: the page of `a` and `b` is evacuated (mostly empty) and
-    // freed, the root follows the move.
-    s.rt.collect().unwrap();
-    let moved = *s.cells.root.lock().unwrap();
-    assert_ne!(moved, s.a, "the sparse page was evacuated");
+    // Drop the chain and collect: its page holds nothing live and is freed.
+    *s.cells.root.lock().unwrap() = 0;
+    let stats = s.rt.collect().unwrap();
+    assert!(stats.pages_freed_empty >= 1, "{stats:?}");
     // A stale root: the old address, in a page that was freed.
     *s.cells.root.lock().unwrap() = s.a;
     let err = s.rt.collect().expect_err("a stale root");
@@ -209,7 +212,7 @@ fn a_root_to_a_freed_object_is_an_error() {
         "{err:?}"
     );
     assert!(err.to_string().contains("(a root)"), "{err}");
-    *s.cells.root.lock().unwrap() = moved;
+    *s.cells.root.lock().unwrap() = 0;
     s.rt.collect().expect("recovers");
 }
 
@@ -234,6 +237,10 @@ fn an_object_size_of_zero_or_larger_than_its_page_names_the_object() {
 }
 
 #[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "the page stays, and release builds walk only evacuated pages' live maps for overlaps"
+)]
 fn a_size_that_swallows_the_next_object_is_an_overlap() {
     let s = setup(64);
     // `a` claims 128 bytes: it would contain `b`, which is marked too.

@@ -110,10 +110,14 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
     for cycle in 0..12u64 {
         kept.extend(churn(&mut me, &roots, 3000, 7, &mut ids, medium));
         // Let older graphs die so that pages become sparse.
+        // Positions spread over the whole table: old and new graphs die
+        // alike, so old pages become sparse too.
+        let mut k = 0;
         while roots.len() > 300 {
-            let i = cycle as usize % roots.len();
+            let i = (k * 7919 + cycle as usize) % roots.len();
             roots.swap_remove(i);
             kept.swap_remove(i);
+            k += 1;
         }
         let mut loader = rt.class_loader(ArenaKind::Standard);
         loader.alloc_class(2048).unwrap();
@@ -145,9 +149,9 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
 #[test]
 fn collections_from_another_thread_stop_running_mutators() {
     let objects = SimpleObjects::new();
-    // The live set is a few MiB, but survivors are promoted age by age and
-    // each age fills target pages of its own, per worker: a slow run (under
-    // ThreadSanitizer) found 32 MiB full. 128 MiB keeps clear of that.
+    // The live set is a few MiB; survivors fill target pages per worker. A
+    // slow run (under ThreadSanitizer) found 32 MiB full when survivors
+    // still took a target page per age; 128 MiB keeps clear of that.
     let rt = Runtime::builder()
         .heap_max(128 << 20)
         .numa(NumaConfig::Off)

@@ -4,7 +4,7 @@
 
 use super::handoff::PhaseTask;
 use super::worker::WorkerState;
-use crate::binder::BindingAction;
+use crate::binder::Original;
 use crate::error::BindError;
 use crate::stats::WorkerPhaseStats;
 use crate::sync::{ArrayQueue, Mutex, lock};
@@ -94,7 +94,7 @@ impl WorkerContext<'_> {
 /// A worker's binding state during one phase.
 struct Binding {
     /// The mask before the phase, read before the first binding.
-    original: Option<CpuSet>,
+    original: Option<Original>,
     bound: Option<NodeId>,
     failed: bool,
 }
@@ -106,6 +106,8 @@ where
     F: Fn(&WorkerContext<'_>, T) -> R + Sync,
 {
     /// Binds `w` to `node` unless it is bound there already or cannot be.
+    /// The timer covers the system calls (and the comparisons that skip
+    /// them), not the report.
     fn bind_to(
         &self,
         w: &mut WorkerState,
@@ -116,36 +118,31 @@ where
         if self.affinity == AffinityPolicy::Off || b.bound == Some(node) || b.failed {
             return;
         }
-        let cpus = match self.topology.node(node) {
-            Some(info) if !info.cpuset().is_empty() => info.cpuset().clone(),
-            // A memory-only node has no CPU to bind to.
-            _ => return,
+        // A memory-only node has no CPU to bind to.
+        let Some(info) = self.topology.node(node).filter(|n| !n.cpuset().is_empty()) else {
+            return;
         };
         let t = Instant::now();
         if b.original.is_none() {
-            match w.binder.read() {
+            match w.binder.original() {
                 Ok(mask) => b.original = Some(mask),
                 Err(_) => {
                     // Without the original we could not restore: stay unbound.
+                    s.binding_ns += t.elapsed().as_nanos() as u64;
                     b.failed = true;
                     s.bind_failures += 1;
-                    s.binding_ns += t.elapsed().as_nanos() as u64;
                     return;
                 }
             }
         }
-        match w.binder.bind(
-            self.number,
-            BindingAction::BindToNode {
-                node,
-                cpus: cpus.clone(),
-            },
-        ) {
+        let bound = w.binder.bind_node(self.number, node, info.cpuset());
+        s.binding_ns += t.elapsed().as_nanos() as u64;
+        match bound {
             Ok(()) => {
                 if !s.bindings.is_empty() {
                     s.rebinds += 1;
                 }
-                s.bindings.push((node, cpus));
+                s.bindings.push((node, info.cpuset().clone()));
                 b.bound = Some(node);
             }
             Err(_) => {
@@ -154,22 +151,27 @@ where
                 b.bound = None;
             }
         }
-        s.binding_ns += t.elapsed().as_nanos() as u64;
     }
 
-    /// Puts the original binding back and reads it back.
+    /// Puts the original binding back and reads it back (if it changed).
     fn restore(&self, w: &mut WorkerState, b: &Binding, s: &mut WorkerPhaseStats) {
         let Some(original) = &b.original else { return };
         let t = Instant::now();
-        let action = BindingAction::Restore {
-            cpus: original.clone(),
+        let back = match w.binder.restore(self.number, original) {
+            // Never changed: the mask read at the start is still the mask.
+            Ok(false) => None,
+            Ok(true) => Some(w.binder.read_back()),
+            Err(_) => {
+                s.bind_failures += 1;
+                Some(w.binder.read_back())
+            }
         };
-        if w.binder.bind(self.number, action).is_err() {
-            s.bind_failures += 1;
-        }
-        s.original = Some(original.clone());
-        s.restored = w.binder.read().ok();
         s.binding_ns += t.elapsed().as_nanos() as u64;
+        s.original = Some(original.to_cpuset());
+        s.restored = match back {
+            None => s.original.clone(),
+            Some(read) => read.ok().map(|mask| mask.to_cpuset()),
+        };
     }
 
     fn work(&self, w: &mut WorkerState) -> WorkerReport<R> {

@@ -1,0 +1,290 @@
+//! [`LogRecord`] and [`LogEvent`]: one log line as data (serde) and as
+//! text (`Display`, the unified-logging line).
+
+use super::level::LogLevel;
+use super::tags::TagSet;
+use crate::gc::{GcCause, UpdateScope};
+use hotmem_page::StatRow;
+use hotmem_safepoint::SafepointRecord;
+use serde::Serialize;
+use std::fmt;
+
+/// One log line: its decorations and what happened. Serializes to JSON
+/// for tools; `Display` writes the text line (see the grammar in the
+/// [module docs](crate::log)).
+#[derive(Clone, Debug, Serialize)]
+pub struct LogRecord {
+    /// Time since the runtime was built, in nanoseconds (the `[0.123s]`
+    /// decoration).
+    pub uptime_ns: u64,
+    /// The line's level.
+    pub level: LogLevel,
+    /// The line's tag set.
+    pub tags: TagSet,
+    /// The collection the line is about (the `GC(12)` prefix), if any.
+    pub gc_id: Option<u64>,
+    /// What happened.
+    pub event: LogEvent,
+}
+
+/// A phase of a collection, as `gc,phases` names it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum GcPhase {
+    /// Marking: roots, then the parallel trace.
+    Mark,
+    /// Copying live objects out of the selected pages.
+    Relocate,
+}
+
+impl GcPhase {
+    /// The name in the text line.
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPhase::Mark => "Mark",
+            GcPhase::Relocate => "Relocate",
+        }
+    }
+}
+
+/// Use of one metaspace (class or non-class), in bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SpaceUse {
+    /// Bytes handed to class loaders.
+    pub used: usize,
+    /// Bytes committed.
+    pub committed: usize,
+    /// Bytes reserved.
+    pub reserved: usize,
+}
+
+/// What a log line reports. Each variant is written under one tag set.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind")]
+#[non_exhaustive]
+pub enum LogEvent {
+    /// `gc`, info: a collection ended.
+    /// `GC(12) Pause Full (Allocation Failure) 160M->58M(256M) 4.784ms`
+    Pause {
+        /// Why it ran.
+        cause: GcCause,
+        /// Heap bytes in use before.
+        used_before: usize,
+        /// Heap bytes in use after.
+        used_after: usize,
+        /// Heap bytes committed after (the capacity in parentheses).
+        capacity: usize,
+        /// Time to safepoint, nanoseconds.
+        ttsp_ns: u64,
+        /// The collection's work with the mutators stopped, nanoseconds.
+        pause_ns: u64,
+    },
+    /// `gc,phases`, info: one phase of a collection.
+    /// `GC(12) Mark 1.234ms (40000 objects, 2 workers)`
+    Phase {
+        /// Which phase.
+        phase: GcPhase,
+        /// Its time, nanoseconds.
+        ns: u64,
+        /// Objects it marked, copied or visited.
+        objects: u64,
+        /// Workers it ran on.
+        workers: usize,
+    },
+    /// `gc,phases`, info: the update of references to moved objects, and
+    /// which slots it visited.
+    /// `GC(12) Update References 0.934ms (remembered: 812 slots, 2 workers)`
+    Update {
+        /// Its time, nanoseconds.
+        ns: u64,
+        /// Which slots it visited besides the roots.
+        scope: UpdateScope,
+        /// Workers it ran on.
+        workers: usize,
+    },
+    /// `gc,heap`, info: pages and memory after a collection.
+    /// `GC(12) Heap: used 160M->58M, committed 200M, max 256M; pages 40: 10 freed empty, 5 evacuated, 0 incomplete; relocated 1234 objects 1M`
+    Heap {
+        /// Heap bytes in use before.
+        used_before: usize,
+        /// Heap bytes in use after.
+        used_after: usize,
+        /// Heap bytes committed (pages and page cache).
+        committed: usize,
+        /// The most the heap may commit.
+        max_capacity: usize,
+        /// Pages examined.
+        pages: usize,
+        /// Pages freed without copying.
+        pages_freed_empty: usize,
+        /// Pages evacuated.
+        pages_evacuated: usize,
+        /// Pages whose evacuation could not finish.
+        pages_evacuation_incomplete: usize,
+        /// Objects copied.
+        objects_relocated: u64,
+        /// Bytes copied.
+        bytes_relocated: u64,
+    },
+    /// `gc,metaspace`, info: metaspace use at a collection.
+    /// `GC(12) Metaspace: 1234K(2048K) NonClass: 1000K(1536K) Class: 234K(512K)`
+    Metaspace {
+        /// The class space.
+        class: SpaceUse,
+        /// The non-class metaspace.
+        non_class: SpaceUse,
+    },
+    /// `gc,stats`, info every 10 s and debug at every collection: one line
+    /// of the page allocator's statistics table (two header lines, then one
+    /// line per row).
+    Stats {
+        /// The text line.
+        line: String,
+        /// The row it shows (none for a header line).
+        row: Option<StatRow>,
+    },
+    /// `safepoint`, info: one safepoint ended, HotSpot's line plus the
+    /// leaving phase. `Safepoint "GC", Time since last: 1 ns, Reaching
+    /// safepoint: 2 ns, At safepoint: 3 ns, Leaving safepoint: 4 ns, Total: 9 ns`
+    Safepoint {
+        /// Its timings.
+        record: SafepointRecord,
+    },
+    /// `safepoint`, debug: safepoints that ended without the runtime seeing
+    /// their record (the embedder's own, ended between two of the
+    /// runtime's); their times are in the safepoint statistics.
+    SafepointsUnseen {
+        /// How many.
+        count: u64,
+    },
+}
+
+/// Bytes as HotSpot's gc lines write them: whole MiB with an `M`.
+struct Mib(usize);
+
+impl fmt::Display for Mib {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}M", self.0 >> 20)
+    }
+}
+
+/// Bytes in whole KiB with a `K`.
+struct Kib(usize);
+
+impl fmt::Display for Kib {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}K", self.0 >> 10)
+    }
+}
+
+/// Nanoseconds as milliseconds with three decimals and `ms`.
+struct Ms(u64);
+
+impl fmt::Display for Ms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3}ms", self.0 as f64 / 1e6)
+    }
+}
+
+impl fmt::Display for LogEvent {
+    /// The message: the part of the line after the decorations and the
+    /// `GC(n)` prefix.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LogEvent::Pause {
+                cause,
+                used_before,
+                used_after,
+                capacity,
+                pause_ns,
+                ..
+            } => {
+                let cause = match cause {
+                    GcCause::Explicit => "Explicit",
+                    GcCause::AllocationFailure => "Allocation Failure",
+                };
+                write!(
+                    f,
+                    "Pause Full ({cause}) {}->{}({}) {}",
+                    Mib(*used_before),
+                    Mib(*used_after),
+                    Mib(*capacity),
+                    Ms(*pause_ns)
+                )
+            }
+            LogEvent::Phase {
+                phase,
+                ns,
+                objects,
+                workers,
+            } => write!(
+                f,
+                "{} {} ({objects} objects, {workers} workers)",
+                phase.name(),
+                Ms(*ns)
+            ),
+            LogEvent::Update { ns, scope, workers } => {
+                write!(f, "Update References {} (", Ms(*ns))?;
+                match scope {
+                    UpdateScope::Nothing => f.write_str("nothing moved")?,
+                    UpdateScope::Remembered { slots } => write!(f, "remembered: {slots} slots")?,
+                    UpdateScope::AllLiveObjects => f.write_str("all live objects")?,
+                }
+                write!(f, ", {workers} workers)")
+            }
+            LogEvent::Heap {
+                used_before,
+                used_after,
+                committed,
+                max_capacity,
+                pages,
+                pages_freed_empty,
+                pages_evacuated,
+                pages_evacuation_incomplete,
+                objects_relocated,
+                bytes_relocated,
+            } => write!(
+                f,
+                "Heap: used {}->{}, committed {}, max {}; pages {pages}: {pages_freed_empty} freed empty, {pages_evacuated} evacuated, {pages_evacuation_incomplete} incomplete; relocated {objects_relocated} objects {}",
+                Mib(*used_before),
+                Mib(*used_after),
+                Mib(*committed),
+                Mib(*max_capacity),
+                Mib(*bytes_relocated as usize)
+            ),
+            LogEvent::Metaspace { class, non_class } => write!(
+                f,
+                "Metaspace: {}({}) NonClass: {}({}) Class: {}({})",
+                Kib(class.used + non_class.used),
+                Kib(class.committed + non_class.committed),
+                Kib(non_class.used),
+                Kib(non_class.committed),
+                Kib(class.used),
+                Kib(class.committed)
+            ),
+            LogEvent::Stats { line, .. } => f.write_str(line.trim_end()),
+            LogEvent::Safepoint { record } => write!(f, "{record}"),
+            LogEvent::SafepointsUnseen { count } => write!(
+                f,
+                "{count} safepoint(s) ended unseen (their times are in the safepoint statistics)"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for LogRecord {
+    /// `[0.123s][info][gc] GC(12) Pause Full (Explicit) 160M->58M(256M) 4.784ms`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "[{:.3}s][{}][{}] ",
+            self.uptime_ns as f64 / 1e9,
+            self.level,
+            self.tags
+        )?;
+        if let Some(id) = self.gc_id {
+            write!(f, "GC({id}) ")?;
+        }
+        write!(f, "{}", self.event)
+    }
+}

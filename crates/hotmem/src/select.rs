@@ -1,0 +1,85 @@
+//! Which pages a collection evacuates (the relocation set).
+//!
+//! Pages of one size are sorted by live bytes, fewest first, and the set
+//! grows along that order for as long as each step pays: the pages added
+//! since the last accepted step, once their live bytes are packed into
+//! fresh pages, must give back more than the fragmentation limit of
+//! themselves. This is how ZGC selects (pages, not objects, are the unit,
+//! and a page is worth moving only if moving it frees memory): a page that
+//! is all live but half full is not moved on its own, since its objects
+//! would fill half of another page; two such pages are, into one.
+
+/// A page that may be evacuated: its index and live bytes.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Candidate {
+    pub(crate) page: usize,
+    pub(crate) live_bytes: usize,
+}
+
+/// The pages of `candidates` (all of `page_size` bytes) to evacuate, given
+/// the fragmentation limit (a fraction in `(0, 1)`).
+pub(crate) fn select(mut candidates: Vec<Candidate>, page_size: usize, limit: f64) -> Vec<usize> {
+    candidates.sort_unstable_by_key(|c| c.live_bytes);
+    let (mut live, mut selected_from, mut selected_to) = (0usize, 0usize, 0usize);
+    for (i, c) in candidates.iter().enumerate() {
+        live += c.live_bytes;
+        let from = i + 1;
+        let to = live.div_ceil(page_size);
+        let (diff_from, diff_to) = (from - selected_from, to.saturating_sub(selected_to));
+        let reclaimed = (diff_from as f64 - diff_to as f64) / diff_from as f64;
+        if reclaimed > limit {
+            selected_from = from;
+            selected_to = to;
+        }
+    }
+    candidates[..selected_from].iter().map(|c| c.page).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: usize = 1000;
+
+    fn pages(live: &[usize]) -> Vec<Candidate> {
+        live.iter()
+            .enumerate()
+            .map(|(page, &live_bytes)| Candidate { page, live_bytes })
+            .collect()
+    }
+
+    fn sorted(mut v: Vec<usize>) -> Vec<usize> {
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn a_page_that_would_fill_a_page_of_its_own_stays() {
+        assert!(select(pages(&[500]), PAGE, 0.25).is_empty());
+        assert!(select(pages(&[1000, 999, 990]), PAGE, 0.25).is_empty());
+    }
+
+    #[test]
+    fn pages_that_pack_into_fewer_move() {
+        // Two half-live pages fit one: 50% reclaimed.
+        assert_eq!(sorted(select(pages(&[500, 500]), PAGE, 0.25)), vec![0, 1]);
+        // Mostly garbage pages move, dense ones stay.
+        assert_eq!(
+            sorted(select(pages(&[10, 1000, 20, 990, 30]), PAGE, 0.25)),
+            vec![0, 2, 4]
+        );
+    }
+
+    #[test]
+    fn the_set_grows_only_while_each_step_pays() {
+        // 100 + 100 + 100 live fit one page (3 -> 1); adding the 800 page
+        // needs a second page for 1 page moved: not worth it.
+        assert_eq!(
+            sorted(select(pages(&[100, 800, 100, 100]), PAGE, 0.25)),
+            vec![0, 2, 3]
+        );
+        // Nothing live: every page goes (the collector frees empty pages
+        // before selecting, but the rule holds anyway).
+        assert_eq!(select(pages(&[0, 0]), PAGE, 0.25).len(), 2);
+    }
+}

@@ -1,0 +1,218 @@
+//! The charts of the page, each from [`RunData`].
+
+use super::charts::{Series, histogram, lines, stacked_bars};
+use super::data::RunData;
+use super::spacemap;
+use std::collections::BTreeSet;
+
+/// One chart of the page.
+pub struct Figure {
+    /// File name stem (`heap`), also the element id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// What it shows and how to read it.
+    pub caption: String,
+    /// Data points (or cells) it was drawn from: never zero on the page.
+    pub points: usize,
+    /// The SVG.
+    pub svg: String,
+}
+
+const MIB: f64 = (1 << 20) as f64;
+
+/// Every chart, in page order.
+///
+/// # Errors
+/// The drawing error of a chart.
+pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
+    let mut out = Vec::new();
+    let mut push = |id: &str, title: &str, caption: &str, points: usize, svg: String| {
+        out.push(Figure {
+            id: id.into(),
+            title: title.into(),
+            caption: caption.into(),
+            points,
+            svg,
+        })
+    };
+
+    // Heap over time.
+    let gc = &d.collections;
+    let s = &d.samples;
+    let heap = vec![
+        Series {
+            name: "used before GC".into(),
+            points: gc
+                .iter()
+                .map(|c| (c.t_s, c.used_before as f64 / MIB))
+                .collect(),
+            marked: true,
+        },
+        Series {
+            name: "used after GC".into(),
+            points: gc
+                .iter()
+                .map(|c| (c.t_s, c.used_after as f64 / MIB))
+                .collect(),
+            marked: true,
+        },
+        Series {
+            name: "used (sampled)".into(),
+            points: s.iter().map(|x| (x.t_s, x.used as f64 / MIB)).collect(),
+            marked: false,
+        },
+        Series {
+            name: "committed".into(),
+            points: s.iter().map(|x| (x.t_s, x.capacity as f64 / MIB)).collect(),
+            marked: false,
+        },
+        Series {
+            name: "capacity (max)".into(),
+            points: s
+                .iter()
+                .map(|x| (x.t_s, x.max_capacity as f64 / MIB))
+                .collect(),
+            marked: false,
+        },
+    ];
+    let n = heap.iter().map(|x| x.points.len()).sum();
+    push(
+        "heap",
+        "Heap over time",
+        "Heap used before and after each collection (from the gc log), used and committed memory sampled between them, and the heap's maximum capacity.",
+        n,
+        lines("Heap", "uptime (s)", "MiB", &heap, false)?,
+    );
+
+    // Pauses per collection.
+    let bars: Vec<(f64, Vec<f64>)> = gc
+        .iter()
+        .map(|c| (c.gc as f64, vec![c.ttsp_ms, c.at_ms, c.leaving_ms]))
+        .collect();
+    push(
+        "pauses",
+        "Pause per collection",
+        "Each collection's safepoint split into time to safepoint (reaching), the collection itself (at safepoint) and leaving (until every stopped thread runs again), from the safepoint log lines.",
+        bars.len(),
+        stacked_bars(
+            "Pause per collection",
+            "collection GC(n)",
+            "ms",
+            &["time to safepoint", "at safepoint", "leaving"],
+            &bars,
+        )?,
+    );
+
+    // Pause distribution.
+    let totals: Vec<f64> = gc
+        .iter()
+        .map(|c| c.ttsp_ms + c.at_ms.max(c.pause_ms) + c.leaving_ms)
+        .collect();
+    push(
+        "pause-histogram",
+        "Pause distribution",
+        "How many collections paused the mutators for how long (time to safepoint + at + leaving), 20 equal bins.",
+        totals.len(),
+        histogram("Pause distribution", "pause (ms)", &totals, 20)?,
+    );
+
+    // Allocation rate, page cache flush, medium page undo.
+    let rate = |f: &dyn Fn(&super::data::Sample) -> f64| -> Vec<(f64, f64)> {
+        s.windows(2)
+            .filter(|w| w[1].t_s > w[0].t_s)
+            .map(|w| {
+                (
+                    w[1].t_s,
+                    (f(&w[1]) - f(&w[0])).max(0.0) / (w[1].t_s - w[0].t_s),
+                )
+            })
+            .collect()
+    };
+    let alloc = vec![Series {
+        name: "allocation rate (MiB/s)".into(),
+        points: rate(&|x| x.allocated_total as f64 / MIB),
+        marked: false,
+    }];
+    push(
+        "allocation",
+        "Allocation rate",
+        "Page bytes allocated per second between two samples (ZGC's Allocation Rate).",
+        alloc[0].points.len(),
+        lines("Allocation rate", "uptime (s)", "MiB/s", &alloc, false)?,
+    );
+    let waste = vec![
+        Series {
+            name: "page cache flush (MiB/s)".into(),
+            points: rate(&|x| x.flushed_total as f64 / MIB),
+            marked: false,
+        },
+        Series {
+            name: "medium page undo (ops/s)".into(),
+            points: rate(&|x| x.medium_undo_total as f64),
+            marked: false,
+        },
+    ];
+    push(
+        "flush-undo",
+        "Page cache flush and medium page undo",
+        "Cached pages remapped for another size (flush) and medium pages allocated and given back because another thread installed one first (undo): synchronized installation keeps both at zero, the racy baseline does not (seed 000).",
+        waste.iter().map(|x| x.points.len()).sum(),
+        lines(
+            "Page cache flush and medium page undo",
+            "uptime (s)",
+            "per second",
+            &waste,
+            false,
+        )?,
+    );
+
+    // NMT committed per tag.
+    let tags: BTreeSet<&String> = s.iter().flat_map(|x| x.nmt_committed.keys()).collect();
+    let nmt: Vec<Series> = tags
+        .iter()
+        .map(|tag| Series {
+            name: (*tag).clone(),
+            points: s
+                .iter()
+                .map(|x| {
+                    let b = x.nmt_committed.get(*tag).copied().unwrap_or(0);
+                    (x.t_s, b as f64 / MIB)
+                })
+                .collect(),
+            marked: false,
+        })
+        .collect();
+    push(
+        "nmt",
+        "NMT committed per tag",
+        "Committed memory per native memory tracking tag, stacked, sampled over the run.",
+        nmt.iter().map(|x| x.points.len()).sum(),
+        lines(
+            "NMT committed per tag (stacked)",
+            "uptime (s)",
+            "MiB",
+            &nmt,
+            true,
+        )?,
+    );
+
+    // Metaspace pictures.
+    for (k, snap) in d.space_snapshots.iter().enumerate() {
+        for image in &snap.spaces {
+            let title = format!(
+                "{} space {} (t = {:.1} s)",
+                image.space, snap.label, snap.t_s
+            );
+            let id = format!("map-{}-{k}", image.space);
+            push(
+                &id,
+                &title,
+                "One column per commit granule, coloured by the level of the chunk covering it (A = root chunk); full colour in use, pale free, grey untouched (seed 004).",
+                image.cells.len(),
+                spacemap::draw(&title, image)?,
+            );
+        }
+    }
+    Ok(out)
+}

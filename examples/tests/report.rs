@@ -1,0 +1,221 @@
+//! The `--report` page: every chart has data, the page is written with
+//! its JSON and SVGs, and it loads in headless Chromium with every chart
+//! drawn (skipped, with a message, where Chromium is not installed).
+
+use hotmem::log::LogConfig;
+use hotmem::objects::{Ids, SimpleObjects, build};
+use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem_examples::report::{Recorder, RunData, figures, write_report};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A small run with everything the charts show: allocation, collections,
+/// class loaders that live and die, samples.
+fn small_run() -> RunData {
+    let objects = SimpleObjects::new();
+    let recorder = Recorder::new("report test");
+    let rt = Runtime::builder()
+        .heap_max(32 << 20)
+        .numa(NumaConfig::Off)
+        .gc_workers(2)
+        .log(recorder.log_config(LogConfig::new()))
+        .binding(objects.clone())
+        .build()
+        .expect("the runtime builds");
+    recorder.sample_now(&rt);
+    let sampling = recorder
+        .sample(&rt, Duration::from_millis(10))
+        .expect("the sampler starts");
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    let mut loaders = Vec::new();
+    let mut me = rt.attach_mutator().expect("attach");
+    let medium = rt.heap().page_sizes().small_object_max() * 2;
+    for round in 0..6 {
+        let _ = build::list(&mut me, &roots, 200, 8, false, &mut ids);
+        for i in 0..400 {
+            let _ = me.alloc(if i % 40 == 0 { medium } else { 512 });
+        }
+        for _ in 0..20 {
+            let mut l = rt.class_loader(ArenaKind::Standard);
+            let _ = l.alloc_class(2048);
+            let _ = l.alloc_metadata(8192);
+            loaders.push(l);
+        }
+        me.collect().expect("a collection");
+        if round % 2 == 1 {
+            roots.truncate(roots.len() / 2);
+        }
+        // Let the sampler see the heap between collections.
+        let _native = me.enter_native();
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    drop(me);
+    recorder.snapshot_spaces(&rt, "with the loaders alive");
+    loaders.clear();
+    recorder.snapshot_spaces(&rt, "after the loaders died");
+    drop(sampling);
+    recorder.sample_now(&rt);
+    rt.flush_log();
+    recorder.data()
+}
+
+#[test]
+fn every_chart_has_data() {
+    let data = small_run();
+    assert_eq!(data.collections.len(), 6);
+    for c in &data.collections {
+        // Each collection's gc line and its safepoint line were both seen.
+        assert!(c.pause_ms > 0.0 && c.at_ms > 0.0, "{c:?}");
+        assert!(c.used_before >= c.used_after, "{c:?}");
+    }
+    assert!(data.samples.len() >= 3, "{} samples", data.samples.len());
+    assert!(
+        data.samples
+            .iter()
+            .all(|s| s.nmt_committed.contains_key("Java Heap")),
+        "{:?}",
+        data.samples
+            .last()
+            .map(|s| s.nmt_committed.keys().collect::<Vec<_>>())
+    );
+    // Loaders dying leave class space with fewer granules in use.
+    let in_use = |k: usize| {
+        data.space_snapshots[k].spaces[0]
+            .cells
+            .chars()
+            .filter(char::is_ascii_uppercase)
+            .count()
+    };
+    assert!(in_use(1) < in_use(0), "{} -> {}", in_use(0), in_use(1));
+    let figs = figures(&data).expect("the charts draw");
+    let ids: Vec<&str> = figs.iter().map(|f| f.id.as_str()).collect();
+    for id in [
+        "heap",
+        "pauses",
+        "pause-histogram",
+        "allocation",
+        "flush-undo",
+        "nmt",
+        "map-class-0",
+        "map-non-class-0",
+        "map-class-1",
+        "map-non-class-1",
+    ] {
+        assert!(ids.contains(&id), "no chart {id} in {ids:?}");
+    }
+    for f in &figs {
+        assert!(f.points > 0, "chart {} has no data", f.id);
+        assert!(f.svg.starts_with("<svg") && f.svg.len() > 2000, "{}", f.id);
+    }
+    // The allocation chart shows the allocation: some interval allocated.
+    let json = serde_json::to_value(&data).expect("serializes");
+    let samples = json["samples"].as_array().expect("samples");
+    let first = samples.first().unwrap()["allocated_total"]
+        .as_u64()
+        .unwrap();
+    let last = samples.last().unwrap()["allocated_total"].as_u64().unwrap();
+    assert!(last > first);
+}
+
+/// Chromium's binary, if installed.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// Runs `cmd` for at most `limit`; its standard output.
+fn output_within(cmd: &mut Command, limit: Duration) -> String {
+    let out = std::env::temp_dir().join(format!(
+        "hotmem-report-chromium-{}-{:?}.out",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let file = std::fs::File::create(&out).expect("an output file");
+    let mut child = cmd
+        .stdout(file)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    text
+}
+
+fn headless(chromium: &Path) -> Command {
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--virtual-time-budget=5000",
+    ]);
+    c
+}
+
+#[test]
+fn the_page_loads_in_chromium_with_every_chart_drawn() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-page");
+    let data = small_run();
+    let page = write_report(&data, &dir).expect("the page is written");
+    let charts = figures(&data).expect("the charts draw").len();
+    let html = std::fs::read_to_string(&page).expect("index.html");
+    assert_eq!(html.matches("<figure class=\"chart\"").count(), charts);
+    // Offline: nothing is loaded from elsewhere (the SVG namespace is a
+    // name, not a load).
+    for needle in ["src=\"http", "href=\"http", "<link", "@import", "url("] {
+        assert!(!html.contains(needle), "the page loads {needle}");
+    }
+    assert!(dir.join("report.json").is_file());
+    let Some(chromium) = chromium() else {
+        eprintln!(
+            "SKIPPED: no chromium on PATH (Debian: apt-get install chromium); the page was written to {} but not rendered",
+            page.display()
+        );
+        return;
+    };
+    let url = format!("file://{}", page.display());
+    let dom = output_within(
+        headless(&chromium).args(["--dump-dom", &url]),
+        Duration::from_secs(120),
+    );
+    let verdict = format!("<span id=\"check\">ok {charts} charts</span>");
+    assert!(
+        dom.contains(&verdict),
+        "the page's own check did not pass: {}",
+        dom.split("<span id=\"check\">").nth(1).map_or(
+            "(no check element: did the page load?)",
+            |s| s.split("</span>").next().unwrap_or("")
+        )
+    );
+    let shot = dir.join("screenshot.png");
+    let _ = std::fs::remove_file(&shot);
+    output_within(
+        headless(&chromium).args([
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1000,3000",
+            &url,
+        ]),
+        Duration::from_secs(120),
+    );
+    let bytes = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    assert!(bytes > 10_000, "screenshot of {bytes} bytes");
+}
