@@ -1,11 +1,14 @@
 //! hotmem-chunk: chunk get/return at mixed levels with 10k live chunks,
 //! split-heavy and merge-heavy patterns, and arena allocation of small
 //! metadata, each against the no-coalescing baseline and the
-//! `buddy_system_allocator` crate on the same size pattern.
+//! `buddy_system_allocator` crate on the same size pattern: its `Heap`
+//! (single owner, `&mut self`, no lock) and its `LockedHeap` (a spin lock
+//! around it, what a user shares between threads as `ChunkManager` is
+//! shared). Then class loaders created and dropped by 1, 2 and 4 threads.
 
 #![allow(missing_docs)]
 
-use buddy_system_allocator::Heap;
+use buddy_system_allocator::{Heap, LockedHeap};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hotmem_chunk::{
     Arena, ArenaKind, Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig,
@@ -55,6 +58,25 @@ impl BsaHeap {
         // nothing else for as long as the heap lives.
         unsafe { heap.init(r.start().get(), SPACE) };
         BsaHeap { heap, _memory: r }
+    }
+}
+
+/// The same over `LockedHeap`: every operation takes its spin lock.
+struct LockedBsa {
+    heap: LockedHeap<33>,
+    _memory: Reservation,
+}
+
+impl LockedBsa {
+    fn new() -> LockedBsa {
+        let r = Memory::new()
+            .reserve_aligned(SPACE, 4 << 20, MemTag::TEST)
+            .unwrap();
+        r.commit(r.range()).unwrap();
+        let heap = LockedHeap::<33>::new();
+        // SAFETY: as in `BsaHeap::new`.
+        unsafe { heap.lock().init(r.start().get(), SPACE) };
+        LockedBsa { heap, _memory: r }
     }
 }
 
@@ -110,7 +132,158 @@ fn get_return_mixed(c: &mut Criterion) {
             live[i] = (black_box(bsa.heap.alloc(l).unwrap()), l);
         })
     });
+    drop(bsa);
+    let locked = LockedBsa::new();
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut live: Vec<(NonNull<u8>, Layout)> = (0..LIVE)
+        .map(|_| {
+            let l = layout(LEVELS[rng.next() as usize % LEVELS.len()]);
+            (locked.heap.lock().alloc(l).unwrap(), l)
+        })
+        .collect();
+    g.bench_function(
+        BenchmarkId::from_parameter("buddy_system_allocator_locked"),
+        |b| {
+            b.iter(|| {
+                let i = rng.next() as usize % LIVE;
+                locked.heap.lock().dealloc(live[i].0, live[i].1);
+                let l = layout(LEVELS[rng.next() as usize % LEVELS.len()]);
+                live[i] = (black_box(locked.heap.lock().alloc(l).unwrap()), l);
+            })
+        },
+    );
     g.finish();
+}
+
+/// Batches of [`BATCH`] random returns, then [`BATCH`] gets, at 10k live
+/// chunks of mixed levels: the returns timed in `chunk/return_10k_live`,
+/// the gets in `chunk/get_10k_live`, so that each side has its own figure.
+const BATCH: usize = 256;
+
+/// The three allocators under [`get_return_split`], behind one interface.
+enum Side {
+    Hotmem(ChunkManager, Vec<Chunk>),
+    Bsa(BsaHeap, Vec<(NonNull<u8>, Layout)>),
+    Locked(LockedBsa, Vec<(NonNull<u8>, Layout)>),
+}
+
+impl Side {
+    fn fill(mut self, rng: &mut XorShift) -> Side {
+        for _ in 0..LIVE {
+            let level = LEVELS[rng.next() as usize % LEVELS.len()];
+            match &mut self {
+                Side::Hotmem(m, live) => {
+                    let l = ChunkLevel::new(level);
+                    live.push(m.get_chunk(l, l, 0).unwrap());
+                }
+                Side::Bsa(h, live) => {
+                    let l = layout(level);
+                    live.push((h.heap.alloc(l).unwrap(), l));
+                }
+                Side::Locked(h, live) => {
+                    let l = layout(level);
+                    live.push((h.heap.lock().alloc(l).unwrap(), l));
+                }
+            }
+        }
+        self
+    }
+
+    /// Returns `BATCH` random live chunks, then gets `BATCH` new ones:
+    /// (time of the returns, time of the gets).
+    fn round(&mut self, rng: &mut XorShift, levels: &mut Vec<u8>) -> (Duration, Duration) {
+        levels.clear();
+        levels.extend((0..BATCH).map(|_| LEVELS[rng.next() as usize % LEVELS.len()]));
+        // Pick the victims before timing (O(1) swap_remove each).
+        match self {
+            Side::Hotmem(m, live) => {
+                let victims: Vec<Chunk> = (0..BATCH)
+                    .map(|_| live.swap_remove(rng.next() as usize % live.len()))
+                    .collect();
+                let t = Instant::now();
+                for c in victims {
+                    m.return_chunk(c).unwrap();
+                }
+                let ret = t.elapsed();
+                let t = Instant::now();
+                for &level in levels.iter() {
+                    let l = ChunkLevel::new(level);
+                    live.push(black_box(m.get_chunk(l, l, 0).unwrap()));
+                }
+                (ret, t.elapsed())
+            }
+            Side::Bsa(h, live) => {
+                let victims: Vec<_> = (0..BATCH)
+                    .map(|_| live.swap_remove(rng.next() as usize % live.len()))
+                    .collect();
+                let t = Instant::now();
+                for (p, l) in victims {
+                    h.heap.dealloc(p, l);
+                }
+                let ret = t.elapsed();
+                let t = Instant::now();
+                for &level in levels.iter() {
+                    let l = layout(level);
+                    live.push((black_box(h.heap.alloc(l).unwrap()), l));
+                }
+                (ret, t.elapsed())
+            }
+            Side::Locked(h, live) => {
+                let victims: Vec<_> = (0..BATCH)
+                    .map(|_| live.swap_remove(rng.next() as usize % live.len()))
+                    .collect();
+                let t = Instant::now();
+                for (p, l) in victims {
+                    h.heap.lock().dealloc(p, l);
+                }
+                let ret = t.elapsed();
+                let t = Instant::now();
+                for &level in levels.iter() {
+                    let l = layout(level);
+                    live.push((black_box(h.heap.lock().alloc(l).unwrap()), l));
+                }
+                (ret, t.elapsed())
+            }
+        }
+    }
+}
+
+fn get_return_split(c: &mut Criterion) {
+    let names = [
+        "hotmem_buddy",
+        "buddy_system_allocator",
+        "buddy_system_allocator_locked",
+    ];
+    for (op, group) in [(0, "chunk/return_10k_live"), (1, "chunk/get_10k_live")] {
+        let mut g = c.benchmark_group(group);
+        g.throughput(Throughput::Elements(BATCH as u64));
+        for name in names {
+            let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+            let side = match name {
+                "hotmem_buddy" => Side::Hotmem(manager(Coalescing::Buddy), Vec::new()),
+                "buddy_system_allocator" => Side::Bsa(BsaHeap::new(), Vec::new()),
+                _ => Side::Locked(LockedBsa::new(), Vec::new()),
+            };
+            let mut side = side.fill(&mut rng);
+            let mut levels = Vec::with_capacity(BATCH);
+            g.bench_function(BenchmarkId::from_parameter(name), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let (ret, get) = side.round(&mut rng, &mut levels);
+                        total += if op == 0 { ret } else { get };
+                    }
+                    total
+                })
+            });
+            if let Side::Hotmem(m, live) = side {
+                for c in live {
+                    m.return_chunk(c).unwrap();
+                }
+            }
+        }
+        g.finish();
+    }
 }
 
 /// Takes `n` 1 KiB chunks from root chunks (every other take splits), then
@@ -151,6 +324,26 @@ fn split_merge(c: &mut Criterion) {
             total
         })
     });
+    let locked = LockedBsa::new();
+    split.bench_function(
+        BenchmarkId::from_parameter("buddy_system_allocator_locked"),
+        |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let t = Instant::now();
+                    let v: Vec<NonNull<u8>> = (0..N)
+                        .map(|_| locked.heap.lock().alloc(l1).unwrap())
+                        .collect();
+                    total += t.elapsed();
+                    for p in v {
+                        locked.heap.lock().dealloc(p, l1);
+                    }
+                }
+                total
+            })
+        },
+    );
     split.finish();
 
     let mut merge = c.benchmark_group("chunk/merge_heavy_1k");
@@ -183,6 +376,25 @@ fn split_merge(c: &mut Criterion) {
             total
         })
     });
+    merge.bench_function(
+        BenchmarkId::from_parameter("buddy_system_allocator_locked"),
+        |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let v: Vec<NonNull<u8>> = (0..N)
+                        .map(|_| locked.heap.lock().alloc(l1).unwrap())
+                        .collect();
+                    let t = Instant::now();
+                    for p in v {
+                        locked.heap.lock().dealloc(p, l1);
+                    }
+                    total += t.elapsed();
+                }
+                total
+            })
+        },
+    );
     merge.finish();
 }
 
@@ -256,5 +468,59 @@ fn arena_alloc(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, get_return_mixed, split_merge, arena_alloc);
+/// Class loaders created and dropped by 1, 2 and 4 threads at once over one
+/// shared space (as a runtime's loaders share one manager): each loader is
+/// an arena that allocates [`LOADER_BLOCKS`] small blocks (a small class's
+/// metadata) and is dropped, handing its chunks back. One element is one
+/// loader; all threads start together on a barrier and the slowest one's
+/// time counts.
+fn loaders(c: &mut Criterion) {
+    const LOADER_BLOCKS: usize = 32;
+    let mut g = c.benchmark_group("chunk/loaders_create_drop");
+    let m = manager(Coalescing::Buddy);
+    for threads in [1usize, 2, 4] {
+        g.throughput(Throughput::Elements(threads as u64));
+        g.bench_function(BenchmarkId::new("hotmem_buddy_threads", threads), |b| {
+            b.iter_custom(|iters| {
+                let barrier = std::sync::Barrier::new(threads);
+                std::thread::scope(|s| {
+                    let workers: Vec<_> = (0..threads)
+                        .map(|t| {
+                            let (m, barrier) = (&m, &barrier);
+                            s.spawn(move || {
+                                let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 + t as u64);
+                                barrier.wait();
+                                let start = Instant::now();
+                                for _ in 0..iters {
+                                    let mut loader = Arena::new(m, ArenaKind::Standard);
+                                    for _ in 0..LOADER_BLOCKS {
+                                        let size = 16 + (rng.next() as usize % 31) * 8;
+                                        black_box(loader.allocate(size).unwrap());
+                                    }
+                                }
+                                start.elapsed()
+                            })
+                        })
+                        .collect();
+                    workers
+                        .into_iter()
+                        .map(|w| w.join().unwrap())
+                        .max()
+                        .unwrap()
+                })
+            })
+        });
+    }
+    g.finish();
+    m.verify().unwrap();
+}
+
+criterion_group!(
+    benches,
+    get_return_mixed,
+    get_return_split,
+    split_merge,
+    arena_alloc,
+    loaders
+);
 criterion_main!(benches);

@@ -1,6 +1,7 @@
 //! hotmem-nmt: the tree of address points against the sorted linked list
-//! (HotSpot's virtual memory tracker before JDK 22), and the cost of the
-//! reports.
+//! (HotSpot's virtual memory tracker before JDK 22) and against a tracker a
+//! Rust user would write over `rangemap::RangeMap`; the cost of a call
+//! stack per operation at detail level; and the cost of the reports.
 //!
 //! Before criterion runs, prints the bytes each structure uses per boundary
 //! point / node (measured with a counting allocator) and a quick per-op
@@ -10,11 +11,14 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use hotmem_nmt::linked_list::LinkedListTracker;
-use hotmem_nmt::{CallStack, Level, RegionStore, Scale, Tracker};
+use hotmem_nmt::{CallStack, Level, MAX_TAGS, RegionStore, Scale, Tracker};
 use hotmem_os::{Address, MemRange, MemTag};
+use rangemap::RangeMap;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
+use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
@@ -57,16 +61,206 @@ fn pages(i: usize, first: usize, len: usize) -> MemRange {
     MemRange::new(Address::new(BASE + (i * 32 + first) * PAGE), len * PAGE).unwrap()
 }
 
-/// `n` live reservations, each with 4 committed pages. Filled from the top
-/// address down, so that the list baseline inserts at its head and filling
-/// it is not quadratic.
+/// The state of a piece of address space in [`RangeMapTracker`].
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum RmState {
+    Reserved(MemTag),
+    Committed(MemTag),
+}
+
+/// Why [`RangeMapTracker`] refused an operation (nothing changed).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum RmError {
+    Overlap,
+    NotReserved,
+}
+
+/// What a Rust user would write instead of `Tracker`: a
+/// `rangemap::RangeMap` from address range to state (it merges equal
+/// neighbours itself), per-tag reserved/committed totals, the same checks
+/// (no overlapping reservation; commit, uncommit and release only inside
+/// reservations) and a mutex, since the tracker is shared like `Tracker`.
+/// Its strongest honest form: pieces whose state does not change are not
+/// rewritten, and the pieces to rewrite are collected in a reused buffer.
+#[derive(Default)]
+struct RangeMapTracker {
+    inner: Mutex<RmInner>,
+}
+
+struct RmInner {
+    map: RangeMap<usize, RmState>,
+    /// (reserved, committed) bytes per tag number.
+    totals: [(usize, usize); MAX_TAGS],
+    scratch: Vec<(Range<usize>, RmState)>,
+}
+
+impl Default for RmInner {
+    fn default() -> Self {
+        RmInner {
+            map: RangeMap::new(),
+            totals: [(0, 0); MAX_TAGS],
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl RmInner {
+    fn fully_reserved(&self, r: &Range<usize>) -> Result<(), RmError> {
+        match self.map.gaps(r).next() {
+            Some(_) => Err(RmError::NotReserved),
+            None => Ok(()),
+        }
+    }
+
+    /// Rewrites the pieces of `r` that `f` changes, adjusting the totals.
+    fn rewrite(&mut self, r: Range<usize>, f: impl Fn(RmState) -> RmState) -> Result<(), RmError> {
+        self.fully_reserved(&r)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        for (k, &v) in self.map.overlapping(&r) {
+            let new = f(v);
+            if new != v {
+                scratch.push((k.start.max(r.start)..k.end.min(r.end), new));
+            }
+        }
+        for (piece, new) in scratch.drain(..) {
+            let len = piece.end - piece.start;
+            match new {
+                RmState::Committed(t) => self.totals[usize::from(t.raw())].1 += len,
+                RmState::Reserved(t) => self.totals[usize::from(t.raw())].1 -= len,
+            }
+            self.map.insert(piece, new);
+        }
+        self.scratch = scratch;
+        Ok(())
+    }
+}
+
+impl RangeMapTracker {
+    fn reserve(&self, r: MemRange, tag: MemTag) -> Result<(), RmError> {
+        let mut m = self.inner.lock().unwrap();
+        let r = r.start().get()..r.end().get();
+        if m.map.overlaps(&r) {
+            return Err(RmError::Overlap);
+        }
+        m.totals[usize::from(tag.raw())].0 += r.end - r.start;
+        m.map.insert(r, RmState::Reserved(tag));
+        Ok(())
+    }
+
+    fn commit(&self, r: MemRange) -> Result<(), RmError> {
+        let mut m = self.inner.lock().unwrap();
+        m.rewrite(r.start().get()..r.end().get(), |s| match s {
+            RmState::Reserved(t) | RmState::Committed(t) => RmState::Committed(t),
+        })
+    }
+
+    fn uncommit(&self, r: MemRange) -> Result<(), RmError> {
+        let mut m = self.inner.lock().unwrap();
+        m.rewrite(r.start().get()..r.end().get(), |s| match s {
+            RmState::Reserved(t) | RmState::Committed(t) => RmState::Reserved(t),
+        })
+    }
+
+    fn release(&self, r: MemRange) -> Result<(), RmError> {
+        let mut m = self.inner.lock().unwrap();
+        let r = r.start().get()..r.end().get();
+        m.fully_reserved(&r)?;
+        let RmInner { map, totals, .. } = &mut *m;
+        for (k, &v) in map.overlapping(&r) {
+            let len = k.end.min(r.end) - k.start.max(r.start);
+            match v {
+                RmState::Reserved(t) => totals[usize::from(t.raw())].0 -= len,
+                RmState::Committed(t) => {
+                    totals[usize::from(t.raw())].0 -= len;
+                    totals[usize::from(t.raw())].1 -= len;
+                }
+            }
+        }
+        map.remove(r);
+        Ok(())
+    }
+
+    fn totals(&self, tag: MemTag) -> (usize, usize) {
+        self.inner.lock().unwrap().totals[usize::from(tag.raw())]
+    }
+}
+
+/// The operations the mix runs, on each tracker under test. `stack` is what
+/// the caller captured (`Tracker::capture_stack`): empty below detail level.
+trait Ops {
+    fn reserve(&self, r: MemRange, tag: MemTag, stack: &CallStack);
+    fn commit(&self, r: MemRange, stack: &CallStack);
+    fn uncommit(&self, r: MemRange);
+    fn release(&self, r: MemRange);
+    fn capture(&self) -> CallStack {
+        CallStack::EMPTY
+    }
+}
+
+impl<S: RegionStore> Ops for Tracker<S> {
+    #[inline]
+    fn reserve(&self, r: MemRange, tag: MemTag, stack: &CallStack) {
+        Tracker::reserve(self, r, tag, stack).unwrap();
+    }
+    #[inline]
+    fn commit(&self, r: MemRange, stack: &CallStack) {
+        Tracker::commit(self, r, stack).unwrap();
+    }
+    #[inline]
+    fn uncommit(&self, r: MemRange) {
+        Tracker::uncommit(self, r).unwrap();
+    }
+    #[inline]
+    fn release(&self, r: MemRange) {
+        Tracker::release(self, r).unwrap();
+    }
+    #[inline]
+    fn capture(&self) -> CallStack {
+        self.capture_stack()
+    }
+}
+
+impl Ops for RangeMapTracker {
+    #[inline]
+    fn reserve(&self, r: MemRange, tag: MemTag, _: &CallStack) {
+        RangeMapTracker::reserve(self, r, tag).unwrap();
+    }
+    #[inline]
+    fn commit(&self, r: MemRange, _: &CallStack) {
+        RangeMapTracker::commit(self, r).unwrap();
+    }
+    #[inline]
+    fn uncommit(&self, r: MemRange) {
+        RangeMapTracker::uncommit(self, r).unwrap();
+    }
+    #[inline]
+    fn release(&self, r: MemRange) {
+        RangeMapTracker::release(self, r).unwrap();
+    }
+}
+
+/// Fills `t` with `n` live reservations, each with 4 committed pages.
+/// Filled from the top address down, so that the list baseline inserts at
+/// its head and filling it is not quadratic.
+fn fill<T: Ops>(t: &T, n: usize) {
+    for i in (0..n).rev() {
+        t.reserve(pages(i, 0, 16), TAGS[i % 4], &CallStack::EMPTY);
+        t.commit(pages(i, 4, 4), &CallStack::EMPTY);
+    }
+}
+
+/// `n` live reservations, each with 4 committed pages.
 fn filled<S: RegionStore>(n: usize) -> Tracker<S> {
     let t = Tracker::<S>::with_level(Level::Summary);
-    for i in (0..n).rev() {
-        t.reserve(pages(i, 0, 16), TAGS[i % 4], &CallStack::EMPTY)
-            .unwrap();
-        t.commit(pages(i, 4, 4), &CallStack::EMPTY).unwrap();
-    }
+    fill(&t, n);
+    t
+}
+
+/// The rangemap tracker with the same `n` reservations.
+fn filled_rangemap(n: usize) -> RangeMapTracker {
+    let t = RangeMapTracker::default();
+    fill(&t, n);
     t
 }
 
@@ -74,15 +268,16 @@ fn filled<S: RegionStore>(n: usize) -> Tracker<S> {
 const OPS_PER_MIX: u64 = 5;
 
 /// Commit, uncommit, release, reserve, commit on region `i`: the tracker
-/// ends as it started, with the same number of live regions.
+/// ends as it started, with the same number of live regions. The operations
+/// that record a stack are given what `t.capture()` returns, each captured
+/// at its own call site (as `hotmem_os::Memory`'s observer does).
 #[inline]
-fn mix<S: RegionStore>(t: &Tracker<S>, i: usize) {
-    let e = &CallStack::EMPTY;
-    t.commit(pages(i, 8, 4), e).unwrap();
-    t.uncommit(pages(i, 8, 4)).unwrap();
-    t.release(pages(i, 0, 16)).unwrap();
-    t.reserve(pages(i, 0, 16), TAGS[i % 4], e).unwrap();
-    t.commit(pages(i, 4, 4), e).unwrap();
+fn mix<T: Ops>(t: &T, i: usize) {
+    t.commit(pages(i, 8, 4), &t.capture());
+    t.uncommit(pages(i, 8, 4));
+    t.release(pages(i, 0, 16));
+    t.reserve(pages(i, 0, 16), TAGS[i % 4], &t.capture());
+    t.commit(pages(i, 4, 4), &t.capture());
 }
 
 /// A cheap random region index (xorshift).
@@ -142,7 +337,7 @@ fn footprint() {
 }
 
 /// Nanoseconds per operation of `mixes` random mixes.
-fn ns_per_op<S: RegionStore>(t: &Tracker<S>, n: usize, mixes: usize) -> f64 {
+fn ns_per_op<T: Ops>(t: &T, n: usize, mixes: usize) -> f64 {
     let rng = Cell::new(0x9E37_79B9_7F4A_7C15);
     let start = Instant::now();
     for _ in 0..mixes {
@@ -151,20 +346,39 @@ fn ns_per_op<S: RegionStore>(t: &Tracker<S>, n: usize, mixes: usize) -> f64 {
     start.elapsed().as_nanos() as f64 / (mixes as f64 * OPS_PER_MIX as f64)
 }
 
+/// Both trackers hold the same regions: same per-tag totals.
+fn assert_same_totals(tree: &Tracker, rm: &RangeMapTracker) {
+    for tag in TAGS {
+        let t = tree.totals(tag);
+        assert_eq!(
+            (t.reserved, t.committed),
+            rm.totals(tag),
+            "rangemap tracker disagrees on {tag:?}"
+        );
+    }
+}
+
 fn quick_comparison() {
     println!("nmt quick comparison (random reserve/commit/uncommit/release mix, ns per op):");
     println!(
-        "  {:>8} {:>12} {:>14} {:>8}",
-        "regions", "vma_tree", "linked_list", "ratio"
+        "  {:>8} {:>10} {:>10} {:>12} {:>14} {:>12}",
+        "regions", "vma_tree", "rangemap", "rm/tree", "linked_list", "list/tree"
     );
     let mut tree_at = Vec::new();
     for n in SIZES {
         let tree = filled::<hotmem_nmt::VmaTree>(n);
+        let rm = filled_rangemap(n);
         let list = filled::<hotmem_nmt::linked_list::LinkedList>(n);
         let t = ns_per_op(&tree, n, 20_000);
+        let r = ns_per_op(&rm, n, 20_000);
+        assert_same_totals(&tree, &rm);
         let l = ns_per_op(&list, n, (2_000_000 / n).clamp(20, 2000));
         tree_at.push(t);
-        println!("  {n:>8} {t:>12.0} {l:>14.0} {:>7.1}x", l / t);
+        println!(
+            "  {n:>8} {t:>10.0} {r:>10.0} {:>11.1}x {l:>14.0} {:>11.1}x",
+            r / t,
+            l / t
+        );
     }
     println!(
         "  vma_tree per-op cost at {} vs {} regions: {:.2}x",
@@ -179,18 +393,67 @@ fn ops_mix(c: &mut Criterion) {
     g.sample_size(20);
     g.throughput(Throughput::Elements(OPS_PER_MIX));
     for n in SIZES {
-        let tree = filled::<hotmem_nmt::VmaTree>(n);
         let rng = Cell::new(0x2545_F491_4F6C_DD1D);
+        let tree = filled::<hotmem_nmt::VmaTree>(n);
         g.bench_with_input(BenchmarkId::new("vma_tree", n), &n, |b, &n| {
             b.iter(|| mix(&tree, next(&rng, n)))
         });
-        drop(tree);
+        let rm = filled_rangemap(n);
+        g.bench_with_input(BenchmarkId::new("rangemap", n), &n, |b, &n| {
+            b.iter(|| mix(&rm, next(&rng, n)))
+        });
+        assert_same_totals(&tree, &rm);
+        drop((tree, rm));
         let list: LinkedListTracker = filled(n);
         g.bench_with_input(BenchmarkId::new("linked_list", n), &n, |b, &n| {
             b.iter(|| mix(&list, next(&rng, n)))
         });
     }
     g.finish();
+}
+
+/// The mix at 10k regions with a stack captured for every operation that
+/// records one: summary level (`capture_stack` is free), detail level, and
+/// detail level with every stack unwound through `backtrace` (the slow path
+/// detail level falls back to without frame pointers).
+fn stacks(c: &mut Criterion) {
+    const N: usize = 10_000;
+    let mut g = c.benchmark_group("nmt/ops_mix_with_stacks_10k");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(OPS_PER_MIX));
+    let rng = Cell::new(0x2545_F491_4F6C_DD1D);
+    let summary = filled::<hotmem_nmt::VmaTree>(N);
+    g.bench_function("summary", |b| b.iter(|| mix(&summary, next(&rng, N))));
+    drop(summary);
+    let detail = Tracker::new(Level::Detail);
+    fill(&detail, N);
+    g.bench_function("detail", |b| b.iter(|| mix(&detail, next(&rng, N))));
+    let unwound = Unwound(detail);
+    g.bench_function("detail_backtrace", |b| {
+        b.iter(|| mix(&unwound, next(&rng, N)))
+    });
+    g.finish();
+}
+
+/// A detail tracker whose stacks are always unwound through `backtrace`.
+struct Unwound(Tracker);
+
+impl Ops for Unwound {
+    fn reserve(&self, r: MemRange, tag: MemTag, stack: &CallStack) {
+        Ops::reserve(&self.0, r, tag, stack);
+    }
+    fn commit(&self, r: MemRange, stack: &CallStack) {
+        Ops::commit(&self.0, r, stack);
+    }
+    fn uncommit(&self, r: MemRange) {
+        Ops::uncommit(&self.0, r);
+    }
+    fn release(&self, r: MemRange) {
+        Ops::release(&self.0, r);
+    }
+    fn capture(&self) -> CallStack {
+        CallStack::capture_unwound()
+    }
 }
 
 fn reports(c: &mut Criterion) {
@@ -237,10 +500,14 @@ fn reports(c: &mut Criterion) {
 }
 
 fn main() {
-    footprint();
-    quick_comparison();
+    // `--profile-time` (callgrind, perf) runs one benchmark alone.
+    if !std::env::args().any(|a| a == "--profile-time") {
+        footprint();
+        quick_comparison();
+    }
     let mut c = Criterion::default().configure_from_args();
     ops_mix(&mut c);
+    stacks(&mut c);
     reports(&mut c);
     c.final_summary();
 }

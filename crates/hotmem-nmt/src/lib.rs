@@ -65,10 +65,12 @@
 mod delta;
 mod detail;
 mod error;
+mod frames;
 pub mod linked_list;
 mod map;
 #[cfg(any(test, fuzzing))]
 pub mod model;
+mod points;
 mod scale;
 mod stack;
 mod state;

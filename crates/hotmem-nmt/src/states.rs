@@ -13,6 +13,12 @@ pub(crate) struct StateId(u32);
 
 impl StateId {
     pub(crate) const RELEASED: StateId = StateId(0);
+
+    /// An id by number, for tests of the structures that hold ids.
+    #[cfg(test)]
+    pub(crate) fn from_raw(raw: u32) -> StateId {
+        StateId(raw)
+    }
 }
 
 /// A multiply-shift hasher for the one `u64` a state is: the table is

@@ -3,12 +3,11 @@
 //! k boundaries inside the operation's range.
 
 use crate::error::TrackError;
+use crate::points::Points;
 use crate::state::RegionState;
 use crate::states::{StateId, StateTable};
 use crate::store::{Change, sealed::StoreImpl};
 use hotmem_os::{Address, MemRange};
-use std::collections::BTreeMap;
-use std::ops::Bound::Excluded;
 use std::ops::ControlFlow;
 
 /// The region store of [`Tracker`](crate::Tracker): an ordered map from
@@ -16,19 +15,25 @@ use std::ops::ControlFlow;
 /// next point. Below the first point everything is released.
 ///
 /// A point is a `usize` key and a 4-byte id of an interned
-/// [`RegionState`], in `std`'s B-tree (up to 11 points per node): 12 bytes
-/// of payload, and what the `nmt` bench measures with the node overhead.
+/// [`RegionState`], kept in sorted leaves of up to 64 points found through
+/// a flat index of the leaves' fences (both binary searched): 12 bytes of
+/// payload, and what the `nmt` bench measures with the leaves' slack and
+/// the index.
 ///
 /// Invariants (checked by the model tests after every step): two
 /// consecutive points never have equal states (adjacent equal intervals are
 /// merged), the first point is not released and the last one is.
 ///
-/// One operation searches the tree about four times: once for the state
-/// left of the range, once to walk the points inside it, and once per
-/// point it inserts, updates or removes.
+/// One operation searches about four times: once for the state left of
+/// the range, once to walk the points inside it, and once per point it
+/// inserts, updates or removes; the first is a binary search of the index
+/// (one fence per leaf, with a summary of every 16th fence that stays in
+/// L1) and one of the leaf, the later ones find the same leaf through a
+/// finger in O(1). A leaf split or emptied moves the index's entries after
+/// it (one word per leaf), at most once per `LEAF / 2` inserts into a leaf.
 #[derive(Default, Debug)]
 pub struct VmaTree {
-    points: BTreeMap<usize, StateId>,
+    points: Points,
     states: StateTable,
     /// Reused between operations: (address, old state, new state) of the
     /// pieces of the range being changed.
@@ -46,17 +51,21 @@ impl VmaTree {
         let mut at = start;
         let mut state = self
             .points
-            .range(..=start)
-            .next_back()
-            .map_or(StateId::RELEASED, |(_, s)| *s);
-        for (&k, &s) in self.points.range((Excluded(start), Excluded(end))) {
+            .before(start, true)
+            .map_or(StateId::RELEASED, |(_, s)| s);
+        let mut stopped = false;
+        self.points.each_in(start, end, true, |k, s| {
             if f(at, k, self.states.get(state)).is_break() {
-                return;
+                stopped = true;
+                return ControlFlow::Break(());
             }
             at = k;
             state = s;
+            ControlFlow::Continue(())
+        });
+        if !stopped {
+            let _ = f(at, end, self.states.get(state));
         }
-        let _ = f(at, end, self.states.get(state));
     }
 
     /// The first maximal run of pieces of `range` whose state satisfies `want`.
@@ -81,7 +90,7 @@ impl VmaTree {
     pub fn points(&self) -> impl Iterator<Item = (Address, RegionState)> + '_ {
         self.points
             .iter()
-            .map(|(&k, &s)| (Address::new(k), self.states.get(s)))
+            .map(|(k, s)| (Address::new(k), self.states.get(s)))
     }
 
     /// Distinct states interned so far.
@@ -95,7 +104,8 @@ impl VmaTree {
     /// If one does not hold.
     pub fn assert_invariants(&self) {
         let mut prev = StateId::RELEASED;
-        for (&k, &s) in &self.points {
+        self.points.assert_invariants();
+        for (k, s) in self.points.iter() {
             assert_ne!(s, prev, "point at {k:#x} repeats the state before it");
             prev = s;
         }
@@ -143,15 +153,14 @@ impl StoreImpl for VmaTree {
         // [start, end]: the pieces of the range with their old states.
         let before = self
             .points
-            .range(..start)
-            .next_back()
-            .map_or(StateId::RELEASED, |(_, s)| *s);
+            .before(start, false)
+            .map_or(StateId::RELEASED, |(_, s)| s);
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.push((start, before, before));
         let mut start_is_point = false;
         let mut end_point = None;
-        for (&k, &s) in self.points.range(start..=end) {
+        self.points.each_in(start, end, false, |k, s| {
             if k == start {
                 scratch[0] = (k, s, s);
                 start_is_point = true;
@@ -160,7 +169,8 @@ impl StoreImpl for VmaTree {
             } else {
                 scratch.push((k, s, s));
             }
-        }
+            ControlFlow::Continue(())
+        });
         // The state at `end`, which the operation must not change.
         let after = end_point.unwrap_or(scratch[scratch.len() - 1].1);
 
@@ -201,10 +211,10 @@ impl StoreImpl for VmaTree {
             let keep = new != prev;
             match (existed, keep) {
                 (true, true) if new != old => {
-                    *self.points.get_mut(&k).expect("existing point") = new;
+                    self.points.set(k, new);
                 }
                 (true, false) => {
-                    self.points.remove(&k);
+                    self.points.remove(k);
                 }
                 (false, true) => {
                     self.points.insert(k, new);
@@ -217,7 +227,7 @@ impl StoreImpl for VmaTree {
         }
         match (end_point.is_some(), after != prev) {
             (true, false) => {
-                self.points.remove(&end);
+                self.points.remove(end);
             }
             (false, true) => {
                 self.points.insert(end, after);
