@@ -31,7 +31,7 @@ mod trees;
 #[path = "trees_runtime.rs"]
 mod trees_runtime;
 
-use hotmem_examples::report::{Recorder, write_report};
+use hotmem_examples::report::write_report;
 use serde_json::{Value, json};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -208,16 +208,12 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
         Variant::Runtime => {
             // Building the runtime (reserving the heap, starting the GC
             // workers) is part of the variant's time.
-            let recorder = o.report.as_ref().map(|_| {
-                Recorder::new(&format!(
+            let (log, recorder) = hotmem_examples::log_and_recorder(o.report.is_some(), || {
+                format!(
                     "hotmem binary_trees: depth {}, heap {} MiB, {} thread(s)",
                     o.depth, o.heap_mib, o.threads
-                ))
-            });
-            let mut log = hotmem_examples::log_from_env()?;
-            if let Some(r) = &recorder {
-                log = r.log_config(log);
-            }
+                )
+            })?;
             let start = Instant::now();
             let rt = RuntimeTrees::new(o.heap_mib << 20, log).map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;

@@ -17,7 +17,7 @@ mod workload;
 
 use hotmem::objects::SimpleObjects;
 use hotmem::{ArenaKind, NumaConfig, Runtime};
-use hotmem_examples::report::{Recorder, write_report};
+use hotmem_examples::report::write_report;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -49,16 +49,12 @@ fn main() {
 
 fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let objects = SimpleObjects::new();
-    let recorder = args.report.as_ref().map(|_| {
-        Recorder::new(&format!(
+    let (log, recorder) = hotmem_examples::log_and_recorder(args.report.is_some(), || {
+        format!(
             "hotmem demo: {} mutator threads, {:.0} s, heap {} MiB",
             args.threads, args.secs, args.heap_mib
-        ))
-    });
-    let mut log = hotmem_examples::log_from_env()?;
-    if let Some(r) = &recorder {
-        log = r.log_config(log);
-    }
+        )
+    })?;
     let rt = Runtime::builder()
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())

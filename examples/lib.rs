@@ -15,3 +15,21 @@ pub fn log_from_env() -> Result<hotmem::log::LogConfig, String> {
         Err(_) => Ok(hotmem::log::LogConfig::new()),
     }
 }
+
+/// The log an example runs with, and the recorder of its `--report` page:
+/// `HOTMEM_LOG` ([`log_from_env`]), plus the records the page is drawn from
+/// when `report` is asked for (titled `title`).
+///
+/// # Errors
+/// As [`log_from_env`].
+pub fn log_and_recorder(
+    report: bool,
+    title: impl FnOnce() -> String,
+) -> Result<(hotmem::log::LogConfig, Option<report::Recorder>), String> {
+    let log = log_from_env()?;
+    if !report {
+        return Ok((log, None));
+    }
+    let recorder = report::Recorder::new(&title());
+    Ok((recorder.log_config(log), Some(recorder)))
+}

@@ -20,7 +20,7 @@ use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
-use hotmem_examples::report::{Recorder, write_report};
+use hotmem_examples::report::write_report;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -110,16 +110,12 @@ fn main() {
 fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let rss_start = status_bytes("VmRSS");
     let objects = SimpleObjects::new();
-    let recorder = args.report.as_ref().map(|_| {
-        Recorder::new(&format!(
+    let (log, recorder) = hotmem_examples::log_and_recorder(args.report.is_some(), || {
+        format!(
             "hotmem soak: {} mutator threads, {:.0} s, heap {} MiB",
             args.threads, args.secs, args.heap_mib
-        ))
-    });
-    let mut log = hotmem_examples::log_from_env()?;
-    if let Some(r) = &recorder {
-        log = r.log_config(log);
-    }
+        )
+    })?;
     let rt = Runtime::builder()
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())

@@ -23,6 +23,20 @@ fn garbage(
     }
 }
 
+/// What the holder and the young objects it refers to sum up to.
+fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {
+    let mut sum = GraphSummary::default();
+    sum.add(
+        holder_id,
+        SimpleObjects::size_for(HOLDER_SLOTS, 0),
+        young_ids,
+    );
+    for &id in young_ids {
+        sum.add(id, SimpleObjects::size_for(0, 3), &[]);
+    }
+    sum
+}
+
 #[test]
 fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slots() {
     let objects = SimpleObjects::new();
@@ -83,16 +97,8 @@ fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slot
     assert!(moved > HOLDER_SLOTS / 2, "{moved} young objects moved");
 
     // The whole graph is what was built, by shape, payload and identity.
-    let mut want = GraphSummary::default();
-    let targets: Vec<u64> = young.iter().map(|&(id, _)| id).collect();
-    want.add(
-        holder_id,
-        SimpleObjects::size_for(HOLDER_SLOTS, 0),
-        &targets,
-    );
-    for &(id, _) in &young {
-        want.add(id, SimpleObjects::size_for(0, 3), &[]);
-    }
+    let young_ids: Vec<u64> = young.iter().map(|&(id, _)| id).collect();
+    let mut want = holder_and_young(holder_id, &young_ids);
     want.merge(&list);
     // SAFETY: the only mutator; not collecting.
     assert_eq!(unsafe { objects.verify() }.unwrap(), want);
@@ -113,15 +119,7 @@ fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slot
         scopes.contains(&UpdateScope::AllLiveObjects),
         "sparse old pages were packed: {scopes:?}"
     );
-    let mut want = GraphSummary::default();
-    want.add(
-        holder_id,
-        SimpleObjects::size_for(HOLDER_SLOTS, 0),
-        &targets,
-    );
-    for &(id, _) in &young {
-        want.add(id, SimpleObjects::size_for(0, 3), &[]);
-    }
+    let want = holder_and_young(holder_id, &young_ids);
     // SAFETY: as above.
     assert_eq!(unsafe { objects.verify() }.unwrap(), want);
     let totals = rt.gc_totals();
