@@ -17,6 +17,9 @@ mod tsan {
     use rustix::io::Errno;
     use std::ffi::{c_int, c_long, c_void};
 
+    // SAFETY: these are the C library's `mmap` and `munmap` with the
+    // prototypes of <sys/mman.h> on Linux x86-64/aarch64 (`off_t` is 64-bit,
+    // `c_long`); calling them is unsafe and wrapped once below.
     unsafe extern "C" {
         fn mmap(
             addr: *mut c_void,

@@ -128,9 +128,11 @@ fn collect<B: Binding>(
 ) -> Result<CollectStats, GcError> {
     let started = Instant::now();
     let used_before = inner.heap.usage().used;
-    // SAFETY: every mutator is stopped at the safepoint or in native code,
-    // where it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
-    // native region borrows), and the GC workers are idle between phases.
+    // SAFETY: `retire_pages` needs nobody allocating in either allocator:
+    // every mutator is stopped at the safepoint or in native code, where it
+    // cannot allocate (`Mutator::alloc` needs `&mut self`, which a native
+    // region borrows; its thread-local buffer is bumped only from `alloc`),
+    // and the GC workers are idle between phases.
     let retired = unsafe {
         inner.gc_alloc.retire_pages();
         inner.mutator_alloc.retire_pages()
