@@ -31,7 +31,6 @@ mod trees;
 #[path = "trees_runtime.rs"]
 mod trees_runtime;
 
-use hotmem_examples::report::write_report;
 use serde_json::{Value, json};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -227,10 +226,8 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
             let (_, l, c) = timed(&rt, o);
             if let (Some(r), Some(dir)) = (&recorder, &o.report) {
                 drop(sampling);
-                r.sample_now(rt.runtime());
                 r.snapshot_spaces(rt.runtime(), "at the end (binary-trees loads no classes)");
-                rt.runtime().flush_log();
-                write_report(&r.data(), dir)?;
+                r.finish(rt.runtime(), dir)?;
             }
             let mut gc = figures_json(&rt.figures());
             drop(rt);

@@ -17,7 +17,6 @@ mod workload;
 
 use hotmem::objects::SimpleObjects;
 use hotmem::{ArenaKind, NumaConfig, Runtime};
-use hotmem_examples::report::write_report;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -207,9 +206,7 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     if let (Some(r), Some(dir)) = (&recorder, &args.report) {
         drop(sampling);
-        r.sample_now(&rt);
-        rt.flush_log();
-        let page = write_report(&r.data(), dir)?;
+        let page = r.finish(&rt, dir)?;
         println!("report: {}", page.display());
     }
     drop((alive_loaders, boot));

@@ -20,7 +20,6 @@ use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
-use hotmem_examples::report::write_report;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -204,9 +203,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
     let gc = rt.gc_totals();
     if let (Some(r), Some(dir)) = (&recorder, &args.report) {
         drop(sampling);
-        r.sample_now(&rt);
-        rt.flush_log();
-        let page = write_report(&r.data(), dir)?;
+        let page = r.finish(&rt, dir)?;
         println!("report: {}", page.display());
     }
 

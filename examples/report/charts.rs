@@ -62,6 +62,39 @@ fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("drawing failed: {e:?}")
 }
 
+/// The frame every x/y chart of the page shares: white ground, caption,
+/// margins, label areas, a light mesh with the axis descriptions.
+fn framed<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    (x_desc, x): (&str, std::ops::Range<f64>),
+    (y_desc, y): (&str, std::ops::Range<f64>),
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    String,
+> {
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, y)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
 /// Lines (or, with `area`, areas stacked in order) of `series` over x.
 pub(crate) fn lines(
     title: &str,
@@ -103,21 +136,7 @@ pub(crate) fn lines(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..y1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(err)?;
+        let mut chart = framed(&root, title, (x_desc, x0..x1), (y_desc, 0.0..y1))?;
         // Stacked areas are drawn top first so lower ones stay visible.
         let order: Vec<usize> = if stacked_area {
             (0..drawn.len()).rev().collect()
@@ -191,21 +210,7 @@ pub(crate) fn stacked_bars(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(x0..x1, 0.0..y1)
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .light_line_style(RGBColor(235, 235, 235))
-            .draw()
-            .map_err(err)?;
+        let mut chart = framed(&root, title, (x_desc, x0..x1), (y_desc, 0.0..y1))?;
         for (k, name) in names.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
             let rects = bars.iter().map(move |(x, parts)| {

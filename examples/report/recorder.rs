@@ -116,6 +116,22 @@ impl Recorder {
     pub fn data(&self) -> RunData {
         self.lock().clone()
     }
+
+    /// Ends the recording of `rt`'s run: one last sample, the log flushed
+    /// (so every collection's records are in), and the page written to
+    /// `dir` ([`super::write_report`]). Stop the sampling thread first.
+    ///
+    /// # Errors
+    /// As [`super::write_report`].
+    pub fn finish(
+        &self,
+        rt: &Runtime,
+        dir: &std::path::Path,
+    ) -> Result<std::path::PathBuf, String> {
+        self.sample_now(rt);
+        rt.flush_log();
+        super::write_report(&self.data(), dir)
+    }
 }
 
 fn take_sample(rt: &Runtime) -> Sample {
