@@ -36,8 +36,10 @@ pub enum InvalidDescription {
     /// hwloc accepted it but could not build a topology from it.
     Unbuildable,
     /// It describes more than [`MAX_SYNTHETIC_PUS`](crate::MAX_SYNTHETIC_PUS)
-    /// processing units (checked before hwloc builds anything, so that a
-    /// description cannot make it allocate without bound).
+    /// processing units, or gives one level more than
+    /// [`MAX_SYNTHETIC_ARITY`](crate::MAX_SYNTHETIC_ARITY) children per
+    /// object (checked before hwloc builds anything, so that a description
+    /// can make it neither allocate nor compute without bound).
     TooLarge,
 }
 
@@ -55,7 +57,9 @@ impl fmt::Display for TopologyError {
                     InvalidDescription::ContainsNul => "contains a NUL character",
                     InvalidDescription::Rejected => "rejected by hwloc's parser",
                     InvalidDescription::Unbuildable => "accepted but not buildable",
-                    InvalidDescription::TooLarge => "describes too many processing units",
+                    InvalidDescription::TooLarge => {
+                        "too many processing units, or too many children per object"
+                    }
                 };
                 write!(f, "invalid synthetic topology {description:?}: {why}")
             }

@@ -91,4 +91,4 @@ pub use pool::{
     PhaseOutcome, PhasePanicked, PhaseWork, PoolConfig, PoolError, WorkerContext, WorkerPool,
 };
 pub use stats::{NodePhaseStats, PhaseStats, WorkerPhaseStats};
-pub use topology::{MAX_SYNTHETIC_PUS, Topology, TopologySource};
+pub use topology::{MAX_SYNTHETIC_ARITY, MAX_SYNTHETIC_PUS, Topology, TopologySource};

@@ -67,7 +67,8 @@ impl Topology {
             description: description.to_owned(),
             reason,
         };
-        if described_leaves(description) > MAX_SYNTHETIC_PUS {
+        let size = described_size(description);
+        if size.leaves > MAX_SYNTHETIC_PUS || size.widest_arity > MAX_SYNTHETIC_ARITY {
             return Err(invalid(InvalidDescription::TooLarge));
         }
         let builder = hwlocality::Topology::builder()
@@ -222,14 +223,31 @@ impl Topology {
     }
 }
 
-/// The most processing units a synthetic description may describe: far
-/// above any real machine, far below what would exhaust memory.
-pub const MAX_SYNTHETIC_PUS: u64 = 1 << 16;
+/// The most processing units a synthetic description may describe: as many
+/// as the largest machines hwloc is commonly run on, and small enough that
+/// hwloc builds the topology in well under a second.
+pub const MAX_SYNTHETIC_PUS: u64 = 1 << 12;
 
-/// The product of the arities (`type:N` or bare `N`) of a synthetic description, outside
-/// parenthesised attributes: the number of leaves it describes. Tokens
-/// without an arity count as 1 (hwloc's parser judges them).
-fn described_leaves(description: &str) -> u64 {
+/// The most children one level of a synthetic description may give each
+/// object (`core:256`). hwloc inserts each object by comparing it with its
+/// siblings' cpusets, so building one level costs about
+/// objects x arity x (PUs / 64) word operations: a flat `"4096"` takes
+/// seconds where `"16 256"`, the same PUs, takes a tenth of one.
+pub const MAX_SYNTHETIC_ARITY: u64 = 256;
+
+/// How big a synthetic description is, read before hwloc builds anything.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct DescribedSize {
+    /// The product of the arities: the number of leaves.
+    leaves: u64,
+    /// The largest single arity.
+    widest_arity: u64,
+}
+
+/// The arities (`type:N` or bare `N`) of a synthetic description, outside
+/// parenthesised attributes. Tokens without an arity count as 1 (hwloc's
+/// parser judges them); an arity too long to parse counts as `u64::MAX`.
+fn described_size(description: &str) -> DescribedSize {
     let mut depth = 0u32;
     let mut outside = String::with_capacity(description.len());
     for ch in description.chars() {
@@ -253,7 +271,16 @@ fn described_leaves(description: &str) -> u64 {
             let digits: String = arity.chars().take_while(char::is_ascii_digit).collect();
             Some(digits.parse::<u64>().unwrap_or(u64::MAX))
         })
-        .fold(1u64, u64::saturating_mul)
+        .fold(
+            DescribedSize {
+                leaves: 1,
+                widest_arity: 1,
+            },
+            |size, arity| DescribedSize {
+                leaves: size.leaves.saturating_mul(arity),
+                widest_arity: size.widest_arity.max(arity),
+            },
+        )
 }
 
 /// The CPU the calling thread runs on (`getcpu`, through the vDSO).
@@ -303,7 +330,16 @@ mod tests {
     fn bare_arities_count_toward_the_size_limit() {
         // Found by the fuzzer: hwloc reads bare numbers as arities, and a
         // five-byte "99999" built 99999 PUs (minutes of work) past the limit.
-        for d in ["99999", "300 300", "pack:2 99999"] {
+        // Then "22221", under the old limit of 65536 PUs, took hwloc over a
+        // minute: one level of 22221 siblings.
+        for d in [
+            "99999",
+            "300 300",
+            "pack:2 99999",
+            "22221",
+            "4096",
+            "pack:2 pu:257",
+        ] {
             assert!(
                 matches!(
                     Topology::synthetic(d),
@@ -315,7 +351,16 @@ mod tests {
                 "{d}"
             );
         }
-        assert_eq!(super::described_leaves("2 4 pu:2"), 16);
+        assert_eq!(
+            super::described_size("2 4 pu:2 core:3(memory=5000)"),
+            super::DescribedSize {
+                leaves: 48,
+                widest_arity: 4
+            }
+        );
+        // At both limits at once, still accepted.
+        let t = Topology::synthetic("pack:16 pu:256").unwrap();
+        assert_eq!(t.cpu_count(), 4096);
     }
 
     #[test]
@@ -376,13 +421,11 @@ mod tests {
 
     #[test]
     fn leaves_are_counted_outside_attributes() {
-        assert_eq!(described_leaves("pack:2 numa:1 core:4 pu:1"), 8);
-        assert_eq!(described_leaves("numa:4(memory=1GB) core:2 pu:2"), 16);
-        assert_eq!(
-            described_leaves("pack:2 [numa(memory=2GB)] core:3 pu:2"),
-            12
-        );
-        assert_eq!(described_leaves("gibberish"), 1);
+        let leaves = |d| described_size(d).leaves;
+        assert_eq!(leaves("pack:2 numa:1 core:4 pu:1"), 8);
+        assert_eq!(leaves("numa:4(memory=1GB) core:2 pu:2"), 16);
+        assert_eq!(leaves("pack:2 [numa(memory=2GB)] core:3 pu:2"), 12);
+        assert_eq!(leaves("gibberish"), 1);
     }
 
     #[test]
