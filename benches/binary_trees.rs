@@ -41,11 +41,16 @@ fn binary_trees(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("arena", DEPTH), |b| {
         b.iter(|| assert_eq!(program(&ArenaTrees), expected))
     });
-    let runtime =
-        RuntimeTrees::new(HEAP, hotmem::log::LogConfig::new()).expect("the runtime builds");
-    group.bench_function(BenchmarkId::new("runtime", DEPTH), |b| {
-        b.iter(|| assert_eq!(program(&runtime), expected))
-    });
+    for (name, generations) in [
+        ("runtime", hotmem::Generations::YoungAndOld),
+        ("runtime_single", hotmem::Generations::Single),
+    ] {
+        let runtime = RuntimeTrees::new(HEAP, hotmem::log::LogConfig::new(), generations)
+            .expect("the runtime builds");
+        group.bench_function(BenchmarkId::new(name, DEPTH), |b| {
+            b.iter(|| assert_eq!(program(&runtime), expected))
+        });
+    }
     group.finish();
 }
 

@@ -23,7 +23,14 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
 //!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1] \
-//!     [--report DIR]
+//!     [--generations young|single] [--report DIR]
+//! ```
+//!
+//! `--generations young` (the default) runs the runtime with young
+//! collections ([`hotmem::Generations::YoungAndOld`]); `single` with full
+//! collections only.
+//!
+//! ```text
 //! ```
 
 #[path = "trees.rs"]
@@ -38,7 +45,8 @@ use trees::{ArenaTrees, BoxTrees, Trees};
 use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
-                     [--variant all|box|arena|runtime] [--runs N] [--report DIR]";
+                     [--variant all|box|arena|runtime] [--runs N] \
+                     [--generations young|single] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
@@ -78,6 +86,8 @@ struct Options {
     threads: usize,
     variants: Vec<Variant>,
     runs: usize,
+    /// The runtime variant's generations.
+    generations: hotmem::Generations,
     /// Run one variant once and print its result as a `RESULT {json}` line.
     child: bool,
     /// `--report DIR`: the runtime variant writes its page of charts there
@@ -93,6 +103,7 @@ fn parse() -> Result<Options, String> {
         threads: 1,
         variants: Variant::ALL.to_vec(),
         runs: 1,
+        generations: hotmem::Generations::YoungAndOld,
         child: false,
         report: None,
     };
@@ -106,6 +117,15 @@ fn parse() -> Result<Options, String> {
             "--variant" => o.variants = Variant::parse(&value()?)?,
             "--runs" => o.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
             "--child" => o.child = true,
+            "--generations" => {
+                o.generations = match value()?.as_str() {
+                    "young" => hotmem::Generations::YoungAndOld,
+                    "single" => hotmem::Generations::Single,
+                    other => {
+                        return Err(format!("--generations {other}: expected young or single"));
+                    }
+                }
+            }
             "--report" => o.report = Some(value()?.into()),
             "--help" | "-h" => return Err(USAGE.into()),
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
@@ -214,7 +234,8 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 )
             })?;
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20, log).map_err(|e| e.to_string())?;
+            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations)
+                .map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
             let sampling = match &recorder {
                 Some(r) => Some(
@@ -253,6 +274,13 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
         .args(["--depth", &o.depth.to_string()])
         .args(["--heap", &o.heap_mib.to_string()])
         .args(["--threads", &o.threads.to_string()])
+        .args([
+            "--generations",
+            match o.generations {
+                hotmem::Generations::Single => "single",
+                _ => "young",
+            },
+        ])
         .args(match (&o.report, variant) {
             (Some(dir), Variant::Runtime) => vec!["--report".into(), dir.clone()],
             _ => vec![],
@@ -456,6 +484,7 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "heap_bytes": f.heap_bytes,
         "gc_workers": f.gc_workers,
         "collections": f.collections,
+        "young_collections": f.young_collections,
         "allocation_failures": f.allocation_failures,
         "pause_p50_ns": f.pause_p50_ns,
         "pause_p99_ns": f.pause_p99_ns,
@@ -484,7 +513,7 @@ fn describe(gc: &Value) -> String {
     let mark_ms = ms(n("mark_ns"));
     let rate = gc["marking_rate"].as_f64().unwrap_or(0.0);
     format!(
-        "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} on allocation failure)\n  \
+        "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} young, {} on allocation failure)\n  \
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
          {} objects / {:.1} MiB relocated, {} pages freed\n  \
@@ -493,6 +522,7 @@ fn describe(gc: &Value) -> String {
         n("gc_workers"),
         ms(n("build_ns")),
         n("collections"),
+        n("young_collections"),
         n("allocation_failures"),
         us("pause_p50_ns"),
         us("pause_p99_ns"),

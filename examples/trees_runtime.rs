@@ -112,6 +112,13 @@ impl Binding for Nodes {
         visitor.visit_slot(field(obj, 1));
     }
 
+    fn slot_at(&self, addr: hotmem::Address) -> Option<SimpleSlot> {
+        // SAFETY: the runtime passes an aligned word inside the used part of
+        // a heap page that stays allocated for the collection, with every
+        // mutator stopped (`Binding::slot_at`).
+        Some(unsafe { SimpleSlot::new(addr) })
+    }
+
     fn scan_mutator_roots<V: SlotVisitor<SimpleSlot>>(&self, mutator: MutatorId, visitor: &mut V) {
         let stack = self
             .stacks
@@ -161,6 +168,7 @@ pub(crate) struct RuntimeFigures {
     pub(crate) heap_bytes: usize,
     pub(crate) gc_workers: usize,
     pub(crate) collections: u64,
+    pub(crate) young_collections: u64,
     pub(crate) allocation_failures: u64,
     pub(crate) pause_p50_ns: u64,
     pub(crate) pause_p99_ns: u64,
@@ -186,11 +194,13 @@ impl RuntimeTrees {
     pub(crate) fn new(
         heap: usize,
         log: hotmem::log::LogConfig,
+        generations: hotmem::Generations,
     ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
         let runtime = Runtime::builder()
             .heap_max(heap)
             .log(log)
+            .generations(generations)
             .binding(nodes.clone())
             .build()?;
         Ok(RuntimeTrees { runtime, nodes })
@@ -209,6 +219,7 @@ impl RuntimeTrees {
             heap_bytes: self.runtime.config().heap_max(),
             gc_workers: self.runtime.gc_workers(),
             collections: t.cycles,
+            young_collections: t.young_collections,
             allocation_failures: t.allocation_failures,
             pause_p50_ns: sp.total.p50,
             pause_p99_ns: sp.total.p99,

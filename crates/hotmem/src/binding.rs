@@ -281,6 +281,22 @@ pub trait Binding: Send + Sync + 'static {
     fn scan_mutator_roots<V: SlotVisitor<Self::Slot>>(&self, mutator: MutatorId, visitor: &mut V) {
         let _ = (mutator, visitor);
     }
+
+    /// The slot whose [`Slot::address`] is `addr`: a slot a mutator stored
+    /// into through [`Mutator::store_ref`](crate::Mutator::store_ref).
+    /// Young collections ([`Generations::YoungAndOld`](crate::Generations))
+    /// need it: they mark from, and update, the slots of old objects that
+    /// the store barrier remembered, and the barrier keeps only addresses.
+    ///
+    /// Called at a safepoint, from the collecting thread, only with an
+    /// 8-aligned address whose word lies inside the used part of an old
+    /// heap page that stays allocated for the whole collection, and that no
+    /// mutator writes meanwhile. Default: `None`: the runtime cannot rebuild
+    /// the binding's slots, and runs full collections only.
+    fn slot_at(&self, addr: Address) -> Option<Self::Slot> {
+        let _ = addr;
+        None
+    }
 }
 
 #[cfg(test)]

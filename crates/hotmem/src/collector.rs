@@ -15,6 +15,7 @@ use crate::GcError;
 use crate::binding::{Binding, ObjectReference, Slot};
 use crate::forwarding::Forwarding;
 use crate::gc::{CollectStats, GcCause, UpdateScope, call_model, free_pages, promoted};
+use crate::generations::CollectionKind;
 use crate::heapmap::HeapMap;
 use crate::mark::Marker;
 use crate::reentry;
@@ -40,6 +41,17 @@ use std::time::{Duration, Instant};
 /// binding.
 const CHECK_EVERY_LIVE_MAP: bool = cfg!(debug_assertions);
 
+/// Whether a collection overwrites the dead objects of the young pages that
+/// stay (promoted where they are) with [`ZAP`]. Nothing may read them: a
+/// binding that did not report a slot, or an embedder that stored a
+/// reference into an old object without the store barrier, then reads the
+/// pattern instead of an object that looks intact until its page is reused.
+/// Debug builds only (a write of every dead byte of those pages).
+const ZAP_DEAD_YOUNG: bool = cfg!(debug_assertions);
+
+/// The word dead objects are overwritten with.
+const ZAP: u64 = 0xdead_beef_dead_beef;
+
 /// One collection, whatever the binding.
 pub(crate) trait Collect: Send + Sync {
     /// Runs one collection. The caller holds the GC lock and the safepoint.
@@ -48,6 +60,7 @@ pub(crate) trait Collect: Send + Sync {
         inner: &Inner,
         workers: &mut GcWorkers,
         cause: GcCause,
+        kind: CollectionKind,
         cycle: u64,
         time_to_safepoint: Duration,
     ) -> Result<CollectStats, GcError>;
@@ -70,6 +83,7 @@ impl<B: Binding> Collect for Collector<B> {
         inner: &Inner,
         workers: &mut GcWorkers,
         cause: GcCause,
+        kind: CollectionKind,
         cycle: u64,
         time_to_safepoint: Duration,
     ) -> Result<CollectStats, GcError> {
@@ -78,6 +92,7 @@ impl<B: Binding> Collect for Collector<B> {
             inner,
             workers,
             cause,
+            kind,
             cycle,
             time_to_safepoint,
         )
@@ -123,10 +138,20 @@ fn collect<B: Binding>(
     inner: &Inner,
     workers: &mut GcWorkers,
     cause: GcCause,
+    kind: CollectionKind,
     cycle: u64,
     time_to_safepoint: Duration,
 ) -> Result<CollectStats, GcError> {
     let started = Instant::now();
+    let mut kind = kind;
+    // The slots the store barrier remembered since the last collection:
+    // taken by every collection of a generational runtime (each one ends
+    // with no young page left), used by a young one.
+    let remembered_addresses = inner
+        .generations
+        .as_ref()
+        .map(|g| g.take_remembered())
+        .unwrap_or_default();
     let used_before = inner.heap.usage().used;
     // SAFETY: `retire_pages` needs nobody allocating in either allocator:
     // every mutator is stopped at the safepoint or in native code, where it
@@ -149,7 +174,21 @@ fn collect<B: Binding>(
         reserved.start().get(),
         reserved.len(),
         inner.heap.pages(),
+        inner.generations.as_ref().map(|g| &g.old),
     );
+    let barrier_slots = match kind {
+        CollectionKind::Young => {
+            let slots = rebuild_slots(binding, &map, &remembered_addresses)?;
+            if slots.is_none() {
+                // The binding cannot rebuild its slots: mark everything.
+                kind = CollectionKind::Full;
+            }
+            slots.unwrap_or_default()
+        }
+        CollectionKind::Full => Vec::new(),
+    };
+    drop(remembered_addresses);
+    let young_only = kind == CollectionKind::Young;
     let page_count = map.pages.len();
     let worker_count = workers.count().max(1);
     let partitions = &inner.partitions;
@@ -157,8 +196,13 @@ fn collect<B: Binding>(
 
     // Mark: roots on this thread, then the trace on the workers.
     let mark_start = Instant::now();
-    let marker = Marker::new(binding, &map, worker_count);
+    let marker = Marker::new(binding, &map, worker_count, young_only);
     mark_roots(binding, inner, &marker, &map)?;
+    for slot in &barrier_slots {
+        if let Some(r) = slot.load() {
+            marker.mark_root(r, Some(slot.address()))?;
+        }
+    }
     let items: Vec<(NodeId, usize)> = (0..worker_count).map(|i| (node_of(i), i)).collect();
     workers.run(items, |i| {
         let _inside = reentry::enter(inner);
@@ -183,6 +227,10 @@ fn collect<B: Binding>(
     // object instead of the remembered slots).
     let mut groups: [(usize, Vec<Candidate>); 4] = Default::default();
     for (pi, p) in map.pages.iter().enumerate() {
+        if young_only && !p.young {
+            // Not marked: its objects are taken as live, it stays.
+            continue;
+        }
         let bytes = p.live.live_bytes();
         live_bytes += bytes as u64;
         if p.live.live_objects() == 0 {
@@ -269,7 +317,8 @@ fn collect<B: Binding>(
         UpdateScope::Nothing
     } else if only_young {
         UpdateScope::Remembered {
-            slots: remembered.iter().map(|v| v.len() as u64).sum(),
+            slots: remembered.iter().map(|v| v.len() as u64).sum::<u64>()
+                + barrier_slots.len() as u64,
         }
     } else {
         UpdateScope::AllLiveObjects
@@ -282,6 +331,7 @@ fn collect<B: Binding>(
             .map(|pi| (map.pages[pi].page.node(), UpdateItem::Page(pi)));
         let slots = remembered
             .into_iter()
+            .chain(std::iter::once(barrier_slots))
             .filter(|v| !v.is_empty())
             .enumerate()
             .map(|(i, v)| (node_of(i), UpdateItem::Slots(v)));
@@ -315,6 +365,13 @@ fn collect<B: Binding>(
         // all; the next collection frees them once nothing does.
         return Err(e);
     }
+    if ZAP_DEAD_YOUNG {
+        for (pi, p) in map.pages.iter().enumerate() {
+            if p.young && !evacuated[pi] && p.live.live_objects() > 0 {
+                zap_dead(&map, pi);
+            }
+        }
+    }
     let to_free: Vec<PageRef> = map
         .pages
         .iter()
@@ -337,6 +394,7 @@ fn collect<B: Binding>(
     Ok(CollectStats {
         cycle,
         cause,
+        kind,
         live_objects: objects_marked,
         live_bytes,
         pages: page_count,
@@ -357,6 +415,30 @@ fn collect<B: Binding>(
         update_scope,
         relocation,
     })
+}
+
+/// The binding's slots at the addresses the store barrier remembered, those
+/// that lie in the used part of an old page (the others cannot hold an old
+/// object's reference to a young one). `None` if the binding cannot
+/// rebuild slots ([`Binding::slot_at`]).
+fn rebuild_slots<B: Binding>(
+    binding: &B,
+    map: &HeapMap,
+    addresses: &[usize],
+) -> Result<Option<Vec<B::Slot>>, GcError> {
+    let mut slots = Vec::with_capacity(addresses.len());
+    for &a in addresses {
+        let Some(pi) = map.page_of(a) else { continue };
+        let p = &map.pages[pi];
+        if p.young || a % 8 != 0 || a < p.start || a.saturating_add(8) > p.top {
+            continue;
+        }
+        match call_model(|| binding.slot_at(Address::new(a)))? {
+            Some(slot) => slots.push(slot),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(slots))
 }
 
 /// Marks from every root: the binding's global and mutator roots, the
@@ -468,6 +550,37 @@ fn relocate(inner: &Inner, map: &HeapMap, fwd: &[Option<Forwarding>], pi: usize)
         });
     }
     out
+}
+
+/// Overwrites everything below page `pi`'s top that no marked object covers
+/// with [`ZAP`] (nothing, if its live map has overlapping objects).
+fn zap_dead(map: &HeapMap, pi: usize) {
+    let p = &map.pages[pi];
+    let mut dead = Vec::new();
+    let mut next = p.start;
+    let walk = p.live.for_each_object(|s, e| {
+        let at = map.address(pi, s);
+        if at > next {
+            dead.push((next, at));
+        }
+        next = map.address(pi, e) + 8;
+    });
+    if walk.is_err() {
+        return;
+    }
+    if p.top > next {
+        dead.push((next, p.top));
+    }
+    for (from, to) in dead {
+        let words = (to - from) / 8;
+        // SAFETY: `from..to` lies below the page's top, in a page that stays
+        // allocated, and holds no marked object: nothing reachable is there
+        // (marking found every object reachable from the roots, and in a
+        // young collection from the remembered slots). The mutators are
+        // stopped and the workers done. Both ends are word-aligned (object
+        // boundaries, the page start and the top).
+        unsafe { std::slice::from_raw_parts_mut(from as *mut u64, words).fill(ZAP) };
+    }
 }
 
 /// Updates every slot of every live object of page `pi` (at its new address

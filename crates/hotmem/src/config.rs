@@ -2,7 +2,7 @@
 
 use crate::collector::{Collect, Collector};
 use crate::log::LogConfig;
-use crate::{Binding, BuildError, Runtime, Tlabs};
+use crate::{Binding, BuildError, Generations, Runtime, Tlabs};
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -42,6 +42,7 @@ pub struct RuntimeConfig {
     pub(crate) uncommit_delay: Duration,
     pub(crate) log: LogConfig,
     pub(crate) tlabs: Tlabs,
+    pub(crate) generations: Generations,
     /// The collector monomorphized for the binding, type-erased: one
     /// virtual call per collection, none per object.
     pub(crate) collector: Option<Arc<dyn Collect>>,
@@ -63,6 +64,7 @@ impl fmt::Debug for RuntimeConfig {
             .field("uncommit_delay", &self.uncommit_delay)
             .field("log", &self.log)
             .field("tlabs", &self.tlabs)
+            .field("generations", &self.generations)
             .field("binding", &self.collector.is_some())
             .finish()
     }
@@ -87,6 +89,11 @@ impl RuntimeConfig {
     /// How mutators allocate small young objects.
     pub fn tlabs(&self) -> Tlabs {
         self.tlabs
+    }
+
+    /// Whether collections split young and old objects.
+    pub fn generations(&self) -> Generations {
+        self.generations
     }
 }
 
@@ -114,6 +121,7 @@ impl Default for RuntimeBuilder {
                 uncommit_delay: Duration::from_secs(300),
                 log: LogConfig::new(),
                 tlabs: Tlabs::DEFAULT,
+                generations: Generations::Single,
                 collector: None,
             },
         }
@@ -206,6 +214,14 @@ impl RuntimeBuilder {
     /// (default: [`Tlabs::DEFAULT`], 64 KiB).
     pub fn tlabs(mut self, tlabs: Tlabs) -> Self {
         self.config.tlabs = tlabs;
+        self
+    }
+
+    /// Whether collections split young and old objects (default:
+    /// [`Generations::Single`]). See [`Generations::YoungAndOld`] for what
+    /// it asks of the embedder.
+    pub fn generations(mut self, generations: Generations) -> Self {
+        self.config.generations = generations;
         self
     }
 

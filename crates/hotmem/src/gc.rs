@@ -1,6 +1,7 @@
 //! What collections report, and helpers the collector shares.
 
 use crate::GcError;
+use crate::generations::CollectionKind;
 use crate::runtime::Inner;
 use crate::workers::PhaseSummary;
 use hotmem_page::{Age, PageRef};
@@ -41,7 +42,10 @@ pub struct CollectStats {
     pub cycle: u64,
     /// Why it ran.
     pub cause: GcCause,
-    /// Live objects: those marking reached.
+    /// Young (only young objects marked) or full.
+    pub kind: CollectionKind,
+    /// Live objects: those marking reached (in a young collection, the
+    /// young ones).
     pub live_objects: u64,
     /// Their bytes.
     pub live_bytes: u64,
@@ -101,6 +105,8 @@ pub struct GcTotals {
     pub cycles: u64,
     /// Of which caused by allocation failure.
     pub allocation_failures: u64,
+    /// Of which young collections ([`CollectionKind::Young`]).
+    pub young_collections: u64,
     /// Objects copied.
     pub objects_relocated: u64,
     /// Bytes copied.
@@ -144,6 +150,9 @@ impl GcTotals {
         self.cycles += 1;
         if s.cause == GcCause::AllocationFailure {
             self.allocation_failures += 1;
+        }
+        if s.kind == CollectionKind::Young {
+            self.young_collections += 1;
         }
         self.objects_relocated += s.objects_relocated;
         self.bytes_relocated += s.bytes_relocated;

@@ -2,6 +2,7 @@
 //! each, and the lookup from a reference to its page and word.
 
 use crate::binding::ObjectReference;
+use crate::generations::OldTable;
 use crate::livemap::LiveMap;
 use crate::sidetable::SideTable;
 use hotmem_os::Memory;
@@ -47,7 +48,8 @@ pub(crate) struct PageGc {
     /// The page's bump pointer at the safepoint: objects lie below it.
     pub(crate) top: usize,
     pub(crate) large: bool,
-    /// A page of new objects (age eden, not large): marking remembers the
+    /// A page of new objects (age eden, not large, not promoted where it
+    /// was by a generational collection): marking remembers the
     /// slots that refer into it, so that when only such pages are
     /// evacuated, the update visits those slots instead of every object.
     pub(crate) young: bool,
@@ -73,7 +75,15 @@ pub(crate) struct HeapMap {
 
 impl HeapMap {
     /// The map of `pages` in the heap reservation `base..base+len`.
-    pub(crate) fn new(memory: &Memory, base: usize, len: usize, pages: Vec<PageRef>) -> HeapMap {
+    /// `old`: the generational runtime's table of old pages (a page of age
+    /// eden that a collection promoted where it was is old).
+    pub(crate) fn new(
+        memory: &Memory,
+        base: usize,
+        len: usize,
+        pages: Vec<PageRef>,
+        old: Option<&OldTable>,
+    ) -> HeapMap {
         // The largest power of two that divides every page's offset and size
         // (at most a granule): no two pages share an entry.
         let mut unit = hotmem_page::GRANULE_SIZE;
@@ -105,7 +115,8 @@ impl HeapMap {
                 let start = page.range().start().get();
                 let top = page.top().get();
                 let large = page.page_type() == PageType::Large;
-                let young = !large && page.age() == Age::EDEN;
+                let young =
+                    !large && page.age() == Age::EDEN && !old.is_some_and(|t| t.is_old(start));
                 let live = LiveMap::new(&mut bitmaps, heap_words(&page));
                 PageGc {
                     start,

@@ -40,6 +40,10 @@ pub(crate) struct Marker<'a, B: Binding> {
     marked: AtomicU64,
     /// Per worker: the slots of marked objects that refer into young pages.
     remembered: Mutex<Vec<Vec<B::Slot>>>,
+    /// A young collection: references to objects outside young pages are
+    /// checked but neither marked nor followed (those objects are taken as
+    /// live).
+    young_only: bool,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -51,7 +55,7 @@ struct PageTally {
 }
 
 impl<'a, B: Binding> Marker<'a, B> {
-    pub(crate) fn new(binding: &'a B, map: &'a HeapMap, workers: usize) -> Self {
+    pub(crate) fn new(binding: &'a B, map: &'a HeapMap, workers: usize, young_only: bool) -> Self {
         let deques: Vec<Worker<ObjectReference>> =
             (0..workers).map(|_| Worker::new_lifo()).collect();
         Marker {
@@ -65,6 +69,7 @@ impl<'a, B: Binding> Marker<'a, B> {
             error: Mutex::new(None),
             marked: AtomicU64::new(0),
             remembered: Mutex::new(Vec::new()),
+            young_only,
         }
     }
 
@@ -94,6 +99,9 @@ impl<'a, B: Binding> Marker<'a, B> {
                 holder: None,
                 reason,
             })?;
+        if self.young_only && !self.map.pages[pi].young {
+            return Ok(());
+        }
         if self.map.pages[pi].live.mark(wi) {
             self.injector.push(r);
         }
@@ -287,6 +295,8 @@ impl<'a, B: Binding> Marker<'a, B> {
                     let target = &map.pages[tpi];
                     if target.young {
                         remembered.push(slot);
+                    } else if self.young_only {
+                        return;
                     }
                     if target.live.mark(twi) {
                         if let Some(previous) = next.replace(t) {

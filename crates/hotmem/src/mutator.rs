@@ -2,6 +2,7 @@
 
 use crate::binding::{ObjectReference, Slot};
 use crate::gc::{CollectStats, GcCause};
+use crate::generations::{CollectionKind, GenerationalState, SlotBuffer};
 use crate::handles::{Handle, HandleTable, PinGuard};
 use crate::stacks::ThreadStack;
 use crate::tlab::Tlab;
@@ -9,6 +10,7 @@ use crate::{AllocError, GcError, Runtime, reentry};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -32,6 +34,9 @@ pub struct Mutator {
     /// This thread's allocation buffer (the collector empties it at
     /// safepoints).
     tlab: Arc<Tlab>,
+    /// The slots this thread's store barrier remembered (generational
+    /// runtimes only).
+    remembered: Option<Arc<Mutex<SlotBuffer>>>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -48,7 +53,13 @@ impl Mutator {
         let stack = ThreadStack::record_current(&runtime.inner.nmt);
         let handles = runtime.inner.roots.new_table();
         let tlab = runtime.inner.tlabs.register();
+        let remembered = runtime
+            .inner
+            .generations
+            .as_ref()
+            .map(GenerationalState::register);
         Mutator {
+            remembered,
             handles,
             runtime,
             handle,
@@ -136,15 +147,20 @@ impl Mutator {
     /// full.
     #[inline]
     fn alloc_shared(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
-        match self
-            .runtime
-            .inner
-            .mutator_alloc
-            .alloc_object(layout, age, self.partition)
-        {
-            Ok(addr) => Ok(addr),
-            Err(e) => self.alloc_slow(layout, age, e),
+        let result =
+            match self
+                .runtime
+                .inner
+                .mutator_alloc
+                .alloc_object(layout, age, self.partition)
+            {
+                Ok(addr) => Ok(addr),
+                Err(e) => self.alloc_slow(layout, age, e),
+            };
+        if let (Ok(addr), Some(g)) = (&result, &self.runtime.inner.generations) {
+            g.allocated(addr.get(), layout.size(), age);
         }
+        result
     }
 
     #[cold]
@@ -170,7 +186,7 @@ impl Mutator {
             let seen = self.runtime.inner.gc_epoch.load(Ordering::Acquire);
             // Collect, unless another thread finished a collection since our
             // attempt failed. Whatever the outcome, the retry decides.
-            let _ = self.collect_inner(GcCause::AllocationFailure, Some(seen));
+            let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
             match self
                 .runtime
                 .inner
@@ -178,7 +194,14 @@ impl Mutator {
                 .alloc_object(layout, age, self.partition)
             {
                 Ok(addr) => return Ok(addr),
-                Err(e) if e.is_heap_exhausted() => last = e,
+                Err(e) if e.is_heap_exhausted() => {
+                    // A young collection did not make room: mark everything
+                    // next time.
+                    if let Some(g) = &self.runtime.inner.generations {
+                        g.ask_full();
+                    }
+                    last = e;
+                }
                 Err(e) => return Err(AllocError::Heap(e)),
             }
         }
@@ -221,18 +244,28 @@ impl Mutator {
     /// # Errors
     /// [`GcError`]; the heap stays consistent.
     pub fn collect(&mut self) -> Result<CollectStats, GcError> {
-        let stats = self.collect_inner(GcCause::Explicit, None)?;
+        let stats = self.collect_inner(GcCause::Explicit, Some(CollectionKind::Full), None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    /// [`Runtime::collect_young`] from this thread.
+    ///
+    /// # Errors
+    /// As [`Mutator::collect`].
+    pub fn collect_young(&mut self) -> Result<CollectStats, GcError> {
+        let stats = self.collect_inner(GcCause::Explicit, Some(CollectionKind::Young), None)?;
         Ok(stats.expect("an unconditional collection always runs"))
     }
 
     fn collect_inner(
         &mut self,
         cause: GcCause,
+        wanted: Option<CollectionKind>,
         seen: Option<u64>,
     ) -> Result<Option<CollectStats>, GcError> {
         let runtime = self.runtime.clone();
         let mut blocked = self.handle.enter_blocked();
-        runtime.collect_cause(cause, seen, Some(&mut blocked))
+        runtime.collect_cause(cause, wanted, seen, Some(&mut blocked))
     }
 
     /// A root for `obj` that the runtime scans and updates itself (the
@@ -259,14 +292,31 @@ impl Mutator {
         slot.load()
     }
 
-    /// The store barrier: writes a reference field through it. A plain
-    /// store today. Concurrent (SATB) marking attaches here: while marking
-    /// is active, the value being overwritten is pushed to this thread's
+    /// The store barrier: writes a reference field through it.
+    ///
+    /// With [`Generations::YoungAndOld`](crate::Generations::YoungAndOld),
+    /// a store into an old object of a reference to a young one also
+    /// remembers the slot's address, which the next young collection treats
+    /// as a root (and updates when the young object moves). Every store of a
+    /// reference into an object that may be old must come through here; a
+    /// store into an object allocated since the last call that may collect
+    /// (young, unless allocated old or large) need not. With
+    /// [`Generations::Single`](crate::Generations::Single) it is a plain
+    /// store.
+    ///
+    /// Concurrent (SATB) marking attaches here too: while marking is
+    /// active, the value being overwritten is pushed to this thread's
     /// marking buffer first, so the snapshot at the start of marking stays
     /// reachable.
     #[inline]
     pub fn store_ref<S: Slot>(&self, slot: S, value: ObjectReference) {
-        slot.store(value)
+        slot.store(value);
+        if let (Some(g), Some(buffer)) = (&self.runtime.inner.generations, &self.remembered) {
+            let at = slot.address().get();
+            if g.old.is_old(at) && g.old.is_young(value.get()) {
+                GenerationalState::remember(buffer, at);
+            }
+        }
     }
 
     /// This thread's id for handshakes.

@@ -435,6 +435,13 @@ impl Binding for SimpleObjects {
         }
     }
 
+    fn slot_at(&self, addr: Address) -> Option<SimpleSlot> {
+        // SAFETY: the runtime passes only an aligned word inside the used
+        // part of a heap page that stays allocated for the collection, with
+        // every mutator stopped (`Binding::slot_at`).
+        Some(unsafe { SimpleSlot::new(addr) })
+    }
+
     fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, visitor: &mut V) {
         for t in self.tables.lock().iter() {
             let mut slots = t.slots.lock();

@@ -1,10 +1,12 @@
 //! `Runtime`: the parts, built from one configuration and wired together.
 
+use crate::Generations;
 use crate::binding::ObjectReference;
 use crate::config::{NumaConfig, RuntimeBuilder, RuntimeConfig};
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
 use crate::gc::{CollectStats, GcCause, GcTotals};
+use crate::generations::{CollectionKind, GenerationalState};
 use crate::handles::{Handle, RootRegistry};
 use crate::log::{Logger, Parts};
 use crate::safepoints::Safepoints;
@@ -77,6 +79,8 @@ pub(crate) struct Inner {
     /// The GC worker threads' stacks, recorded in NMT while the pool lives.
     worker_stacks: Vec<ThreadStack>,
     pub(crate) log: Logger,
+    /// Young and old objects, when [`Generations::YoungAndOld`].
+    pub(crate) generations: Option<GenerationalState>,
 }
 
 impl Drop for Inner {
@@ -256,7 +260,19 @@ impl Runtime {
             config.tlabs,
             mutator_alloc.page_sizes().small_object_max(),
         ));
+        let generations = (config.generations == Generations::YoungAndOld).then(|| {
+            let reserved = heap.reserved();
+            let sizes = mutator_alloc.page_sizes();
+            GenerationalState::new(
+                reserved.start().get(),
+                reserved.len(),
+                sizes.small_page(),
+                sizes.medium_object_max(),
+                config.heap_max,
+            )
+        });
         let inner = Inner {
+            generations,
             worker_stacks,
             log,
             mutator_alloc,
@@ -352,11 +368,26 @@ impl Runtime {
     /// # Errors
     /// [`GcError`]; the heap stays consistent.
     pub fn collect(&self) -> Result<CollectStats, GcError> {
-        let stats = self.collect_cause(GcCause::Explicit, None, None)?;
+        let stats =
+            self.collect_cause(GcCause::Explicit, Some(CollectionKind::Full), None, None)?;
         Ok(stats.expect("an unconditional collection always runs"))
     }
 
-    /// Runs a collection unless `seen_epoch` is given and a collection has
+    /// Runs a young collection now: with [`Generations::YoungAndOld`] and a
+    /// binding that implements [`Binding::slot_at`](crate::Binding::slot_at),
+    /// only young objects are marked (from the roots and the slots the
+    /// store barrier remembered); otherwise a full collection.
+    ///
+    /// # Errors
+    /// As [`Runtime::collect`].
+    pub fn collect_young(&self) -> Result<CollectStats, GcError> {
+        let stats =
+            self.collect_cause(GcCause::Explicit, Some(CollectionKind::Young), None, None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    /// Runs a collection (of kind `wanted`, or as the generational policy
+    /// says) unless `seen_epoch` is given and a collection has
     /// finished since (then returns `Ok(None)`).
     /// `region`: the calling mutator's safe region, when a mutator collects
     /// (it begins the safepoint through the region, which stays borrowed
@@ -364,6 +395,7 @@ impl Runtime {
     pub(crate) fn collect_cause(
         &self,
         cause: GcCause,
+        wanted: Option<CollectionKind>,
         seen_epoch: Option<u64>,
         region: Option<&mut SafeRegion<'_>>,
     ) -> Result<Option<CollectStats>, GcError> {
@@ -387,13 +419,28 @@ impl Runtime {
         // The previous safepoint's record is complete now that this one began.
         inner.log.safepoints(&inner.safepoints);
         let cycle = inner.gc_record.lock().totals.cycles + 1;
+        // Without generations every collection is full; with them, the
+        // caller's choice or the policy's.
+        let kind = inner
+            .generations
+            .as_ref()
+            .map_or(CollectionKind::Full, |g| {
+                wanted.unwrap_or_else(|| g.next_kind())
+            });
         let result = {
             let _inside = reentry::enter(inner);
             match &inner.config.collector {
-                Some(c) => c.collect(inner, &mut workers, cause, cycle, ttsp),
+                Some(c) => c.collect(inner, &mut workers, cause, kind, cycle, ttsp),
                 None => Err(GcError::NoBinding),
             }
         };
+        if let Some(g) = &inner.generations {
+            match &result {
+                Ok(stats) => g.collected(inner, stats.kind),
+                // The remembered slots were taken; young pages may be left.
+                Err(_) => g.ask_full(),
+            }
+        }
         if let Ok(stats) = &result {
             let now = Instant::now();
             let stats_table = {

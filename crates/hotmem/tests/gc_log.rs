@@ -101,7 +101,10 @@ fn check_message(l: &Line) -> Result<(), String> {
     let m = l.message.as_str();
     match l.tags.as_str() {
         "gc" => {
-            let m = m.strip_prefix("Pause Full (").ok_or("pause")?;
+            let m = m
+                .strip_prefix("Pause Full (")
+                .or_else(|| m.strip_prefix("Pause Young ("))
+                .ok_or("pause")?;
             let (cause, rest) = m.split_once(") ").ok_or("cause")?;
             if !["Explicit", "Allocation Failure"].contains(&cause) {
                 return Err(format!("cause {cause:?}"));

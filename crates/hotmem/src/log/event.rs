@@ -4,6 +4,7 @@
 use super::level::LogLevel;
 use super::tags::TagSet;
 use crate::gc::{GcCause, UpdateScope};
+use crate::generations::CollectionKind;
 use hotmem_page::StatRow;
 use hotmem_safepoint::SafepointRecord;
 use serde::Serialize;
@@ -66,6 +67,8 @@ pub enum LogEvent {
     /// `gc`, info: a collection ended.
     /// `GC(12) Pause Full (Allocation Failure) 160M->58M(256M) 4.784ms`
     Pause {
+        /// Young or full.
+        collection: CollectionKind,
         /// Why it ran.
         cause: GcCause,
         /// Heap bytes in use before.
@@ -192,6 +195,7 @@ impl fmt::Display for LogEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LogEvent::Pause {
+                collection,
                 cause,
                 used_before,
                 used_after,
@@ -203,9 +207,13 @@ impl fmt::Display for LogEvent {
                     GcCause::Explicit => "Explicit",
                     GcCause::AllocationFailure => "Allocation Failure",
                 };
+                let collection = match collection {
+                    CollectionKind::Young => "Young",
+                    CollectionKind::Full => "Full",
+                };
                 write!(
                     f,
-                    "Pause Full ({cause}) {}->{}({}) {}",
+                    "Pause {collection} ({cause}) {}->{}({}) {}",
                     Mib(*used_before),
                     Mib(*used_after),
                     Mib(*capacity),

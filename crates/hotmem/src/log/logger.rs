@@ -203,6 +203,7 @@ impl Logger {
         // Last, as HotSpot ends a collection with its `gc` line.
         if self.enabled(TagSet::Gc, info) {
             let event = LogEvent::Pause {
+                collection: stats.kind,
                 cause: stats.cause,
                 used_before: stats.used_before,
                 used_after: stats.used_after,

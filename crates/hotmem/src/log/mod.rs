@@ -60,7 +60,7 @@
 //! uptime  := digits "." 3 digits                            (seconds since the runtime was built)
 //! tags    := tag { "," tag }
 //! message := pause | phase | update | heap | metaspace | stats | safepoint | unseen
-//! pause   := "Pause Full (" cause ") " M "->" M "(" M ") " ms
+//! pause   := "Pause " ("Young" | "Full") " (" cause ") " M "->" M "(" M ") " ms
 //! cause   := "Explicit" | "Allocation Failure"
 //! phase   := ("Mark" | "Relocate") " " ms " (" n " objects, " n " workers)"
 //! update  := "Update References " ms " (" scope ", " n " workers)"

@@ -1,0 +1,254 @@
+//! Young and old objects: the choice, and what carries it between
+//! collections.
+//!
+//! With [`Generations::YoungAndOld`], most collections are young: they mark
+//! from the roots and from the slots the store barrier remembered, trace
+//! only through young pages (those allocated since the last collection),
+//! and free or evacuate only young pages. Old objects are taken as live
+//! without being visited, which is what makes a young collection cheap when
+//! most of the heap is long-lived. A full collection marks everything; it
+//! runs when asked for, when old objects fill half of the heap, and after a
+//! young collection that did not make room.
+//!
+//! The invariant both kinds end with: no young page is left. A young page
+//! with live objects is either evacuated (its objects copied to old pages)
+//! or promoted where it is. So after every collection the remembered set is
+//! empty, and between collections an old object can refer to a young one
+//! only through a store made since, which the barrier
+//! ([`Mutator::store_ref`](crate::Mutator::store_ref)) records.
+//!
+//! The barrier needs to know, from an address alone, whether it lies in an
+//! old page: [`OldTable`] holds one byte per smallest page size of the heap
+//! reservation, rebuilt at the end of each collection (every page then is
+//! old) and set when a mutator allocates an old or a large object.
+
+use crate::runtime::Inner;
+use hotmem_page::{Age, PageRef};
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// Whether the heap is split into young and old objects.
+///
+/// ```
+/// use hotmem::{Generations, Runtime};
+/// let rt = Runtime::builder()
+///     .heap_max(64 << 20)
+///     .generations(Generations::YoungAndOld)
+///     .build()
+///     .unwrap();
+/// assert_eq!(rt.config().generations(), Generations::YoungAndOld);
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum Generations {
+    /// Every collection marks the whole heap (the default). The store
+    /// barrier records nothing.
+    #[default]
+    Single,
+    /// Young collections, with a full one when old objects fill half of the
+    /// heap. Every store of a reference into an object that may be old must
+    /// go through [`Mutator::store_ref`](crate::Mutator::store_ref), and the
+    /// binding must rebuild slots from their addresses
+    /// ([`Binding::slot_at`](crate::Binding::slot_at)); a binding that
+    /// cannot gets full collections only.
+    YoungAndOld,
+}
+
+/// Which objects a collection marked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum CollectionKind {
+    /// Only young objects, from the roots and the remembered slots.
+    Young,
+    /// Every object reachable from the roots.
+    Full,
+}
+
+/// After a young collection, the next one is full when the heap in use is
+/// at least this share of the maximum (in percent).
+const FULL_WHEN_USED_PERCENT: usize = 50;
+
+/// A remembered-slot buffer compacts (sorts, drops duplicates) when it
+/// grows past this many entries since its last compaction.
+const COMPACT_AFTER: usize = 1 << 16;
+
+/// One byte per page unit of the heap reservation: nonzero where an old
+/// page lies.
+pub(crate) struct OldTable {
+    base: usize,
+    len: usize,
+    shift: u32,
+    old: Box<[AtomicU8]>,
+}
+
+impl OldTable {
+    /// A table for the reservation `base..base+len`, in units of `unit`
+    /// bytes (a power of two that every page's start and size are multiples
+    /// of), with no old page.
+    pub(crate) fn new(base: usize, len: usize, unit: usize) -> OldTable {
+        debug_assert!(unit.is_power_of_two());
+        OldTable {
+            base,
+            len,
+            shift: unit.trailing_zeros(),
+            old: (0..len.div_ceil(unit)).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    /// Whether `addr` lies in an old page.
+    #[inline]
+    pub(crate) fn is_old(&self, addr: usize) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether `addr` lies in the heap, outside every old page.
+    #[inline]
+    pub(crate) fn is_young(&self, addr: usize) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) == 0
+    }
+
+    /// Marks the units that `start..start+len` touches as old.
+    pub(crate) fn mark(&self, start: usize, len: usize) {
+        let off = start.wrapping_sub(self.base);
+        if off >= self.len || len == 0 {
+            return;
+        }
+        let first = off >> self.shift;
+        let last = ((off + len - 1).min(self.len - 1)) >> self.shift;
+        for unit in &self.old[first..=last] {
+            unit.store(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Makes exactly `pages` old.
+    pub(crate) fn rebuild(&self, pages: &[PageRef]) {
+        for unit in self.old.iter() {
+            unit.store(0, Ordering::Relaxed);
+        }
+        for p in pages {
+            self.mark(p.range().start().get(), p.size());
+        }
+    }
+}
+
+/// The slots one mutator's store barrier remembered.
+#[derive(Default)]
+pub(crate) struct SlotBuffer {
+    slots: Vec<usize>,
+    compacted_len: usize,
+}
+
+impl SlotBuffer {
+    #[inline]
+    fn push(&mut self, slot: usize) {
+        if self.slots.last() == Some(&slot) {
+            return;
+        }
+        self.slots.push(slot);
+        if self.slots.len() - self.compacted_len > COMPACT_AFTER {
+            self.slots.sort_unstable();
+            self.slots.dedup();
+            self.compacted_len = self.slots.len();
+        }
+    }
+}
+
+/// The generational state of a runtime that has [`Generations::YoungAndOld`].
+pub(crate) struct GenerationalState {
+    pub(crate) old: OldTable,
+    /// Every mutator's barrier buffer (a detached mutator's stays until the
+    /// next collection takes its slots).
+    buffers: Mutex<Vec<Arc<Mutex<SlotBuffer>>>>,
+    /// The next automatic collection is full.
+    full_next: AtomicBool,
+    medium_object_max: usize,
+    heap_max: usize,
+}
+
+impl GenerationalState {
+    pub(crate) fn new(
+        base: usize,
+        len: usize,
+        unit: usize,
+        medium_object_max: usize,
+        heap_max: usize,
+    ) -> Self {
+        GenerationalState {
+            old: OldTable::new(base, len, unit),
+            buffers: Mutex::new(Vec::new()),
+            full_next: AtomicBool::new(false),
+            medium_object_max,
+            heap_max,
+        }
+    }
+
+    /// A barrier buffer for a new mutator.
+    pub(crate) fn register(&self) -> Arc<Mutex<SlotBuffer>> {
+        let b = Arc::new(Mutex::new(SlotBuffer::default()));
+        self.buffers.lock().push(b.clone());
+        b
+    }
+
+    /// The barrier's slow path: `slot` (in an old page) was given a
+    /// reference to a young object.
+    #[inline(never)]
+    pub(crate) fn remember(buffer: &Mutex<SlotBuffer>, slot: usize) {
+        buffer.lock().push(slot);
+    }
+
+    /// Takes every remembered slot (sorted, without duplicates) and forgets
+    /// the buffers of detached mutators. At a safepoint.
+    pub(crate) fn take_remembered(&self) -> Vec<usize> {
+        let mut all = Vec::new();
+        self.buffers.lock().retain(|buffer| {
+            let mut b = buffer.lock();
+            all.append(&mut b.slots);
+            b.compacted_len = 0;
+            drop(b);
+            Arc::strong_count(buffer) > 1
+        });
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// The kind of the next automatic collection.
+    pub(crate) fn next_kind(&self) -> CollectionKind {
+        if self.full_next.load(Ordering::Relaxed) {
+            CollectionKind::Full
+        } else {
+            CollectionKind::Young
+        }
+    }
+
+    /// Asks for the next automatic collection to be full (a young one did
+    /// not make room, or a collection failed and its remembered slots are
+    /// gone).
+    pub(crate) fn ask_full(&self) {
+        self.full_next.store(true, Ordering::Relaxed);
+    }
+
+    /// After a successful collection of `kind`: every page is old now, and
+    /// the next collection is full if the heap is still half full.
+    pub(crate) fn collected(&self, inner: &Inner, kind: CollectionKind) {
+        self.old.rebuild(&inner.heap.pages());
+        let used = inner.heap.usage().used;
+        let full = kind == CollectionKind::Young
+            && used.saturating_mul(100) >= self.heap_max.saturating_mul(FULL_WHEN_USED_PERCENT);
+        self.full_next.store(full, Ordering::Relaxed);
+    }
+
+    /// A mutator allocated `size` bytes of `age` at `addr`: an object of an
+    /// old age, or a large one, makes its page old (the collector never
+    /// treats such a page as young, so the barrier must not either).
+    #[inline]
+    pub(crate) fn allocated(&self, addr: usize, size: usize, age: Age) {
+        if age != Age::EDEN || size > self.medium_object_max {
+            self.old.mark(addr, size);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! Young collections (`Generations::YoungAndOld`): they mark only young
+//! objects, from the roots and from the slots the store barrier
+//! remembered, and free or move only young pages. What must hold: a young
+//! object that only an old one refers to survives and the old slot is
+//! updated when it moves; young garbage is reclaimed at once, old garbage
+//! by the next full collection; a pinned young object stays where it is;
+//! a binding that cannot rebuild slots gets full collections; the heap
+//! filling with old objects brings a full collection.
+
+use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
+use hotmem::{
+    Binding, CollectionKind, Generations, Mutator, NumaConfig, ObjectReference, Runtime,
+    SimpleSlot, SlotVisitor,
+};
+use std::sync::Arc;
+
+/// Slots of the old holder, each given a young object after it became old.
+const HOLDER_SLOTS: usize = 64;
+
+fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
+    Runtime::builder()
+        .heap_max(64 << 20)
+        .numa(NumaConfig::Off)
+        .gc_workers(2)
+        .generations(generations)
+        .binding(objects.clone())
+        .build()
+        .unwrap()
+}
+
+/// `kib` KiB of garbage, in 8 KiB objects.
+fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
+    for _ in 0..kib / 8 {
+        build::object(me, roots, 0, 1020, ids.next()).unwrap();
+        roots.pop();
+    }
+}
+
+fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {
+    let mut sum = GraphSummary::default();
+    sum.add(
+        holder_id,
+        SimpleObjects::size_for(HOLDER_SLOTS, 0),
+        young_ids,
+    );
+    for &id in young_ids {
+        sum.add(id, SimpleObjects::size_for(0, 3), &[]);
+    }
+    sum
+}
+
+#[test]
+fn young_objects_only_an_old_one_refers_to_survive_and_move() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+
+    // The holder becomes old in the first collection.
+    let holder_id = ids.next();
+    build::object(&mut me, &roots, HOLDER_SLOTS, 0, holder_id).unwrap();
+    assert_eq!(me.collect().unwrap().kind, CollectionKind::Full);
+
+    // Young objects referred to only by the old holder, each between 64 KiB
+    // of garbage: their pages are mostly garbage and get evacuated.
+    let mut young = Vec::new();
+    for i in 0..HOLDER_SLOTS {
+        let id = ids.next();
+        let obj = build::object(&mut me, &roots, 0, 3, id).unwrap();
+        roots.pop();
+        let holder = roots.get(0).unwrap();
+        // SAFETY: the holder is rooted and `obj` fresh; nothing collected
+        // since either was read.
+        unsafe { SimpleObjects::set_slot(&me, holder, i, Some(obj)) };
+        young.push((id, obj));
+        garbage(&mut me, &roots, &mut ids, 64);
+    }
+    let used_before = rt.heap().usage().used;
+    let stats = me.collect_young().unwrap();
+    assert_eq!(stats.kind, CollectionKind::Young);
+    assert_eq!(
+        stats.objects_marked, HOLDER_SLOTS as u64,
+        "a young collection marks the young objects the remembered slots reach, not the old holder: {stats:?}"
+    );
+    assert!(stats.pages_evacuated > 0, "{stats:?}");
+    assert!(stats.used_after < used_before, "{stats:?}");
+    let holder = roots.get(0).unwrap();
+    let mut moved = 0;
+    for (i, &(_, before)) in young.iter().enumerate() {
+        // SAFETY: the holder is live; nothing collects meanwhile.
+        let now: ObjectReference = unsafe { SimpleObjects::slot(holder, i) }.unwrap();
+        moved += usize::from(now != before);
+    }
+    assert!(moved > HOLDER_SLOTS / 2, "{moved} young objects moved");
+    let young_ids: Vec<u64> = young.iter().map(|&(id, _)| id).collect();
+    // SAFETY: the only mutator; not collecting.
+    let found = unsafe { objects.verify() }.unwrap();
+    assert_eq!(found, holder_and_young(holder_id, &young_ids));
+
+    // Everything that survived is old now: the next young collection has
+    // nothing to mark, and the graph is unchanged.
+    let again = me.collect_young().unwrap();
+    assert_eq!(again.objects_marked, 0, "{again:?}");
+    // SAFETY: as above.
+    let found = unsafe { objects.verify() }.unwrap();
+    assert_eq!(found, holder_and_young(holder_id, &young_ids));
+}
+
+#[test]
+fn young_garbage_goes_at_once_old_garbage_at_the_next_full_collection() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+
+    // An old list, then dropped: old garbage.
+    let list = build::list(&mut me, &roots, 20_000, 4, true, &mut ids).unwrap();
+    me.collect().unwrap();
+    let with_list = rt.heap().usage().used;
+    assert!(with_list >= list.bytes, "{with_list} {}", list.bytes);
+    roots.pop();
+
+    // Young garbage, collected young: only the young pages go.
+    garbage(&mut me, &roots, &mut ids, 8 << 10);
+    let young = me.collect_young().unwrap();
+    assert_eq!(young.kind, CollectionKind::Young);
+    assert_eq!(young.objects_marked, 0, "{young:?}");
+    assert_eq!(
+        young.used_after, with_list,
+        "the young garbage went, the old list stayed: {young:?}"
+    );
+
+    let full = me.collect().unwrap();
+    assert_eq!(full.kind, CollectionKind::Full);
+    assert_eq!(full.used_after, 0, "{full:?}");
+}
+
+#[test]
+fn a_pinned_young_object_stays_where_it_is_and_becomes_old() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+
+    let id = ids.next();
+    let obj = build::object(&mut me, &roots, 1, 5, id).unwrap();
+    // A cycle through itself, and garbage around it: its page is sparse.
+    // SAFETY: `obj` is fresh and rooted.
+    unsafe { SimpleObjects::set_slot(&me, obj, 0, Some(obj)) };
+    garbage(&mut me, &roots, &mut ids, 1 << 10);
+    let pin = me.pin(obj);
+    let stats = me.collect_young().unwrap();
+    assert_eq!(stats.kind, CollectionKind::Young);
+    assert_eq!(roots.get(0), Some(obj), "pinned: not moved");
+    assert_eq!(pin.object(), obj);
+    drop(pin);
+    // Old now: a young collection neither marks nor moves it.
+    let stats = me.collect_young().unwrap();
+    assert_eq!(stats.objects_marked, 0, "{stats:?}");
+    assert_eq!(roots.get(0), Some(obj));
+    let mut want = GraphSummary::default();
+    want.add(id, SimpleObjects::size_for(1, 5), &[id]);
+    // SAFETY: the only mutator; not collecting.
+    assert_eq!(unsafe { objects.verify() }.unwrap(), want);
+}
+
+/// [`SimpleObjects`] without [`Binding::slot_at`].
+struct NoSlotAt(Arc<SimpleObjects>);
+
+impl Binding for NoSlotAt {
+    type Slot = SimpleSlot;
+    fn object_size(&self, obj: ObjectReference) -> usize {
+        self.0.object_size(obj)
+    }
+    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, visitor: &mut V) {
+        self.0.scan_object(obj, visitor)
+    }
+    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, visitor: &mut V) {
+        self.0.scan_global_roots(visitor)
+    }
+}
+
+#[test]
+fn a_binding_that_cannot_rebuild_slots_gets_full_collections() {
+    let objects = SimpleObjects::new();
+    let rt = Runtime::builder()
+        .heap_max(64 << 20)
+        .numa(NumaConfig::Off)
+        .gc_workers(1)
+        .generations(Generations::YoungAndOld)
+        .binding(Arc::new(NoSlotAt(objects.clone())))
+        .build()
+        .unwrap();
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+    let holder_id = ids.next();
+    let holder = build::object(&mut me, &roots, 1, 0, holder_id).unwrap();
+    me.collect().unwrap();
+    let holder_now = roots.get(0).unwrap();
+    let _ = holder;
+    let young_id = ids.next();
+    let young = build::object(&mut me, &roots, 0, 3, young_id).unwrap();
+    roots.pop();
+    // SAFETY: the holder is rooted, `young` fresh.
+    unsafe { SimpleObjects::set_slot(&me, holder_now, 0, Some(young)) };
+    let stats = me.collect_young().unwrap();
+    assert_eq!(
+        stats.kind,
+        CollectionKind::Full,
+        "a remembered slot the binding cannot rebuild makes it full"
+    );
+    let mut want = GraphSummary::default();
+    want.add(holder_id, SimpleObjects::size_for(1, 0), &[young_id]);
+    want.add(young_id, SimpleObjects::size_for(0, 3), &[]);
+    // SAFETY: the only mutator; not collecting.
+    assert_eq!(unsafe { objects.verify() }.unwrap(), want);
+}
+
+#[test]
+fn allocation_failures_collect_young_until_old_objects_fill_half_the_heap() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+    // Lists that live a while: each survives a few collections (so it
+    // becomes old) and is then dropped (old garbage that only a full
+    // collection reclaims). Short-lived garbage in between.
+    const KEPT: usize = 20;
+    for _ in 0..KEPT {
+        roots.push(None);
+    }
+    let mut kept: Vec<Option<GraphSummary>> = vec![None; KEPT];
+    for round in 0..200 {
+        let list = build::list(&mut me, &roots, 4_000, 30, false, &mut ids).unwrap();
+        let head = roots.pop();
+        // Replaces the list built KEPT rounds ago.
+        roots.set(round % KEPT, head);
+        kept[round % KEPT] = Some(list);
+        garbage(&mut me, &roots, &mut ids, 256);
+        if round % 20 == 19 {
+            let mut want = GraphSummary::default();
+            for l in kept.iter().flatten() {
+                want.merge(l);
+            }
+            // SAFETY: the only mutator; not collecting.
+            assert_eq!(unsafe { objects.verify() }.unwrap(), want);
+        }
+    }
+    let t = rt.gc_totals();
+    assert!(t.allocation_failures > 0, "{t:?}");
+    assert!(t.young_collections > 0, "{t:?}");
+    assert!(
+        t.cycles > t.young_collections,
+        "old garbage filled half the heap: a full collection ran: {t:?}"
+    );
+}
+
+#[test]
+fn the_log_names_young_and_full_pauses() {
+    let objects = SimpleObjects::new();
+    let lines = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let output = hotmem::log::LogOutput::callback(move |r| {
+        sink.lock().unwrap().push(r.to_string());
+    });
+    let rt = Runtime::builder()
+        .heap_max(64 << 20)
+        .numa(NumaConfig::Off)
+        .gc_workers(1)
+        .generations(Generations::YoungAndOld)
+        .log(hotmem::log::LogConfig::new().output("gc=info".parse().unwrap(), output))
+        .binding(objects.clone())
+        .build()
+        .unwrap();
+    let mut me = rt.attach_mutator().unwrap();
+    me.collect_young().unwrap();
+    me.collect().unwrap();
+    let lines = lines.lock().unwrap();
+    assert!(
+        lines[0].contains("GC(1) Pause Young (Explicit)"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("GC(2) Pause Full (Explicit)"),
+        "{lines:?}"
+    );
+}
