@@ -165,6 +165,10 @@ pub(crate) struct GenerationalState {
     buffers: Mutex<Vec<Arc<Mutex<SlotBuffer>>>>,
     /// The next automatic collection is full.
     full_next: AtomicBool,
+    /// A collection failed after taking the remembered slots: young pages
+    /// may be left that old objects refer to unseen. Every collection is
+    /// full until one succeeds.
+    slots_lost: AtomicBool,
     medium_object_max: usize,
     heap_max: usize,
 }
@@ -181,6 +185,7 @@ impl GenerationalState {
             old: OldTable::new(base, len, unit),
             buffers: Mutex::new(Vec::new()),
             full_next: AtomicBool::new(false),
+            slots_lost: AtomicBool::new(false),
             medium_object_max,
             heap_max,
         }
@@ -216,20 +221,29 @@ impl GenerationalState {
         all
     }
 
-    /// The kind of the next automatic collection.
-    pub(crate) fn next_kind(&self) -> CollectionKind {
-        if self.full_next.load(Ordering::Relaxed) {
+    /// The kind of the next collection: `wanted` if given (the policy's
+    /// choice if not), but full whenever remembered slots were lost.
+    pub(crate) fn next_kind(&self, wanted: Option<CollectionKind>) -> CollectionKind {
+        if self.slots_lost.load(Ordering::Relaxed) {
+            return CollectionKind::Full;
+        }
+        wanted.unwrap_or(if self.full_next.load(Ordering::Relaxed) {
             CollectionKind::Full
         } else {
             CollectionKind::Young
-        }
+        })
     }
 
-    /// Asks for the next automatic collection to be full (a young one did
-    /// not make room, or a collection failed and its remembered slots are
-    /// gone).
+    /// Asks for the next automatic collection to be full: a young one did
+    /// not make room.
     pub(crate) fn ask_full(&self) {
         self.full_next.store(true, Ordering::Relaxed);
+    }
+
+    /// A collection failed: its remembered slots are gone, so only a full
+    /// collection may run until one succeeds.
+    pub(crate) fn failed(&self) {
+        self.slots_lost.store(true, Ordering::Relaxed);
     }
 
     /// After a successful collection of `kind`: every page is old now, and
@@ -240,6 +254,9 @@ impl GenerationalState {
         let full = kind == CollectionKind::Young
             && used.saturating_mul(100) >= self.heap_max.saturating_mul(FULL_WHEN_USED_PERCENT);
         self.full_next.store(full, Ordering::Relaxed);
+        if kind == CollectionKind::Full {
+            self.slots_lost.store(false, Ordering::Relaxed);
+        }
     }
 
     /// A mutator allocated `size` bytes of `age` at `addr`: an object of an

@@ -420,13 +420,11 @@ impl Runtime {
         inner.log.safepoints(&inner.safepoints);
         let cycle = inner.gc_record.lock().totals.cycles + 1;
         // Without generations every collection is full; with them, the
-        // caller's choice or the policy's.
+        // caller's choice or the policy's (full while slots are lost).
         let kind = inner
             .generations
             .as_ref()
-            .map_or(CollectionKind::Full, |g| {
-                wanted.unwrap_or_else(|| g.next_kind())
-            });
+            .map_or(CollectionKind::Full, |g| g.next_kind(wanted));
         let result = {
             let _inside = reentry::enter(inner);
             match &inner.config.collector {
@@ -438,7 +436,7 @@ impl Runtime {
             match &result {
                 Ok(stats) => g.collected(inner, stats.kind),
                 // The remembered slots were taken; young pages may be left.
-                Err(_) => g.ask_full(),
+                Err(_) => g.failed(),
             }
         }
         if let Ok(stats) = &result {

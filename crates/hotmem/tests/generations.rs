@@ -290,3 +290,40 @@ fn the_log_names_young_and_full_pauses() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn after_a_failed_collection_young_ones_are_full_until_one_succeeds() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+    let holder_id = ids.next();
+    build::object(&mut me, &roots, 1, 0, holder_id).unwrap();
+    me.collect().unwrap();
+    let young_id = ids.next();
+    let young = build::object(&mut me, &roots, 0, 3, young_id).unwrap();
+    roots.pop();
+    let holder = roots.get(0).unwrap();
+    // SAFETY: the holder is rooted, `young` fresh.
+    unsafe { SimpleObjects::set_slot(&me, holder, 0, Some(young)) };
+
+    // A root outside the heap: the young collection fails after it took
+    // the remembered slot.
+    let outside = ObjectReference::from_address(hotmem::Address::new(0x1000)).unwrap();
+    roots.push(Some(outside));
+    assert!(me.collect_young().is_err());
+    roots.pop();
+    garbage(&mut me, &roots, &mut ids, 1 << 10);
+    // The slot is gone: asking for a young collection gets a full one.
+    let stats = me.collect_young().unwrap();
+    assert_eq!(stats.kind, CollectionKind::Full, "{stats:?}");
+    let mut want = GraphSummary::default();
+    want.add(holder_id, SimpleObjects::size_for(1, 0), &[young_id]);
+    want.add(young_id, SimpleObjects::size_for(0, 3), &[]);
+    // SAFETY: the only mutator; not collecting.
+    let found = unsafe { objects.verify() }.unwrap();
+    assert_eq!(found, want);
+    // Once one succeeded, young collections are young again.
+    assert_eq!(me.collect_young().unwrap().kind, CollectionKind::Young);
+}
