@@ -97,6 +97,13 @@ impl OldTable {
         }
     }
 
+    /// log2 of the unit: two addresses that agree above these bits lie in
+    /// the same page.
+    #[inline]
+    pub(crate) fn unit_shift(&self) -> u32 {
+        self.shift
+    }
+
     /// Whether `addr` lies in an old page.
     #[inline]
     pub(crate) fn is_old(&self, addr: usize) -> bool {
@@ -153,6 +160,39 @@ impl SlotBuffer {
             self.slots.sort_unstable();
             self.slots.dedup();
             self.compacted_len = self.slots.len();
+        }
+    }
+}
+
+/// A mutator's side of the store barrier.
+pub(crate) struct StoreBarrier {
+    state: Arc<GenerationalState>,
+    buffer: Arc<Mutex<SlotBuffer>>,
+    /// [`OldTable::unit_shift`], kept here so that the common store (slot
+    /// and value in the same page) is decided without a load.
+    shift: u32,
+}
+
+impl StoreBarrier {
+    pub(crate) fn new(state: &Arc<GenerationalState>) -> StoreBarrier {
+        StoreBarrier {
+            buffer: state.register(),
+            shift: state.old.unit_shift(),
+            state: state.clone(),
+        }
+    }
+
+    /// After `slot` was given `value`: remembers the slot if it lies in an
+    /// old page and `value` in a young one. A slot and a value in the same
+    /// page are both old or both young: no table lookup.
+    #[inline]
+    pub(crate) fn stored(&self, slot: usize, value: usize) {
+        if (slot ^ value) >> self.shift == 0 {
+            return;
+        }
+        let old = &self.state.old;
+        if old.is_old(slot) && old.is_young(value) {
+            GenerationalState::remember(&self.buffer, slot);
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::binding::{ObjectReference, Slot};
 use crate::gc::{CollectStats, GcCause};
-use crate::generations::{CollectionKind, GenerationalState, SlotBuffer};
+use crate::generations::{CollectionKind, StoreBarrier};
 use crate::handles::{Handle, HandleTable, PinGuard};
 use crate::stacks::ThreadStack;
 use crate::tlab::Tlab;
@@ -10,7 +10,6 @@ use crate::{AllocError, GcError, Runtime, reentry};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
-use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -34,9 +33,8 @@ pub struct Mutator {
     /// This thread's allocation buffer (the collector empties it at
     /// safepoints).
     tlab: Arc<Tlab>,
-    /// The slots this thread's store barrier remembered (generational
-    /// runtimes only).
-    remembered: Option<Arc<Mutex<SlotBuffer>>>,
+    /// The store barrier's state (generational runtimes only).
+    barrier: Option<StoreBarrier>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -53,13 +51,9 @@ impl Mutator {
         let stack = ThreadStack::record_current(&runtime.inner.nmt);
         let handles = runtime.inner.roots.new_table();
         let tlab = runtime.inner.tlabs.register();
-        let remembered = runtime
-            .inner
-            .generations
-            .as_ref()
-            .map(GenerationalState::register);
+        let barrier = runtime.inner.generations.as_ref().map(StoreBarrier::new);
         Mutator {
-            remembered,
+            barrier,
             handles,
             runtime,
             handle,
@@ -311,11 +305,8 @@ impl Mutator {
     #[inline]
     pub fn store_ref<S: Slot>(&self, slot: S, value: ObjectReference) {
         slot.store(value);
-        if let (Some(g), Some(buffer)) = (&self.runtime.inner.generations, &self.remembered) {
-            let at = slot.address().get();
-            if g.old.is_old(at) && g.old.is_young(value.get()) {
-                GenerationalState::remember(buffer, at);
-            }
+        if let Some(barrier) = &self.barrier {
+            barrier.stored(slot.address().get(), value.get());
         }
     }
 

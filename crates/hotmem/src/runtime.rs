@@ -80,7 +80,7 @@ pub(crate) struct Inner {
     worker_stacks: Vec<ThreadStack>,
     pub(crate) log: Logger,
     /// Young and old objects, when [`Generations::YoungAndOld`].
-    pub(crate) generations: Option<GenerationalState>,
+    pub(crate) generations: Option<Arc<GenerationalState>>,
 }
 
 impl Drop for Inner {
@@ -263,13 +263,13 @@ impl Runtime {
         let generations = (config.generations == Generations::YoungAndOld).then(|| {
             let reserved = heap.reserved();
             let sizes = mutator_alloc.page_sizes();
-            GenerationalState::new(
+            Arc::new(GenerationalState::new(
                 reserved.start().get(),
                 reserved.len(),
                 sizes.small_page(),
                 sizes.medium_object_max(),
                 config.heap_max,
-            )
+            ))
         });
         let inner = Inner {
             generations,
