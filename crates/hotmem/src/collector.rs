@@ -426,19 +426,19 @@ fn rebuild_slots<B: Binding>(
     map: &HeapMap,
     addresses: &[usize],
 ) -> Result<Option<Vec<B::Slot>>, GcError> {
-    let mut slots = Vec::with_capacity(addresses.len());
-    for &a in addresses {
-        let Some(pi) = map.page_of(a) else { continue };
-        let p = &map.pages[pi];
-        if p.young || a % 8 != 0 || a < p.start || a.saturating_add(8) > p.top {
-            continue;
+    // One unwind guard for the whole list, not one per slot.
+    call_model(|| {
+        let mut slots = Vec::with_capacity(addresses.len());
+        for &a in addresses {
+            let Some(pi) = map.page_of(a) else { continue };
+            let p = &map.pages[pi];
+            if p.young || a % 8 != 0 || a < p.start || a.saturating_add(8) > p.top {
+                continue;
+            }
+            slots.push(binding.slot_at(Address::new(a))?);
         }
-        match call_model(|| binding.slot_at(Address::new(a)))? {
-            Some(slot) => slots.push(slot),
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(slots))
+        Some(slots)
+    })
 }
 
 /// Marks from every root: the binding's global and mutator roots, the

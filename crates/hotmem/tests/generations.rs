@@ -28,12 +28,9 @@ fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
         .unwrap()
 }
 
-/// `kib` KiB of garbage, in 8 KiB objects.
+/// `kib` KiB of garbage (see [`build::garbage`]).
 fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
-    for _ in 0..kib / 8 {
-        build::object(me, roots, 0, 1020, ids.next()).unwrap();
-        roots.pop();
-    }
+    build::garbage(me, roots, kib, ids).unwrap();
 }
 
 fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {

@@ -4,23 +4,15 @@
 //! live object. Both must leave the same graph: old objects that refer to
 //! new ones are the case the remembered slots exist for.
 
-use hotmem::objects::{GraphSummary, Ids, SimpleObjects, build};
-use hotmem::{NumaConfig, ObjectReference, Runtime, UpdateScope};
+use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
+use hotmem::{Mutator, NumaConfig, ObjectReference, Runtime, UpdateScope};
 
 /// Slots of the old holder object, each pointing at a young object.
 const HOLDER_SLOTS: usize = 64;
 
-fn garbage(
-    me: &mut hotmem::Mutator,
-    roots: &hotmem::objects::RootTable,
-    ids: &mut Ids,
-    kib: usize,
-) {
-    for _ in 0..kib / 8 {
-        // 8 KiB of garbage: one object, dropped at once.
-        build::object(me, roots, 0, 1020, ids.next()).unwrap();
-        roots.pop();
-    }
+/// `kib` KiB of garbage (see [`build::garbage`]).
+fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
+    build::garbage(me, roots, kib, ids).unwrap();
 }
 
 /// What the holder and the young objects it refers to sum up to.

@@ -193,3 +193,21 @@ pub fn array(
     }
     Ok(sum)
 }
+
+/// About `kib` KiB of garbage: objects of 8 KiB, each dropped from `roots`
+/// as soon as it is allocated (so young pages fill with dead objects).
+///
+/// # Errors
+/// The allocation's; `roots` is left as it was.
+pub fn garbage(
+    m: &mut Mutator,
+    roots: &RootTable,
+    kib: usize,
+    ids: &mut Ids,
+) -> Result<(), AllocError> {
+    for _ in 0..kib / 8 {
+        object(m, roots, 0, 1020, ids.next())?;
+        roots.pop();
+    }
+    Ok(())
+}
