@@ -153,15 +153,11 @@ fn collect<B: Binding>(
         .map(|g| g.take_remembered())
         .unwrap_or_default();
     let used_before = inner.heap.usage().used;
-    // SAFETY: `retire_pages` needs nobody allocating in either allocator:
+    // SAFETY: `retire_pages` needs nobody allocating in the allocator:
     // every mutator is stopped at the safepoint or in native code, where it
     // cannot allocate (`Mutator::alloc` needs `&mut self`, which a native
-    // region borrows; its thread-local buffer is bumped only from `alloc`),
-    // and the GC workers are idle between phases.
-    let retired = unsafe {
-        inner.gc_alloc.retire_pages();
-        inner.mutator_alloc.retire_pages()
-    };
+    // region borrows; its thread-local buffer is bumped only from `alloc`).
+    let retired = unsafe { inner.mutator_alloc.retire_pages() };
     // The mutators' buffers lie in the pages just retired, which this
     // collection may evacuate and free: none may be bumped again. Their
     // unused ends go back to the pages, so that each page's top is the end
@@ -189,6 +185,17 @@ fn collect<B: Binding>(
     };
     drop(remembered_addresses);
     let young_only = kind == CollectionKind::Young;
+    if !young_only {
+        // The pages the last collections copied survivors into stay
+        // installed between collections, so that each collection goes on
+        // filling them instead of starting a page of its own for a few
+        // survivors. A young collection neither evacuates nor frees them
+        // (they are old); a full one may, so they become ordinary pages
+        // first.
+        // SAFETY: the GC workers are idle between collections and phases,
+        // and only they allocate with `gc_alloc`.
+        unsafe { inner.gc_alloc.retire_pages() };
+    }
     let page_count = map.pages.len();
     let worker_count = workers.count().max(1);
     let partitions = &inner.partitions;
@@ -284,8 +291,6 @@ fn collect<B: Binding>(
         relocate(inner, &map, &fwd, pi)
     })?;
     let relocation_ns = relocation_start.elapsed().as_nanos() as u64;
-    // SAFETY: the workers are done; mutators are still stopped.
-    unsafe { inner.gc_alloc.retire_pages() };
     let mut evacuated = vec![false; page_count];
     let (mut objects_relocated, mut bytes_relocated, mut incomplete) = (0u64, 0u64, 0usize);
     for r in &results {
