@@ -8,13 +8,17 @@
 //! - the trees that must survive many allocations (the stretch tree while
 //!   it is checked, the long-lived tree for the whole run) are held in the
 //!   runtime's [`Handle`]s;
-//! - while a tree is being built, the nodes whose children are not yet
-//!   allocated are on the building thread's shadow stack, which the binding
-//!   reports as that mutator's roots ([`Binding::scan_mutator_roots`]) -
-//!   the way a VM reports its compiled frames. A tree is built top-down: a
-//!   node is allocated, zeroed and pushed, its children are built and
-//!   stored into it (read back from the stack: a collection may have moved
-//!   it), then it is popped.
+//! - while a tree is being built, the subtrees already built whose parent
+//!   is not yet allocated are on the building thread's shadow stack, which
+//!   the binding reports as that mutator's roots
+//!   ([`Binding::scan_mutator_roots`]) - the way a VM reports its compiled
+//!   frames. A tree is built bottom-up, as the benchmark's reference
+//!   programs do (`Node(bottomUpTree(d - 1), bottomUpTree(d - 1))`): the
+//!   left subtree is built and pushed, the right one built and pushed, then
+//!   the parent is allocated and both are read back from the stack (a
+//!   collection may have moved them) and written into it. Those are
+//!   initializing stores into an object allocated since the last call that
+//!   may collect, so they need no store barrier ([`Mutator::store_ref`]).
 //!
 //! Once built, a short-lived tree is checked without allocating or polling,
 //! so no collection can run while its root is only in a Rust local; then it
@@ -241,38 +245,50 @@ impl RuntimeTrees {
         }
     }
 
-    /// A zeroed node (both children none).
+    /// A new node whose children are `children` (left, right; 0 for
+    /// none). Initializing stores into an object just allocated: no
+    /// barrier. `alloc` may collect, so the children are taken as words the
+    /// caller read after it (see [`RuntimeTrees::build`]).
     #[inline]
-    fn alloc_node(t: &mut RtThread) -> ObjectReference {
-        let addr = match t.me.alloc(NODE) {
+    fn alloc_node(t: &mut RtThread) -> hotmem::Address {
+        match t.me.alloc(NODE) {
             Ok(addr) => addr,
             Err(e) => panic!("binary-trees: allocating a node: {e}"),
-        };
+        }
+    }
+
+    /// Writes a node's two children (words; 0 for none) and returns it.
+    #[inline]
+    fn init_node(addr: hotmem::Address, children: [usize; 2]) -> ObjectReference {
         let obj = ObjectReference::from_address(addr).expect("the heap hands out aligned objects");
-        // SAFETY: a fresh 16-byte object that only this thread knows of;
-        // its words are set before the next call that may collect.
-        unsafe { addr.as_ptr::<[usize; 2]>().write([0, 0]) };
+        // SAFETY: a fresh 16-byte object that only this thread knows of,
+        // allocated by the last call that may collect: its words are set
+        // before the next one.
+        unsafe { addr.as_ptr::<[usize; 2]>().write(children) };
         obj
     }
 
-    /// Builds a tree of `depth` top-down; its root (unrooted: valid until
+    /// Builds a tree of `depth` bottom-up; its root (unrooted: valid until
     /// the next call that may collect).
     fn build(t: &mut RtThread, depth: u32) -> ObjectReference {
-        let node = Self::alloc_node(t);
-        if depth > 0 {
-            t.stack.push(node);
-            let left = Self::build(t, depth - 1);
-            t.me.store_ref(field(t.stack.top(), 0), left);
-            let right = Self::build(t, depth - 1);
-            t.me.store_ref(field(t.stack.top(), 1), right);
-            // Every reference this frame holds is on the shadow stack: a
-            // collection another thread asked for may run here.
-            t.me.poll();
-            let node = t.stack.top();
-            t.stack.pop();
-            return node;
+        if depth == 0 {
+            let addr = Self::alloc_node(t);
+            return Self::init_node(addr, [0, 0]);
         }
-        node
+        let left = Self::build(t, depth - 1);
+        t.stack.push(left);
+        let right = Self::build(t, depth - 1);
+        t.stack.push(right);
+        // Every reference this frame holds is on the shadow stack: a
+        // collection (this allocation's, or one another thread asked for at
+        // the poll) may run here.
+        t.me.poll();
+        let addr = Self::alloc_node(t);
+        let right = t.stack.top();
+        t.stack.pop();
+        let left = t.stack.top();
+        t.stack.pop();
+        Self::init_node(addr, [left.get(), right.get()])
     }
 
     /// The check of the tree at `node`: its node count. Neither allocates
