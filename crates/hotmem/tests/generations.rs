@@ -5,7 +5,8 @@
 //! updated when it moves; young garbage is reclaimed at once, old garbage
 //! by the next full collection; a pinned young object stays where it is;
 //! a binding that cannot rebuild slots gets full collections; the heap
-//! filling with old objects brings a full collection.
+//! filling with old objects brings a full collection; the survivors of
+//! successive young collections share the old pages they are copied to.
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
@@ -323,4 +324,50 @@ fn after_a_failed_collection_young_ones_are_full_until_one_succeeds() {
     assert_eq!(found, want);
     // Once one succeeded, young collections are young again.
     assert_eq!(me.collect_young().unwrap().kind, CollectionKind::Young);
+}
+
+#[test]
+fn survivors_of_successive_young_collections_fill_the_same_old_page() {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().unwrap();
+    let mut ids = Ids::from(1);
+
+    // Each round: two small rooted objects, each in a page of its own
+    // that is otherwise garbage, then a young collection that evacuates
+    // both pages. The survivors are copied into an old page, which the next
+    // young collection goes on filling: the heap must not grow by a page
+    // per collection. (Small target pages are per CPU, so a worker that
+    // runs on another CPU than last time starts one more: at most one per
+    // CPU.)
+    const ROUNDS: usize = 32;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let page = rt.heap().page_sizes().small_page();
+    let mut kept = Vec::new();
+    let mut used_after = Vec::new();
+    for _ in 0..ROUNDS {
+        for _ in 0..2 {
+            let id = ids.next();
+            build::object(&mut me, &roots, 0, 3, id).unwrap();
+            kept.push(id);
+            garbage(&mut me, &roots, &mut ids, 2304);
+        }
+        let stats = me.collect_young().unwrap();
+        assert_eq!(stats.kind, CollectionKind::Young);
+        assert_eq!(stats.objects_marked, 2, "only the new objects: {stats:?}");
+        assert_eq!(stats.objects_relocated, 2, "{stats:?}");
+        used_after.push(stats.used_after);
+    }
+    let grown_pages = (used_after[ROUNDS - 1] - used_after[0]) / page;
+    assert!(
+        grown_pages <= cpus.min(ROUNDS / 2),
+        "the survivors share the old pages they are copied to; used after each collection: {used_after:?}"
+    );
+    let mut expected = GraphSummary::default();
+    for &id in &kept {
+        expected.add(id, SimpleObjects::size_for(0, 3), &[]);
+    }
+    // SAFETY: the only mutator; not collecting.
+    assert_eq!(unsafe { objects.verify() }.unwrap(), expected);
 }
