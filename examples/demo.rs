@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--json] [--report DIR]";
+const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--json] [--report DIR]";
 
 fn main() {
     let defaults = RunArgs {
@@ -32,6 +32,7 @@ fn main() {
         numa: NumaConfig::Detect,
         json: Some(false),
         report: None,
+        generations: hotmem::Generations::Single,
     };
     let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
@@ -58,6 +59,7 @@ fn run(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .heap_max(args.heap_mib << 20)
         .numa(args.numa.clone())
         .log(log)
+        .generations(args.generations)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

@@ -3,7 +3,11 @@
 //! 16 mutator threads build and drop object graphs (lists, trees, arrays of
 //! shared references, cycles) and class loaders without pause; collections
 //! run periodically and on allocation failure; another thread requests
-//! handshakes and NMT reports all the time. Every few seconds, at a
+//! handshakes and NMT reports all the time. By default the runtime has
+//! young collections (`--generations single` for full ones only): the
+//! objects' reference stores go through the store barrier, and the
+//! periodic collections are three young ones to one full one. Every few
+//! seconds, at a
 //! safepoint, it checks the invariants: the whole reachable graph against
 //! what the threads built (every payload checksum, every reference), NMT's totals against the allocators' own
 //! accounting, the metaspace's `verify()` and the heap's invariants. At the
@@ -26,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use workload::{Counters, RunArgs, parse_args};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -89,6 +93,7 @@ fn main() {
         numa: NumaConfig::Detect,
         json: None,
         report: None,
+        generations: hotmem::Generations::YoungAndOld,
     };
     let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,
@@ -120,6 +125,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .numa(args.numa.clone())
         .uncommit_delay(Duration::from_secs(2))
         .log(log)
+        .generations(args.generations)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {
@@ -176,9 +182,10 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         checks += 1;
         let gc = rt.gc_totals();
         println!(
-            "[{:5.1}s] invariants OK: the reachable graph ({live} objects) is what was built; {} collections, {} MiB allocated, {} loaders, {} handshake ops, {} reports, RSS {} MiB",
+            "[{:5.1}s] invariants OK: the reachable graph ({live} objects) is what was built; {} collections ({} young), {} MiB allocated, {} loaders, {} handshake ops, {} reports, RSS {} MiB",
             start.elapsed().as_secs_f64(),
             gc.cycles,
+            gc.young_collections,
             c.bytes.load(Relaxed) >> 20,
             c.loaders.load(Relaxed),
             c.handshakes.load(Relaxed),

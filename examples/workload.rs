@@ -281,10 +281,13 @@ pub(crate) struct RunArgs {
     pub(crate) json: Option<bool>,
     /// `--report DIR`: write the page of charts there.
     pub(crate) report: Option<std::path::PathBuf>,
+    /// `--generations young|single`.
+    pub(crate) generations: hotmem::Generations,
 }
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
-/// [--json]` over `defaults`; the error carries `usage`.
+/// --generations young|single [--json]` over `defaults`; the error carries
+/// `usage`.
 pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -295,7 +298,16 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
         if flag == "-h" || flag == "--help" {
             return Err(usage.to_string());
         }
-        if !["--threads", "--secs", "--heap", "--numa", "--report"].contains(&flag.as_str()) {
+        if ![
+            "--threads",
+            "--secs",
+            "--heap",
+            "--numa",
+            "--report",
+            "--generations",
+        ]
+        .contains(&flag.as_str())
+        {
             return Err(format!("unknown flag {flag}\n{usage}"));
         }
         let v = it.next().ok_or(format!("{flag} needs a value\n{usage}"))?;
@@ -305,6 +317,13 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
             "--secs" => a.secs = v.parse().map_err(|_| bad())?,
             "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
             "--report" => a.report = Some(v.into()),
+            "--generations" => {
+                a.generations = match v.as_str() {
+                    "young" => hotmem::Generations::YoungAndOld,
+                    "single" => hotmem::Generations::Single,
+                    _ => return Err(bad()),
+                }
+            }
             "--numa" => {
                 a.numa = match v.as_str() {
                     "detect" => NumaConfig::Detect,
@@ -331,7 +350,9 @@ pub(crate) struct Workload {
 
 /// Starts `threads` mutators named `name-N` (each keeping at most 30% of the
 /// heap divided by the thread count alive) and a thread that collects every
-/// `gc_every`, until `c.stop` is set.
+/// `gc_every`, until `c.stop` is set. With young collections, three of every
+/// four of that thread's collections are young ones (allocation failures
+/// run young ones too, and full ones when the heap stays half full).
 pub(crate) fn start(
     rt: &Runtime,
     objects: &Arc<SimpleObjects>,
@@ -351,12 +372,20 @@ pub(crate) fn start(
         })
         .collect::<Result<_, _>>()?;
     let (rt, c) = (rt.clone(), c.clone());
+    let young = rt.config().generations() == hotmem::Generations::YoungAndOld;
     let collector = std::thread::Builder::new()
         .name(format!("{name}-gc"))
         .spawn(move || {
+            let mut round = 0u64;
             while !c.stop.load(Relaxed) {
                 std::thread::sleep(gc_every);
-                rt.collect().map_err(|e| e.to_string())?;
+                round += 1;
+                if young && round % 4 != 0 {
+                    rt.collect_young()
+                } else {
+                    rt.collect()
+                }
+                .map_err(|e| e.to_string())?;
             }
             Ok(())
         })?;
