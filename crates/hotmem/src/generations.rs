@@ -309,3 +309,61 @@ impl GenerationalState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: usize = 0x4000_0000;
+    const UNIT: usize = 1 << 21;
+
+    #[test]
+    fn the_old_table_marks_the_units_a_range_touches_and_nothing_outside_the_heap() {
+        let t = OldTable::new(BASE, 8 * UNIT, UNIT);
+        assert_eq!(t.unit_shift(), 21);
+        assert!((0..8).all(|u| t.is_young(BASE + u * UNIT) && !t.is_old(BASE + u * UNIT)));
+        // Outside the reservation: neither old nor young.
+        for addr in [0, BASE - 8, BASE + 8 * UNIT, usize::MAX] {
+            assert!(!t.is_old(addr) && !t.is_young(addr), "{addr:#x}");
+        }
+        // A range from the last word of unit 2 into unit 3.
+        t.mark(BASE + 3 * UNIT - 8, 16);
+        let old: Vec<usize> = (0..8).filter(|u| t.is_old(BASE + u * UNIT)).collect();
+        assert_eq!(old, [2, 3]);
+        assert!(t.is_old(BASE + 2 * UNIT) && t.is_old(BASE + 4 * UNIT - 1));
+        assert!(t.is_young(BASE + 4 * UNIT));
+        // Empty ranges, ranges outside, and a range past the end (clamped).
+        t.mark(BASE + 5 * UNIT, 0);
+        t.mark(BASE - UNIT, UNIT);
+        t.mark(BASE + 9 * UNIT, UNIT);
+        t.mark(BASE + 7 * UNIT, 4 * UNIT);
+        let old: Vec<usize> = (0..8).filter(|u| t.is_old(BASE + u * UNIT)).collect();
+        assert_eq!(old, [2, 3, 7]);
+    }
+
+    #[test]
+    fn a_slot_buffer_drops_repeats_and_compacts_without_losing_a_slot() {
+        let mut b = SlotBuffer::default();
+        b.push(BASE);
+        b.push(BASE);
+        b.push(BASE + 8);
+        assert_eq!(
+            b.slots,
+            [BASE, BASE + 8],
+            "a repeated store is recorded once"
+        );
+        // Past the compaction threshold, duplicates (not only consecutive
+        // ones) go and every distinct slot stays.
+        for i in 0..=COMPACT_AFTER {
+            b.push(BASE + (i % 1000) * 8);
+        }
+        assert!(b.slots.len() < 1000 + 64, "{} entries", b.slots.len());
+        let mut distinct = b.slots.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct,
+            (0..1000).map(|i| BASE + i * 8).collect::<Vec<_>>()
+        );
+    }
+}
