@@ -97,20 +97,85 @@ impl LeaveTracker {
         }
     }
 
-    /// The record of `id` is complete.
+    /// The record of `id` is complete. The word only moves forward: the
+    /// last thread of an older safepoint may get here after a newer one's
+    /// record completed (a later safepoint cut the older one short while
+    /// that thread was descheduled), and must not hide the newer one.
     pub(crate) fn mark_done(&self, id: SafepointId) {
-        self.done.word().store(id.barrier_tag(), Ordering::Release);
+        let tag = id.barrier_tag();
+        let _ = self
+            .done
+            .word()
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |done| {
+                (!at_or_after(done, tag)).then_some(tag)
+            });
         self.done.wake_all();
     }
 
-    /// Sleep until the record of `id` is complete.
+    /// Whether the record of `id`, or of a later safepoint, is complete
+    /// (records complete in order: a safepoint that begins cuts its
+    /// predecessor's short).
+    pub(crate) fn is_done(&self, id: SafepointId) -> bool {
+        at_or_after(self.done.word().load(Ordering::Acquire), id.barrier_tag())
+    }
+
+    /// Sleep until the record of `id` is complete. Returns too when a later
+    /// safepoint's is, so a waiter that looks only after a newer safepoint
+    /// went by does not wait for a record that will never be `id`'s again.
     pub(crate) fn wait_done(&self, id: SafepointId) {
         loop {
             let done = self.done.word().load(Ordering::Acquire);
-            if done == id.barrier_tag() {
+            if at_or_after(done, id.barrier_tag()) {
                 return;
             }
             self.done.wait(done);
         }
+    }
+}
+
+/// Whether barrier tag `done` is `tag` or a later one. Tags are the low 32
+/// bits of odd, increasing counters, so they wrap; two tags compared here
+/// are never 2^31 apart (that many safepoints between a record completing
+/// and a waiter looking). 0 is before every tag.
+fn at_or_after(done: u32, tag: u32) -> bool {
+    done != 0 && (done.wrapping_sub(tag) as i32) >= 0
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+
+    fn id(counter: u64) -> SafepointId {
+        SafepointId::from_counter(counter).unwrap()
+    }
+
+    #[test]
+    fn a_record_counts_as_done_once_it_or_a_later_one_is() {
+        let t = LeaveTracker::new();
+        assert!(!t.is_done(id(1)));
+        t.mark_done(id(3));
+        // The soak's hang: a reporter saw #1 leaving, then #1 and #3 both
+        // completed before it looked. It must not wait for #1 again.
+        assert!(t.is_done(id(1)) && t.is_done(id(3)) && !t.is_done(id(5)));
+        t.wait_done(id(1));
+        // An older record completing late does not hide the newer one.
+        t.mark_done(id(1));
+        assert!(t.is_done(id(3)));
+        t.wait_done(id(3));
+    }
+
+    #[test]
+    fn tags_compare_across_the_32_bit_wrap() {
+        let before = (1u64 << 32) - 1;
+        let after = (1u64 << 32) + 1;
+        assert!(at_or_after(
+            id(after).barrier_tag(),
+            id(before).barrier_tag()
+        ));
+        assert!(!at_or_after(
+            id(before).barrier_tag(),
+            id(after).barrier_tag()
+        ));
+        assert!(!at_or_after(0, id(1).barrier_tag()));
     }
 }

@@ -87,34 +87,27 @@ impl Records {
         }
     }
 
-    /// Statistics, after the last safepoint's leaving phase is complete.
+    /// Statistics, once the leaving phase of the safepoint that was leaving
+    /// when called is complete (the ones that ended before the call are
+    /// all in; one that ends meanwhile may not be).
     ///
     /// Bounded: the threads it waits for were woken already (a safepoint in
     /// progress settled its predecessor when it began), so none of them
-    /// waits for the caller.
+    /// waits for the caller; and it waits for one safepoint, not for every
+    /// one that a busy coordinator keeps beginning.
     pub(crate) fn stats(&self) -> SafepointStats {
-        loop {
-            let stats = self.stats.lock();
-            match stats.leaving_id() {
-                None => return stats.snapshot(),
-                Some(id) => {
-                    drop(stats);
-                    self.leaving.wait_done(id);
-                }
-            }
-        }
+        self.wait_until_resumed();
+        self.stats.lock().snapshot()
     }
 
-    /// Sleep until the last safepoint's stopped threads all run again.
+    /// Sleep until the stopped threads of the safepoint that was leaving
+    /// when called all run again (or a later safepoint cut it short).
     pub(crate) fn wait_until_resumed(&self) {
-        loop {
-            // Not in the loop condition: its temporary guard would be held
-            // while we sleep, and the last thread to leave needs the lock.
-            let leaving = self.stats.lock().leaving_id();
-            match leaving {
-                Some(id) => self.leaving.wait_done(id),
-                None => return,
-            }
+        // Read, then the guard dropped: the last thread to leave needs the
+        // lock while we sleep.
+        let leaving = self.stats.lock().leaving_id();
+        if let Some(id) = leaving {
+            self.leaving.wait_done(id);
         }
     }
 
