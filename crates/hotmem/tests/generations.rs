@@ -334,35 +334,57 @@ fn survivors_of_successive_young_collections_fill_the_same_old_page() {
     let mut me = rt.attach_mutator().unwrap();
     let mut ids = Ids::from(1);
 
-    // Each round: two small rooted objects, each in a page of its own
-    // that is otherwise garbage, then a young collection that evacuates
-    // both pages. The survivors are copied into an old page, which the next
-    // young collection goes on filling: the heap must not grow by a page
-    // per collection. (Small target pages are per CPU, so a worker that
-    // runs on another CPU than last time starts one more: at most one per
-    // CPU.)
+    // Each round: small rooted objects among garbage, then a young
+    // collection, which copies the survivors of the mostly-garbage pages
+    // it evacuates into old pages. The next young collection goes on
+    // filling those pages instead of starting new ones: over all rounds,
+    // the copies land in at most one page per CPU (small target pages are
+    // per CPU, and a GC worker may run on any of them). Before, every
+    // collection started a page of its own and the heap grew by a page per
+    // collection.
+    //
+    // Where the mutator's objects land depends on the CPUs its thread runs
+    // on, so how many are copied in a round (rather than promoted in place
+    // with their page) varies; the bound holds for whatever is copied.
     const ROUNDS: usize = 32;
+    const PER_ROUND: usize = 2;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let page = rt.heap().page_sizes().small_page();
     let mut kept = Vec::new();
-    let mut used_after = Vec::new();
+    let mut target_pages = std::collections::BTreeSet::new();
+    let mut copied = 0;
     for _ in 0..ROUNDS {
-        for _ in 0..2 {
+        for _ in 0..PER_ROUND {
             let id = ids.next();
             build::object(&mut me, &roots, 0, 3, id).unwrap();
             kept.push(id);
+            // More than a small page: each survivor in a page of its own.
             garbage(&mut me, &roots, &mut ids, 2304);
         }
+        let before = roots.roots();
         let stats = me.collect_young().unwrap();
         assert_eq!(stats.kind, CollectionKind::Young);
-        assert_eq!(stats.objects_marked, 2, "only the new objects: {stats:?}");
-        assert_eq!(stats.objects_relocated, 2, "{stats:?}");
-        used_after.push(stats.used_after);
+        assert_eq!(
+            stats.objects_marked, PER_ROUND as u64,
+            "only the new objects: {stats:?}"
+        );
+        let pages = rt.heap().page_infos();
+        for (was, now) in before.iter().zip(roots.roots()) {
+            let (was, now) = (was.unwrap().get(), now.unwrap().get());
+            if was != now {
+                let page = pages
+                    .iter()
+                    .find(|p| (p.start..p.start + p.size).contains(&now))
+                    .expect("a moved object lies in a page");
+                target_pages.insert(page.start);
+                copied += 1;
+            }
+        }
     }
-    let grown_pages = (used_after[ROUNDS - 1] - used_after[0]) / page;
+    assert!(copied > 0, "no young collection copied anything");
     assert!(
-        grown_pages <= cpus.min(ROUNDS / 2),
-        "the survivors share the old pages they are copied to; used after each collection: {used_after:?}"
+        target_pages.len() <= cpus,
+        "{copied} copies in {} pages: {target_pages:x?}",
+        target_pages.len()
     );
     let mut expected = GraphSummary::default();
     for &id in &kept {
