@@ -115,6 +115,7 @@ impl LeaveTracker {
     /// Whether the record of `id`, or of a later safepoint, is complete
     /// (records complete in order: a safepoint that begins cuts its
     /// predecessor's short).
+    #[cfg(test)]
     pub(crate) fn is_done(&self, id: SafepointId) -> bool {
         at_or_after(self.done.word().load(Ordering::Acquire), id.barrier_tag())
     }
