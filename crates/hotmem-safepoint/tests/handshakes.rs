@@ -44,7 +44,7 @@ fn handshake_to_a_thread_in_native_runs_on_the_requester() {
 fn handshake_to_a_busy_thread_runs_on_the_target_at_its_poll() {
     let c = Coordinator::new(Strategy::WaitBarrier);
     let busy = BusyThreads::start(&c, 1);
-    let id = busy.ids.lock().unwrap()[0];
+    let id = busy.ids.lock()[0];
     let ran_on = Arc::new(Mutex::new(None::<ThreadId>));
     let ran_on2 = ran_on.clone();
     let report = c
@@ -119,7 +119,7 @@ fn handshake_all_runs_exactly_once_per_thread() {
 fn handshake_errors_are_typed() {
     let c = Coordinator::new(Strategy::WaitBarrier);
     let busy = BusyThreads::start(&c, 1);
-    let id = busy.ids.lock().unwrap()[0];
+    let id = busy.ids.lock()[0];
 
     let guard = c.begin("owner").unwrap();
     assert_eq!(

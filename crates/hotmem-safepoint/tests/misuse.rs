@@ -161,7 +161,7 @@ fn an_operation_run_by_the_target_cannot_wait_for_itself() {
     within_deadline(|| {
         let c = Coordinator::new(Strategy::WaitBarrier);
         let busy = BusyThreads::start(&c, 1);
-        let id = busy.ids.lock().unwrap()[0];
+        let id = busy.ids.lock()[0];
         let (tx, rx) = mpsc::channel();
         let c2 = c.clone();
         c.handshake(id, move |cx| {
