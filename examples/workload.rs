@@ -380,7 +380,7 @@ pub(crate) fn start(
             while !c.stop.load(Relaxed) {
                 std::thread::sleep(gc_every);
                 round += 1;
-                if young && round % 4 != 0 {
+                if young && !round.is_multiple_of(4) {
                     rt.collect_young()
                 } else {
                     rt.collect()
