@@ -29,6 +29,16 @@ fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
         .unwrap()
 }
 
+/// A runtime with young collections over [`SimpleObjects`], its root
+/// table, an attached mutator and fresh object ids.
+fn young_runtime() -> (Arc<SimpleObjects>, Runtime, Arc<RootTable>, Mutator, Ids) {
+    let objects = SimpleObjects::new();
+    let rt = runtime(&objects, Generations::YoungAndOld);
+    let roots = objects.root_table();
+    let me = rt.attach_mutator().unwrap();
+    (objects, rt, roots, me, Ids::from(1))
+}
+
 /// `kib` KiB of garbage (see [`build::garbage`]).
 fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
     build::garbage(me, roots, kib, ids).unwrap();
@@ -49,11 +59,7 @@ fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {
 
 #[test]
 fn young_objects_only_an_old_one_refers_to_survive_and_move() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (objects, rt, roots, mut me, mut ids) = young_runtime();
 
     // The holder becomes old in the first collection.
     let holder_id = ids.next();
@@ -107,11 +113,7 @@ fn young_objects_only_an_old_one_refers_to_survive_and_move() {
 
 #[test]
 fn young_garbage_goes_at_once_old_garbage_at_the_next_full_collection() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (_objects, rt, roots, mut me, mut ids) = young_runtime();
 
     // An old list, then dropped: old garbage.
     let list = build::list(&mut me, &roots, 20_000, 4, true, &mut ids).unwrap();
@@ -137,11 +139,7 @@ fn young_garbage_goes_at_once_old_garbage_at_the_next_full_collection() {
 
 #[test]
 fn a_pinned_young_object_stays_where_it_is_and_becomes_old() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (objects, _rt, roots, mut me, mut ids) = young_runtime();
 
     let id = ids.next();
     let obj = build::object(&mut me, &roots, 1, 5, id).unwrap();
@@ -220,11 +218,7 @@ fn a_binding_that_cannot_rebuild_slots_gets_full_collections() {
 
 #[test]
 fn allocation_failures_collect_young_until_old_objects_fill_half_the_heap() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (objects, rt, roots, mut me, mut ids) = young_runtime();
     // Lists that live a while: each survives a few collections (so it
     // becomes old) and is then dropped (old garbage that only a full
     // collection reclaims). Short-lived garbage in between.
@@ -291,11 +285,7 @@ fn the_log_names_young_and_full_pauses() {
 
 #[test]
 fn after_a_failed_collection_young_ones_are_full_until_one_succeeds() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (objects, _rt, roots, mut me, mut ids) = young_runtime();
     let holder_id = ids.next();
     build::object(&mut me, &roots, 1, 0, holder_id).unwrap();
     me.collect().unwrap();
@@ -328,11 +318,7 @@ fn after_a_failed_collection_young_ones_are_full_until_one_succeeds() {
 
 #[test]
 fn survivors_of_successive_young_collections_fill_the_same_old_page() {
-    let objects = SimpleObjects::new();
-    let rt = runtime(&objects, Generations::YoungAndOld);
-    let roots = objects.root_table();
-    let mut me = rt.attach_mutator().unwrap();
-    let mut ids = Ids::from(1);
+    let (objects, rt, roots, mut me, mut ids) = young_runtime();
 
     // Each round: small rooted objects among garbage, then a young
     // collection, which copies the survivors of the mostly-garbage pages
