@@ -8,7 +8,8 @@ use crate::map::SpaceMap;
 use crate::occupancy::UnitState;
 use crate::space::{Refusal, SpaceState, Taken};
 use crate::stats::SpaceStatistics;
-use crate::sync::{Arc, CounterU32, CounterU64, Mutex, MutexGuard, Ordering};
+use crate::lock::{SpinGuard, SpinLock};
+use crate::sync::{Arc, CounterU32, CounterU64, Ordering};
 use crate::table::LazyTable;
 use crate::{Chunk, ChunkLevel, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
 use hotmem_os::{Address, MemRange, Memory, Reservation};
@@ -42,7 +43,7 @@ struct Shared {
     config: SpaceConfig,
     geo: Geometry,
     reservation: Reservation,
-    state: Mutex<SpaceState>,
+    state: SpinLock<SpaceState>,
     /// Bytes used of each in-use chunk, at the chunk's first unit. Written by
     /// the arena that owns the chunk without the lock, read by statistics.
     /// Accessible as far as the space is carved (it grows under the lock).
@@ -108,7 +109,7 @@ impl ChunkManager {
                 config,
                 geo,
                 reservation,
-                state: Mutex::new(state),
+                state: SpinLock::new(state),
                 used,
             }),
         })
@@ -171,7 +172,8 @@ impl ChunkManager {
             + st.commit.table().committed_bytes()
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, SpaceState> {
+    #[inline]
+    pub(crate) fn lock(&self) -> SpinGuard<'_, SpaceState> {
         self.shared.state.lock()
     }
 
