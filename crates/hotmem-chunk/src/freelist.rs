@@ -4,16 +4,25 @@
 //!
 //! Chunks with committed memory go to the front, uncommitted ones to the
 //! back, so that a request takes committed memory first.
+//!
+//! A bit mask says which lists are non-empty, so that "the smallest larger
+//! free chunk" is one leading-zero count instead of a walk over the levels.
 
 use crate::ChunkLevel;
 use crate::occupancy::Occupancy;
 
 const NIL: u32 = u32::MAX;
 
+/// The most levels a geometry has ([`Geometry::new`](crate::Geometry::new)
+/// refuses more).
+const MAX_LEVELS: usize = 32;
+
 pub(crate) struct FreeLists {
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    count: Vec<u32>,
+    head: [u32; MAX_LEVELS],
+    tail: [u32; MAX_LEVELS],
+    count: [u32; MAX_LEVELS],
+    /// Bit `l` is set if and only if the list of level `l` is non-empty.
+    nonempty: u32,
 }
 
 /// Which end of a list a chunk is put at.
@@ -25,10 +34,12 @@ pub(crate) enum End {
 
 impl FreeLists {
     pub(crate) fn new(levels: usize) -> FreeLists {
+        assert!(levels <= MAX_LEVELS, "too many chunk levels");
         FreeLists {
-            head: vec![NIL; levels],
-            tail: vec![NIL; levels],
-            count: vec![0; levels],
+            head: [NIL; MAX_LEVELS],
+            tail: [NIL; MAX_LEVELS],
+            count: [0; MAX_LEVELS],
+            nonempty: 0,
         }
     }
 
@@ -43,6 +54,41 @@ impl FreeLists {
         (h != NIL).then_some(h)
     }
 
+    /// The first chunk of the largest-numbered (smallest) non-empty level
+    /// below `level`: the smallest free chunk larger than `level`'s.
+    #[inline]
+    pub(crate) fn first_larger(&self, level: ChunkLevel) -> Option<(u32, ChunkLevel)> {
+        let below = self.nonempty & ((1u64 << level.raw()) - 1) as u32;
+        if below == 0 {
+            return None;
+        }
+        let l = ChunkLevel::new(31 - below.leading_zeros() as u8);
+        Some((self.head[l.index()], l))
+    }
+
+    /// The first chunk of the smallest-numbered (largest) non-empty level in
+    /// `(level, max_level]`: the largest free chunk smaller than `level`'s
+    /// that is still acceptable.
+    #[inline]
+    pub(crate) fn first_smaller(
+        &self,
+        level: ChunkLevel,
+        max_level: ChunkLevel,
+    ) -> Option<(u32, ChunkLevel)> {
+        if level >= max_level {
+            return None;
+        }
+        // Levels level+1 ..= max_level (max_level < 32).
+        let upto = ((1u64 << (max_level.raw() + 1)) - 1) as u32;
+        let above = self.nonempty & upto & !(((1u64 << (level.raw() + 1)) - 1) as u32);
+        if above == 0 {
+            return None;
+        }
+        let l = ChunkLevel::new(above.trailing_zeros() as u8);
+        Some((self.head[l.index()], l))
+    }
+
+    #[inline]
     pub(crate) fn push(&mut self, occ: &mut Occupancy, level: ChunkLevel, unit: u32, end: End) {
         let l = level.index();
         match end {
@@ -68,9 +114,11 @@ impl FreeLists {
             }
         }
         self.count[l] += 1;
+        self.nonempty |= 1 << l;
     }
 
     /// Unlinks `unit`, which must be on the list of `level`.
+    #[inline]
     pub(crate) fn remove(&mut self, occ: &mut Occupancy, level: ChunkLevel, unit: u32) {
         let l = level.index();
         let (p, n) = (occ.prev(unit), occ.next(unit));
@@ -87,6 +135,9 @@ impl FreeLists {
             self.tail[l] = p;
         }
         self.count[l] -= 1;
+        if self.count[l] == 0 {
+            self.nonempty &= !(1 << l);
+        }
     }
 
     /// The units on the list of `level`, front to back.

@@ -4,11 +4,11 @@
 use crate::error::{
     ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError, ReturnChunkError,
 };
+use crate::lock::{SpinGuard, SpinLock};
 use crate::map::SpaceMap;
 use crate::occupancy::UnitState;
 use crate::space::{Refusal, SpaceState, Taken};
 use crate::stats::SpaceStatistics;
-use crate::lock::{SpinGuard, SpinLock};
 use crate::sync::{Arc, CounterU32, CounterU64, Ordering};
 use crate::table::LazyTable;
 use crate::{Chunk, ChunkLevel, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
@@ -199,7 +199,30 @@ impl ChunkManager {
     }
 
     /// Checks a handle against the live entry and returns its first unit.
+    ///
+    /// The fast path accepts a handle of this space whose unit is carved and
+    /// holds exactly the header issued with it (in use, same level, same
+    /// serial). That is the whole check: the structure keeps every header at
+    /// a unit aligned to its level, and every [`Chunk`] keeps its start and
+    /// size consistent with its unit and level (see its fields), so the
+    /// slow path, which classifies what is wrong, would accept it too.
+    #[inline]
     fn resolve(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
+        if chunk.space == self.shared.id
+            && chunk.unit < st.carved
+            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial)
+        {
+            debug_assert_eq!(self.resolve_slow(st, chunk), Ok(chunk.unit));
+            return Ok(chunk.unit);
+        }
+        self.resolve_slow(st, chunk)
+    }
+
+    /// [`resolve`](Self::resolve), checking every field of the handle in
+    /// turn to say what is wrong with it.
+    #[cold]
+    #[inline(never)]
+    fn resolve_slow(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
         let geo = self.shared.geo;
         let view = chunk.view();
         if chunk.space != self.shared.id || !self.contains(chunk.start) {

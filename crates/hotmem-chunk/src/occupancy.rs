@@ -137,6 +137,14 @@ impl Occupancy {
         self.head(unit) == FREE | level.raw()
     }
 
+    /// Whether the chunk at `unit` is in use at `level`, handed out with
+    /// `serial`: a handle's identity check, one load.
+    #[inline]
+    pub(crate) fn is_in_use_as(&self, unit: u32, level: ChunkLevel, serial: u32) -> bool {
+        let c = self.cell(unit)[CELL];
+        c as u8 == IN_USE | level.raw() && c >> 8 == serial
+    }
+
     #[inline]
     pub(crate) fn set_free(&mut self, unit: u32, level: ChunkLevel) {
         self.cell_mut(unit)[CELL] = u32::from(FREE | level.raw());
