@@ -48,6 +48,11 @@ impl FreeLists {
         self.count[level.index()]
     }
 
+    /// Whether the mask says the list of `level` is non-empty.
+    pub(crate) fn marked_nonempty(&self, level: ChunkLevel) -> bool {
+        self.nonempty & (1 << level.index()) != 0
+    }
+
     #[inline]
     pub(crate) fn first(&self, level: ChunkLevel) -> Option<u32> {
         let h = self.head[level.index()];
@@ -88,7 +93,7 @@ impl FreeLists {
         Some((self.head[l.index()], l))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, occ: &mut Occupancy, level: ChunkLevel, unit: u32, end: End) {
         let l = level.index();
         match end {
@@ -118,7 +123,7 @@ impl FreeLists {
     }
 
     /// Unlinks `unit`, which must be on the list of `level`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn remove(&mut self, occ: &mut Occupancy, level: ChunkLevel, unit: u32) {
         let l = level.index();
         let (p, n) = (occ.prev(unit), occ.next(unit));

@@ -152,6 +152,12 @@ impl SpaceState {
                     ));
                 }
             }
+            if (n > 0) != self.free.marked_nonempty(level) {
+                return Err(VerifyError::new(
+                    "the non-empty mask matches the free lists",
+                    format!("{level}: {n} free chunks, mask bit {}", n == 0),
+                ));
+            }
             if n != self.free.count(level) || n != free_per_level[level.index()] {
                 return Err(VerifyError::new(
                     "free lists hold every free chunk once",
