@@ -153,7 +153,7 @@ impl SpaceState {
     /// Takes a chunk: plan, commit its first `min_committed` bytes, then
     /// change the lists. `None` when the space is exhausted; an error when
     /// the commit fails, in which case the chunk structure is unchanged.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn take(
         &mut self,
         reservation: &Reservation,
