@@ -123,26 +123,39 @@ impl FreeLists {
     }
 
     /// Unlinks `unit`, which must be on the list of `level`.
+    ///
+    /// Taking the first chunk does not touch the next one's entry: the
+    /// first chunk's `prev` is never read (it is recognised by the list
+    /// head instead), so it may go stale. Every other chunk's `prev` is its
+    /// predecessor. A get from a long list thus touches one entry, not two.
     #[inline(always)]
     pub(crate) fn remove(&mut self, occ: &mut Occupancy, level: ChunkLevel, unit: u32) {
         let l = level.index();
-        let (p, n) = (occ.prev(unit), occ.next(unit));
-        if p != NIL {
-            occ.set_next(p, n);
-        } else {
-            debug_assert_eq!(self.head[l], unit);
+        let n = occ.next(unit);
+        if self.head[l] == unit {
             self.head[l] = n;
-        }
-        if n != NIL {
-            occ.set_prev(n, p);
+            if n == NIL {
+                debug_assert_eq!(self.tail[l], unit);
+                self.tail[l] = NIL;
+                self.nonempty &= !(1 << l);
+            }
         } else {
-            debug_assert_eq!(self.tail[l], unit);
-            self.tail[l] = p;
+            let p = occ.prev(unit);
+            occ.set_next(p, n);
+            if n != NIL {
+                occ.set_prev(n, p);
+            } else {
+                debug_assert_eq!(self.tail[l], unit);
+                self.tail[l] = p;
+            }
         }
         self.count[l] -= 1;
-        if self.count[l] == 0 {
-            self.nonempty &= !(1 << l);
-        }
+    }
+
+    /// The predecessor recorded for `unit`, on the list of `level`: `None`
+    /// for the first chunk (whose recorded one is not kept up to date).
+    pub(crate) fn prev_of(&self, occ: &Occupancy, level: ChunkLevel, unit: u32) -> Option<u32> {
+        (self.head[level.index()] != unit).then(|| occ.prev(unit))
     }
 
     /// The units on the list of `level`, front to back.

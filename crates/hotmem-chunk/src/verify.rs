@@ -137,8 +137,16 @@ impl SpaceState {
         // Free lists hold exactly the free chunks, each on its level's list.
         for level in self.geo.all_levels() {
             let mut n = 0u32;
+            let mut pred = None;
             for u in self.free.iter(&self.occ, level) {
                 n += 1;
+                if pred.is_some() && self.free.prev_of(&self.occ, level, u) != pred {
+                    return Err(VerifyError::new(
+                        "free lists link back",
+                        format!("the {level} list: unit {u} does not link back to {pred:?}"),
+                    ));
+                }
+                pred = Some(u);
                 if n > units {
                     return Err(VerifyError::new(
                         "free lists are lists",
