@@ -20,7 +20,6 @@ const MAX_LEVELS: usize = 32;
 pub(crate) struct FreeLists {
     head: [u32; MAX_LEVELS],
     tail: [u32; MAX_LEVELS],
-    count: [u32; MAX_LEVELS],
     /// Bit `l` is set if and only if the list of level `l` is non-empty.
     nonempty: u32,
 }
@@ -38,14 +37,8 @@ impl FreeLists {
         FreeLists {
             head: [NIL; MAX_LEVELS],
             tail: [NIL; MAX_LEVELS],
-            count: [0; MAX_LEVELS],
             nonempty: 0,
         }
-    }
-
-    #[inline]
-    pub(crate) fn count(&self, level: ChunkLevel) -> u32 {
-        self.count[level.index()]
     }
 
     /// Whether the mask says the list of `level` is non-empty.
@@ -104,6 +97,7 @@ impl FreeLists {
                     occ.set_prev(self.head[l], unit);
                 } else {
                     self.tail[l] = unit;
+                    self.nonempty |= 1 << l;
                 }
                 self.head[l] = unit;
             }
@@ -114,12 +108,11 @@ impl FreeLists {
                     occ.set_next(self.tail[l], unit);
                 } else {
                     self.head[l] = unit;
+                    self.nonempty |= 1 << l;
                 }
                 self.tail[l] = unit;
             }
         }
-        self.count[l] += 1;
-        self.nonempty |= 1 << l;
     }
 
     /// Unlinks `unit`, which must be on the list of `level`.
@@ -149,7 +142,6 @@ impl FreeLists {
                 self.tail[l] = p;
             }
         }
-        self.count[l] -= 1;
     }
 
     /// The predecessor recorded for `unit`, on the list of `level`: `None`

@@ -186,6 +186,16 @@ impl ChunkManager {
         self.shared.used.as_slice()[unit as usize].store(bytes as u32, Ordering::Relaxed);
     }
 
+    /// Resets the used bytes of a chunk being returned. Only arenas record
+    /// use, so a chunk taken with `get_chunk` still reads 0: skip the store.
+    #[inline]
+    fn clear_used(&self, unit: u32) {
+        let used = &self.shared.used.as_slice()[unit as usize];
+        if used.load(Ordering::Relaxed) != 0 {
+            used.store(0, Ordering::Relaxed);
+        }
+    }
+
     fn handle(&self, t: &Taken) -> Chunk {
         let geo = self.shared.geo;
         Chunk {
@@ -359,7 +369,7 @@ impl ChunkManager {
         let mut st = self.lock();
         match self.resolve(&st, &chunk) {
             Ok(unit) => {
-                self.set_used(unit, 0);
+                self.clear_used(unit);
                 st.give_back(unit, chunk.level);
                 Ok(())
             }
@@ -373,7 +383,7 @@ impl ChunkManager {
         for chunk in chunks {
             match self.resolve(&st, &chunk) {
                 Ok(unit) => {
-                    self.set_used(unit, 0);
+                    self.clear_used(unit);
                     st.give_back(unit, chunk.level);
                 }
                 // Leaving a chunk in use is safe; returning a chunk that is
