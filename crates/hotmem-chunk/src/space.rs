@@ -98,7 +98,7 @@ impl SpaceState {
         self.plan_slow(preferred, max_level)
     }
 
-    #[cold]
+    #[inline]
     fn plan_slow(&self, preferred: ChunkLevel, max_level: ChunkLevel) -> Option<Source> {
         // 2. Buddy: the smallest larger free chunk, to be split.
         if self.coalescing.merges() {
@@ -247,18 +247,18 @@ impl SpaceState {
     /// Splits the chunk at `unit` from level `from` down to `to`, keeping the
     /// lower half each time and putting every upper half on its free list.
     fn split(&mut self, unit: u32, from: ChunkLevel, to: ChunkLevel) {
-        let mut level = from;
+        let (mut level, mut units) = (from, self.units_of(from));
         while level < to {
             level = level.smaller();
-            let upper = unit + self.units_of(level);
-            self.add_free(upper, level);
-            self.counters.splits += 1;
+            units >>= 1;
+            self.add_free(unit + units, level);
         }
+        self.counters.splits += u64::from(to.raw().saturating_sub(from.raw()));
     }
 
     /// Marks the chunk at `unit` free and puts it on its list, committed
     /// chunks to the front.
-    #[inline]
+    #[inline(always)]
     fn add_free(&mut self, unit: u32, level: ChunkLevel) {
         self.occ.set_free(unit, level);
         let end = if self.commit.starts_committed(unit) {
@@ -284,17 +284,21 @@ impl SpaceState {
         debug_assert_eq!(self.occ.state(unit), UnitState::InUse);
         self.counters.returns += 1;
         if self.coalescing.merges() {
-            while let Some(buddy) = self.buddy(unit, level) {
-                if !self.occ.is_free_chunk(buddy, level) {
+            // `buddy` step by step, with the loop's invariants in locals.
+            let (carved, mut units, mut merges) = (self.carved, self.units_of(level), 0);
+            while let Some(larger) = level.larger() {
+                let buddy = unit ^ units;
+                if buddy + units > carved || !self.occ.is_free_chunk(buddy, level) {
                     break;
                 }
                 self.free.remove(&mut self.occ, level, buddy);
-                let (lower, upper) = (unit.min(buddy), unit.max(buddy));
-                self.occ.clear(upper);
-                unit = lower;
-                level = level.larger().expect("buddy exists below root");
-                self.counters.merges += 1;
+                self.occ.clear(unit.max(buddy));
+                unit = unit.min(buddy);
+                level = larger;
+                units <<= 1;
+                merges += 1;
             }
+            self.counters.merges += merges;
         }
         self.add_free(unit, level);
     }
