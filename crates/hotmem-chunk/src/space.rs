@@ -162,12 +162,21 @@ impl SpaceState {
         max_level: ChunkLevel,
         min_committed: usize,
     ) -> Result<Option<Taken>, CommitError> {
-        // Fast path: a free chunk of exactly the preferred level, nothing to
-        // commit. The same steps as below for that case, without the plan.
+        // Fast paths with nothing to commit: a free chunk of exactly the
+        // preferred level, or (buddy) the smallest larger one, split. The
+        // same steps as `take_planned` takes for the plan's first two
+        // sources, without the plan.
         if min_committed == 0 {
             if let Some(unit) = self.free.first(preferred) {
                 self.free.remove(&mut self.occ, preferred, unit);
                 return Ok(Some(self.hand_out(unit, preferred)));
+            }
+            if self.coalescing.merges() {
+                if let Some((unit, from)) = self.free.first_larger(preferred) {
+                    self.free.remove(&mut self.occ, from, unit);
+                    self.split(unit, from, preferred);
+                    return Ok(Some(self.hand_out(unit, preferred)));
+                }
             }
         }
         self.take_planned(reservation, used, preferred, max_level, min_committed)
