@@ -61,6 +61,10 @@ use std::fmt;
 #[must_use = "a chunk dropped without `return_chunk` stays in use for good"]
 #[derive(PartialEq, Eq, Debug)]
 pub struct Chunk {
+    // Invariant, kept by every constructor and by `enlarge_chunk`:
+    // `start` is the space's start plus `unit` smallest-chunk units and
+    // `size` is the size of `level`. The space's identity check relies on
+    // it (it compares `space`, `unit`, `level` and `serial`).
     /// The issuing space's identity (unique per process, never reused).
     pub(crate) space: u64,
     /// The hand-out serial, also kept in the chunk's header.

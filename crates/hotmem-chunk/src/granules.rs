@@ -16,6 +16,9 @@ pub(crate) struct CommitMap {
     units_shift: u32,
     /// Per granule: 1 if committed. Accessible as far as the space is carved.
     committed: LazyTable<u8>,
+    /// The table's accessible length as of our last `grow` (see
+    /// `Occupancy::accessible`).
+    accessible: usize,
     committed_count: usize,
 }
 
@@ -37,15 +40,26 @@ impl CommitMap {
         Ok(CommitMap {
             units_shift,
             committed: LazyTable::new(memory, granules)?,
+            accessible: 0,
             committed_count: 0,
         })
     }
 
     /// Makes the entries of the granules holding units `[0, units)`
     /// accessible.
-    pub(crate) fn grow(&self, units: u32) -> Result<(), CommitError> {
+    pub(crate) fn grow(&mut self, units: u32) -> Result<(), CommitError> {
         let granules = (units as usize).div_ceil(1 << self.units_shift);
-        self.committed.grow(granules)
+        let grown = self.committed.grow(granules);
+        self.accessible = self.committed.committed_len();
+        grown
+    }
+
+    #[inline]
+    fn entries(&self) -> &[u8] {
+        // SAFETY: `accessible` is a length the table returned to this map
+        // (in `grow`), and the map is reached only through the space lock,
+        // which orders that call before this one.
+        unsafe { self.committed.prefix(self.accessible) }
     }
 
     /// The table's own memory.
@@ -55,7 +69,7 @@ impl CommitMap {
 
     #[inline]
     fn get(&self, granule: usize) -> bool {
-        self.committed.as_slice()[granule] != 0
+        self.entries()[granule] != 0
     }
 
     /// Smallest-chunk units per granule, as a shift.
@@ -154,7 +168,10 @@ impl CommitMap {
                 reservation.uncommit(range)?;
                 self.committed_count -= g - run_start;
             }
-            self.committed.as_mut_slice()[run_start..g].fill(u8::from(commit));
+            let n = self.accessible;
+            // SAFETY: as in `entries`.
+            let entries = unsafe { self.committed.prefix_mut(n) };
+            entries[run_start..g].fill(u8::from(commit));
             changed.calls += 1;
             changed.granules += g - run_start;
         }

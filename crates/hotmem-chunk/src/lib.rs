@@ -82,6 +82,7 @@ mod freelist;
 mod granules;
 mod growth;
 mod level;
+mod lock;
 mod manager;
 mod map;
 mod metaspace;

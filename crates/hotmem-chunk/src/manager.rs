@@ -4,11 +4,12 @@
 use crate::error::{
     ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError, ReturnChunkError,
 };
+use crate::lock::{SpinGuard, SpinLock};
 use crate::map::SpaceMap;
 use crate::occupancy::UnitState;
 use crate::space::{Refusal, SpaceState, Taken};
 use crate::stats::SpaceStatistics;
-use crate::sync::{Arc, CounterU32, CounterU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{Arc, CounterU32, CounterU64, Ordering};
 use crate::table::LazyTable;
 use crate::{Chunk, ChunkLevel, Geometry, MetadataType, SpaceConfig, SpaceError, VerifyError};
 use hotmem_os::{Address, MemRange, Memory, Reservation};
@@ -42,7 +43,7 @@ struct Shared {
     config: SpaceConfig,
     geo: Geometry,
     reservation: Reservation,
-    state: Mutex<SpaceState>,
+    state: SpinLock<SpaceState>,
     /// Bytes used of each in-use chunk, at the chunk's first unit. Written by
     /// the arena that owns the chunk without the lock, read by statistics.
     /// Accessible as far as the space is carved (it grows under the lock).
@@ -108,7 +109,7 @@ impl ChunkManager {
                 config,
                 geo,
                 reservation,
-                state: Mutex::new(state),
+                state: SpinLock::new(state),
                 used,
             }),
         })
@@ -171,7 +172,8 @@ impl ChunkManager {
             + st.commit.table().committed_bytes()
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, SpaceState> {
+    #[inline]
+    pub(crate) fn lock(&self) -> SpinGuard<'_, SpaceState> {
         self.shared.state.lock()
     }
 
@@ -182,6 +184,16 @@ impl ChunkManager {
     #[inline]
     pub(crate) fn set_used(&self, unit: u32, bytes: usize) {
         self.shared.used.as_slice()[unit as usize].store(bytes as u32, Ordering::Relaxed);
+    }
+
+    /// Resets the used bytes of a chunk being returned. Only arenas record
+    /// use, so a chunk taken with `get_chunk` still reads 0: skip the store.
+    #[inline]
+    fn clear_used(&self, unit: u32) {
+        let used = &self.shared.used.as_slice()[unit as usize];
+        if used.load(Ordering::Relaxed) != 0 {
+            used.store(0, Ordering::Relaxed);
+        }
     }
 
     fn handle(&self, t: &Taken) -> Chunk {
@@ -197,7 +209,30 @@ impl ChunkManager {
     }
 
     /// Checks a handle against the live entry and returns its first unit.
+    ///
+    /// The fast path accepts a handle of this space whose unit is carved and
+    /// holds exactly the header issued with it (in use, same level, same
+    /// serial). That is the whole check: the structure keeps every header at
+    /// a unit aligned to its level, and every [`Chunk`] keeps its start and
+    /// size consistent with its unit and level (see its fields), so the
+    /// slow path, which classifies what is wrong, would accept it too.
+    #[inline]
     fn resolve(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
+        if chunk.space == self.shared.id
+            && chunk.unit < st.carved
+            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial)
+        {
+            debug_assert_eq!(self.resolve_slow(st, chunk), Ok(chunk.unit));
+            return Ok(chunk.unit);
+        }
+        self.resolve_slow(st, chunk)
+    }
+
+    /// [`resolve`](Self::resolve), checking every field of the handle in
+    /// turn to say what is wrong with it.
+    #[cold]
+    #[inline(never)]
+    fn resolve_slow(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
         let geo = self.shared.geo;
         let view = chunk.view();
         if chunk.space != self.shared.id || !self.contains(chunk.start) {
@@ -334,7 +369,7 @@ impl ChunkManager {
         let mut st = self.lock();
         match self.resolve(&st, &chunk) {
             Ok(unit) => {
-                self.set_used(unit, 0);
+                self.clear_used(unit);
                 st.give_back(unit, chunk.level);
                 Ok(())
             }
@@ -348,7 +383,7 @@ impl ChunkManager {
         for chunk in chunks {
             match self.resolve(&st, &chunk) {
                 Ok(unit) => {
-                    self.set_used(unit, 0);
+                    self.clear_used(unit);
                     st.give_back(unit, chunk.level);
                 }
                 // Leaving a chunk in use is safe; returning a chunk that is

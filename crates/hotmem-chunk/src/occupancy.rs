@@ -44,24 +44,45 @@ const NEXT: usize = 2;
 pub(crate) struct Occupancy {
     /// Per unit: `serial << 8 | head byte`, free-list prev, free-list next.
     cells: LazyTable<[u32; 3]>,
+    /// The table's accessible length as of our last `grow`: only we grow
+    /// it, so it is the published length, read without an atomic load (the
+    /// table is only ever reached through the space lock).
+    accessible: usize,
 }
 
 impl Occupancy {
     pub(crate) fn new(memory: &Memory, units: usize) -> Result<Occupancy, ReserveError> {
         Ok(Occupancy {
             cells: LazyTable::new(memory, units)?,
+            accessible: 0,
         })
     }
 
     /// Makes the entries of units `[0, units)` accessible.
-    pub(crate) fn grow(&self, units: u32) -> Result<(), CommitError> {
-        self.cells.grow(units as usize)
+    pub(crate) fn grow(&mut self, units: u32) -> Result<(), CommitError> {
+        let grown = self.cells.grow(units as usize);
+        self.accessible = self.cells.committed_len();
+        grown
     }
 
     /// Units whose entries are accessible (the rest were never touched).
     #[inline]
     pub(crate) fn accessible_units(&self) -> u32 {
-        self.cells.committed_len() as u32
+        self.accessible as u32
+    }
+
+    #[inline]
+    fn cells(&self) -> &[[u32; 3]] {
+        // SAFETY: `accessible` is a length the table returned to this
+        // structure (in `grow`), and this structure is reached only through
+        // the space lock, which orders that call before this one.
+        unsafe { self.cells.prefix(self.accessible) }
+    }
+
+    #[inline]
+    fn cells_mut(&mut self) -> &mut [[u32; 3]] {
+        // SAFETY: as in `cells`.
+        unsafe { self.cells.prefix_mut(self.accessible) }
     }
 
     /// The table's own memory.
@@ -71,12 +92,12 @@ impl Occupancy {
 
     #[inline]
     fn cell(&self, unit: u32) -> &[u32; 3] {
-        &self.cells.as_slice()[unit as usize]
+        &self.cells()[unit as usize]
     }
 
     #[inline]
     fn cell_mut(&mut self, unit: u32) -> &mut [u32; 3] {
-        &mut self.cells.as_mut_slice()[unit as usize]
+        &mut self.cells_mut()[unit as usize]
     }
 
     #[inline]
@@ -135,6 +156,14 @@ impl Occupancy {
     #[inline]
     pub(crate) fn is_free_chunk(&self, unit: u32, level: ChunkLevel) -> bool {
         self.head(unit) == FREE | level.raw()
+    }
+
+    /// Whether the chunk at `unit` is in use at `level`, handed out with
+    /// `serial`: a handle's identity check, one load.
+    #[inline]
+    pub(crate) fn is_in_use_as(&self, unit: u32, level: ChunkLevel, serial: u32) -> bool {
+        let c = self.cell(unit)[CELL];
+        c as u8 == IN_USE | level.raw() && c >> 8 == serial
     }
 
     #[inline]

@@ -95,27 +95,24 @@ impl SpaceState {
                 level: preferred,
             });
         }
+        self.plan_slow(preferred, max_level)
+    }
+
+    #[inline]
+    fn plan_slow(&self, preferred: ChunkLevel, max_level: ChunkLevel) -> Option<Source> {
         // 2. Buddy: the smallest larger free chunk, to be split.
         if self.coalescing.merges() {
-            for level in (0..preferred.raw()).rev().map(ChunkLevel::new) {
-                if let Some(unit) = self.free.first(level) {
-                    return Some(Source::FreeList { unit, level });
-                }
+            if let Some((unit, level)) = self.free.first_larger(preferred) {
+                return Some(Source::FreeList { unit, level });
             }
         }
         // 3. Untouched space.
         if let Some(source) = self.plan_carve(preferred, max_level) {
             return Some(source);
         }
-        // 4. A smaller free chunk the caller accepts.
-        let mut level = preferred;
-        while level < max_level {
-            level = level.smaller();
-            if let Some(unit) = self.free.first(level) {
-                return Some(Source::FreeList { unit, level });
-            }
-        }
-        None
+        // 4. A smaller free chunk the caller accepts (the largest of them).
+        let (unit, level) = self.free.first_smaller(preferred, max_level)?;
+        Some(Source::FreeList { unit, level })
     }
 
     fn plan_carve(&self, preferred: ChunkLevel, max_level: ChunkLevel) -> Option<Source> {
@@ -156,7 +153,38 @@ impl SpaceState {
     /// Takes a chunk: plan, commit its first `min_committed` bytes, then
     /// change the lists. `None` when the space is exhausted; an error when
     /// the commit fails, in which case the chunk structure is unchanged.
+    #[inline(always)]
     pub(crate) fn take(
+        &mut self,
+        reservation: &Reservation,
+        used: &LazyTable<CounterU32>,
+        preferred: ChunkLevel,
+        max_level: ChunkLevel,
+        min_committed: usize,
+    ) -> Result<Option<Taken>, CommitError> {
+        // Fast paths with nothing to commit: a free chunk of exactly the
+        // preferred level, or (buddy) the smallest larger one, split. The
+        // same steps as `take_planned` takes for the plan's first two
+        // sources, without the plan.
+        if min_committed == 0 {
+            if let Some(unit) = self.free.first(preferred) {
+                self.free.remove(&mut self.occ, preferred, unit);
+                return Ok(Some(self.hand_out(unit, preferred)));
+            }
+            if self.coalescing.merges() {
+                if let Some((unit, from)) = self.free.first_larger(preferred) {
+                    self.free.remove(&mut self.occ, from, unit);
+                    self.split(unit, from, preferred);
+                    return Ok(Some(self.hand_out(unit, preferred)));
+                }
+            }
+        }
+        self.take_planned(reservation, used, preferred, max_level, min_committed)
+    }
+
+    /// [`take`](Self::take) in general: plan, commit, then change the lists.
+    #[inline(never)]
+    fn take_planned(
         &mut self,
         reservation: &Reservation,
         used: &LazyTable<CounterU32>,
@@ -192,16 +220,23 @@ impl SpaceState {
                 self.split(unit, from, level);
             }
         }
+        Ok(Some(self.hand_out(unit, level)))
+    }
+
+    /// Marks the chunk at `unit`, off every list, in use under the next
+    /// hand-out serial.
+    #[inline]
+    fn hand_out(&mut self, unit: u32, level: ChunkLevel) -> Taken {
         let serial = self.next_serial;
         self.next_serial = (self.next_serial + 1) & ((1 << SERIAL_BITS) - 1);
         self.next_serial = self.next_serial.max(1);
         self.occ.set_in_use(unit, level, serial);
         self.counters.gets += 1;
-        Ok(Some(Taken {
+        Taken {
             unit,
             level,
             serial,
-        }))
+        }
     }
 
     /// Baseline carving: tiles `[carved, to)` with the largest aligned chunks
@@ -221,17 +256,18 @@ impl SpaceState {
     /// Splits the chunk at `unit` from level `from` down to `to`, keeping the
     /// lower half each time and putting every upper half on its free list.
     fn split(&mut self, unit: u32, from: ChunkLevel, to: ChunkLevel) {
-        let mut level = from;
+        let (mut level, mut units) = (from, self.units_of(from));
         while level < to {
             level = level.smaller();
-            let upper = unit + self.units_of(level);
-            self.add_free(upper, level);
-            self.counters.splits += 1;
+            units >>= 1;
+            self.add_free(unit + units, level);
         }
+        self.counters.splits += u64::from(to.raw().saturating_sub(from.raw()));
     }
 
     /// Marks the chunk at `unit` free and puts it on its list, committed
     /// chunks to the front.
+    #[inline(always)]
     fn add_free(&mut self, unit: u32, level: ChunkLevel) {
         self.occ.set_free(unit, level);
         let end = if self.commit.starts_committed(unit) {
@@ -257,17 +293,21 @@ impl SpaceState {
         debug_assert_eq!(self.occ.state(unit), UnitState::InUse);
         self.counters.returns += 1;
         if self.coalescing.merges() {
-            while let Some(buddy) = self.buddy(unit, level) {
-                if !self.occ.is_free_chunk(buddy, level) {
+            // `buddy` step by step, with the loop's invariants in locals.
+            let (carved, mut units, mut merges) = (self.carved, self.units_of(level), 0);
+            while let Some(larger) = level.larger() {
+                let buddy = unit ^ units;
+                if buddy + units > carved || !self.occ.is_free_chunk(buddy, level) {
                     break;
                 }
                 self.free.remove(&mut self.occ, level, buddy);
-                let (lower, upper) = (unit.min(buddy), unit.max(buddy));
-                self.occ.clear(upper);
-                unit = lower;
-                level = level.larger().expect("buddy exists below root");
-                self.counters.merges += 1;
+                self.occ.clear(unit.max(buddy));
+                unit = unit.min(buddy);
+                level = larger;
+                units <<= 1;
+                merges += 1;
             }
+            self.counters.merges += merges;
         }
         self.add_free(unit, level);
     }

@@ -105,11 +105,29 @@ impl<T: Zeroed> LazyTable<T> {
         unsafe { std::slice::from_raw_parts(self.reservation.start().as_ptr::<T>(), n) }
     }
 
-    /// The accessible entries, mutably.
+    /// The first `n` entries, without reading the published length.
+    ///
+    /// # Safety
+    /// `n` is at most a length this table published to the caller's thread
+    /// ([`committed_len`](Self::committed_len) returned it, or more, earlier
+    /// on this thread or before a lock handed the table over): entries never
+    /// stop being accessible, so those stay valid.
     #[inline]
-    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
-        let n = self.committed_len();
-        // SAFETY: as in `as_slice`; `&mut self` excludes any other reference
+    pub(crate) unsafe fn prefix(&self, n: usize) -> &[T] {
+        debug_assert!(n <= self.committed_len());
+        // SAFETY: `n` entries are accessible by the caller's contract; the
+        // rest is as in `as_slice`.
+        unsafe { std::slice::from_raw_parts(self.reservation.start().as_ptr::<T>(), n) }
+    }
+
+    /// [`prefix`](Self::prefix), mutably.
+    ///
+    /// # Safety
+    /// As for [`prefix`](Self::prefix).
+    #[inline]
+    pub(crate) unsafe fn prefix_mut(&mut self, n: usize) -> &mut [T] {
+        debug_assert!(n <= self.committed_len());
+        // SAFETY: as in `prefix`; `&mut self` excludes any other reference
         // into the table.
         unsafe { std::slice::from_raw_parts_mut(self.reservation.start().as_ptr::<T>(), n) }
     }
@@ -161,7 +179,10 @@ mod tests {
         assert!((10..100_000).contains(&n));
         assert_eq!(t.committed_bytes(), TABLE_STEP.max(page_size()));
         let mut t = t;
-        t.as_mut_slice()[9] = [1, 2, 3];
+        // SAFETY: the grow above published at least 10 entries to this
+        // thread.
+        let entries = unsafe { t.prefix_mut(10) };
+        entries[9] = [1, 2, 3];
         t.grow(100_000).unwrap();
         assert_eq!(t.committed_len(), 100_000);
         assert_eq!(t.as_slice()[9], [1, 2, 3]);

@@ -137,8 +137,16 @@ impl SpaceState {
         // Free lists hold exactly the free chunks, each on its level's list.
         for level in self.geo.all_levels() {
             let mut n = 0u32;
+            let mut pred = None;
             for u in self.free.iter(&self.occ, level) {
                 n += 1;
+                if pred.is_some() && self.free.prev_of(&self.occ, level, u) != pred {
+                    return Err(VerifyError::new(
+                        "free lists link back",
+                        format!("the {level} list: unit {u} does not link back to {pred:?}"),
+                    ));
+                }
+                pred = Some(u);
                 if n > units {
                     return Err(VerifyError::new(
                         "free lists are lists",
@@ -152,12 +160,17 @@ impl SpaceState {
                     ));
                 }
             }
-            if n != self.free.count(level) || n != free_per_level[level.index()] {
+            if (n > 0) != self.free.marked_nonempty(level) {
+                return Err(VerifyError::new(
+                    "the non-empty mask matches the free lists",
+                    format!("{level}: {n} free chunks, mask bit {}", n == 0),
+                ));
+            }
+            if n != free_per_level[level.index()] {
                 return Err(VerifyError::new(
                     "free lists hold every free chunk once",
                     format!(
-                        "{level}: list walk {n}, list count {}, free chunks {}",
-                        self.free.count(level),
+                        "{level}: list walk {n}, free chunks {}",
                         free_per_level[level.index()]
                     ),
                 ));

@@ -3,3 +3,5 @@
 
 #[cfg(hotmem_loom)]
 mod loom_arenas;
+#[cfg(hotmem_loom)]
+mod loom_lock;
