@@ -15,8 +15,8 @@ use hotmem::{
 };
 use std::sync::Arc;
 
-/// Slots of the old holder, each given a young object after it became old.
-const HOLDER_SLOTS: usize = 64;
+mod common;
+use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
 
 fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
     Runtime::builder()
@@ -39,24 +39,6 @@ fn young_runtime() -> (Arc<SimpleObjects>, Runtime, Arc<RootTable>, Mutator, Ids
     (objects, rt, roots, me, Ids::from(1))
 }
 
-/// `kib` KiB of garbage (see [`build::garbage`]).
-fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
-    build::garbage(me, roots, kib, ids).unwrap();
-}
-
-fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {
-    let mut sum = GraphSummary::default();
-    sum.add(
-        holder_id,
-        SimpleObjects::size_for(HOLDER_SLOTS, 0),
-        young_ids,
-    );
-    for &id in young_ids {
-        sum.add(id, SimpleObjects::size_for(0, 3), &[]);
-    }
-    sum
-}
-
 #[test]
 fn young_objects_only_an_old_one_refers_to_survive_and_move() {
     let (objects, rt, roots, mut me, mut ids) = young_runtime();
@@ -68,18 +50,7 @@ fn young_objects_only_an_old_one_refers_to_survive_and_move() {
 
     // Young objects referred to only by the old holder, each between 64 KiB
     // of garbage: their pages are mostly garbage and get evacuated.
-    let mut young = Vec::new();
-    for i in 0..HOLDER_SLOTS {
-        let id = ids.next();
-        let obj = build::object(&mut me, &roots, 0, 3, id).unwrap();
-        roots.pop();
-        let holder = roots.get(0).unwrap();
-        // SAFETY: the holder is rooted and `obj` fresh; nothing collected
-        // since either was read.
-        unsafe { SimpleObjects::set_slot(&me, holder, i, Some(obj)) };
-        young.push((id, obj));
-        garbage(&mut me, &roots, &mut ids, 64);
-    }
+    let young = young_into_holder(&mut me, &roots, &mut ids);
     let used_before = rt.heap().usage().used;
     let stats = me.collect_young().unwrap();
     assert_eq!(stats.kind, CollectionKind::Young);
@@ -90,12 +61,8 @@ fn young_objects_only_an_old_one_refers_to_survive_and_move() {
     assert!(stats.pages_evacuated > 0, "{stats:?}");
     assert!(stats.used_after < used_before, "{stats:?}");
     let holder = roots.get(0).unwrap();
-    let mut moved = 0;
-    for (i, &(_, before)) in young.iter().enumerate() {
-        // SAFETY: the holder is live; nothing collects meanwhile.
-        let now: ObjectReference = unsafe { SimpleObjects::slot(holder, i) }.unwrap();
-        moved += usize::from(now != before);
-    }
+    // SAFETY: the holder is live; nothing collects meanwhile.
+    let moved = unsafe { moved(holder, &young) };
     assert!(moved > HOLDER_SLOTS / 2, "{moved} young objects moved");
     let young_ids: Vec<u64> = young.iter().map(|&(id, _)| id).collect();
     // SAFETY: the only mutator; not collecting.

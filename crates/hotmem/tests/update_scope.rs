@@ -4,30 +4,11 @@
 //! live object. Both must leave the same graph: old objects that refer to
 //! new ones are the case the remembered slots exist for.
 
-use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
-use hotmem::{Mutator, NumaConfig, ObjectReference, Runtime, UpdateScope};
+use hotmem::objects::{Ids, SimpleObjects, build};
+use hotmem::{NumaConfig, Runtime, UpdateScope};
 
-/// Slots of the old holder object, each pointing at a young object.
-const HOLDER_SLOTS: usize = 64;
-
-/// `kib` KiB of garbage (see [`build::garbage`]).
-fn garbage(me: &mut Mutator, roots: &RootTable, ids: &mut Ids, kib: usize) {
-    build::garbage(me, roots, kib, ids).unwrap();
-}
-
-/// What the holder and the young objects it refers to sum up to.
-fn holder_and_young(holder_id: u64, young_ids: &[u64]) -> GraphSummary {
-    let mut sum = GraphSummary::default();
-    sum.add(
-        holder_id,
-        SimpleObjects::size_for(HOLDER_SLOTS, 0),
-        young_ids,
-    );
-    for &id in young_ids {
-        sum.add(id, SimpleObjects::size_for(0, 3), &[]);
-    }
-    sum
-}
+mod common;
+use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
 
 #[test]
 fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slots() {
@@ -60,18 +41,7 @@ fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slot
     // Young: one object per holder slot, each between 64 KiB of garbage,
     // so that they spread over several young pages that are then mostly
     // garbage.
-    let mut young = Vec::new();
-    for _ in 0..HOLDER_SLOTS {
-        let id = ids.next();
-        let obj = build::object(&mut me, &roots, 0, 3, id).unwrap();
-        roots.pop();
-        let holder = roots.get(0).unwrap();
-        // SAFETY: `holder` is rooted and `obj` fresh; no collection since
-        // either was read.
-        unsafe { SimpleObjects::set_slot(&me, holder, young.len(), Some(obj)) };
-        young.push((id, obj));
-        garbage(&mut me, &roots, &mut ids, 64);
-    }
+    let young = young_into_holder(&mut me, &roots, &mut ids);
     let holder_before = roots.get(0).unwrap();
     let second = me.collect().unwrap();
     let UpdateScope::Remembered { slots } = second.update_scope else {
@@ -80,12 +50,8 @@ fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slot
     assert!(slots >= HOLDER_SLOTS as u64, "{second:?}");
     let holder = roots.get(0).unwrap();
     assert_eq!(holder, holder_before, "the old holder did not move");
-    let mut moved = 0;
-    for (i, &(_, before)) in young.iter().enumerate() {
-        // SAFETY: the holder is live, no collection runs meanwhile.
-        let now: ObjectReference = unsafe { SimpleObjects::slot(holder, i) }.unwrap();
-        moved += usize::from(now != before);
-    }
+    // SAFETY: the holder is live, no collection runs meanwhile.
+    let moved = unsafe { moved(holder, &young) };
     assert!(moved > HOLDER_SLOTS / 2, "{moved} young objects moved");
 
     // The whole graph is what was built, by shape, payload and identity.
