@@ -42,6 +42,9 @@ pub(crate) struct LeaveTracker {
     word: CachePadded<AtomicU64>,
     /// The tag of the newest safepoint whose record is complete.
     done: CachePadded<FutexWord>,
+    /// CPUs available to the process: a waiter yields only while the
+    /// threads it waits for can each have one besides it.
+    cpus: usize,
 }
 
 impl LeaveTracker {
@@ -49,6 +52,7 @@ impl LeaveTracker {
         LeaveTracker {
             word: CachePadded::new(AtomicU64::new(0)),
             done: CachePadded::new(FutexWord::new(0)),
+            cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         }
     }
 
@@ -123,10 +127,39 @@ impl LeaveTracker {
     /// Sleep until the record of `id` is complete. Returns too when a later
     /// safepoint's is, so a waiter that looks only after a newer safepoint
     /// went by does not wait for a record that will never be `id`'s again.
+    ///
+    /// Spins for a few microseconds first (the leaving phase of a short
+    /// safepoint is that long), and yields too while every thread still to
+    /// leave can have a CPU besides this one, as a `parking_lot` lock does
+    /// before it parks: a sleeping waiter costs the last thread out a
+    /// wake-up and itself the time to run again. On an oversubscribed
+    /// machine a yield would keep a CPU from a woken thread instead (16
+    /// threads on 16 CPUs: `begin_end` went from 0.85 to 4 ms with
+    /// unconditional yields).
     pub(crate) fn wait_done(&self, id: SafepointId) {
+        let tag = id.barrier_tag();
+        #[cfg(not(hotmem_loom))]
+        let rounds = if (self.stopped(id) as usize) + 1 < self.cpus {
+            10u32
+        } else {
+            3
+        };
+        #[cfg(not(hotmem_loom))]
+        for round in 0..rounds {
+            if at_or_after(self.done.word().load(Ordering::Acquire), tag) {
+                return;
+            }
+            if round < 3 {
+                for _ in 0..(2u32 << round) {
+                    crate::sync::spin_hint();
+                }
+            } else {
+                crate::sync::yield_now();
+            }
+        }
         loop {
             let done = self.done.word().load(Ordering::Acquire);
-            if at_or_after(done, id.barrier_tag()) {
+            if at_or_after(done, tag) {
                 return;
             }
             self.done.wait(done);
