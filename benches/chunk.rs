@@ -11,7 +11,8 @@
 use buddy_system_allocator::{Heap, LockedHeap};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hotmem_chunk::{
-    Arena, ArenaKind, Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig,
+    Arena, ArenaCache, ArenaKind, Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType,
+    SpaceConfig,
 };
 use hotmem_os::{MemTag, Memory, Reservation};
 use std::alloc::Layout;
@@ -468,51 +469,64 @@ fn arena_alloc(c: &mut Criterion) {
     g.finish();
 }
 
-/// Class loaders created and dropped by 1, 2 and 4 threads at once over one
+/// Class loaders created and dropped by 1 to 16 threads at once over one
 /// shared space (as a runtime's loaders share one manager): each loader is
 /// an arena that allocates [`LOADER_BLOCKS`] small blocks (a small class's
 /// metadata) and is dropped, handing its chunks back. One element is one
 /// loader; all threads start together on a barrier and the slowest one's
-/// time counts.
+/// time counts. Two spaces: without the arena cache (every loader takes the
+/// space's lock for its first chunk and for its drop) and with
+/// `ArenaCache::Sharded` (a dropped loader's chunks wait in the thread's
+/// shard for the next loader).
 fn loaders(c: &mut Criterion) {
     const LOADER_BLOCKS: usize = 32;
     let mut g = c.benchmark_group("chunk/loaders_create_drop");
-    let m = manager(Coalescing::Buddy);
-    for threads in [1usize, 2, 4] {
-        g.throughput(Throughput::Elements(threads as u64));
-        g.bench_function(BenchmarkId::new("hotmem_buddy_threads", threads), |b| {
-            b.iter_custom(|iters| {
-                let barrier = std::sync::Barrier::new(threads);
-                std::thread::scope(|s| {
-                    let workers: Vec<_> = (0..threads)
-                        .map(|t| {
-                            let (m, barrier) = (&m, &barrier);
-                            s.spawn(move || {
-                                let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 + t as u64);
-                                barrier.wait();
-                                let start = Instant::now();
-                                for _ in 0..iters {
-                                    let mut loader = Arena::new(m, ArenaKind::Standard);
-                                    for _ in 0..LOADER_BLOCKS {
-                                        let size = 16 + (rng.next() as usize % 31) * 8;
-                                        black_box(loader.allocate(size).unwrap());
-                                    }
-                                }
-                                start.elapsed()
-                            })
-                        })
-                        .collect();
-                    workers
-                        .into_iter()
-                        .map(|w| w.join().unwrap())
-                        .max()
-                        .unwrap()
-                })
-            })
-        });
+    for (name, cache) in [
+        ("hotmem_buddy_threads", ArenaCache::Off),
+        ("hotmem_buddy_cached_threads", ArenaCache::Sharded),
+    ] {
+        let config = SpaceConfig::with_size(SPACE).arena_cache(cache);
+        let m = ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).unwrap();
+        for threads in [1usize, 2, 4, 8, 16] {
+            g.throughput(Throughput::Elements(threads as u64));
+            g.bench_function(BenchmarkId::new(name, threads), |b| {
+                b.iter_custom(|iters| loaders_round(&m, threads, iters, LOADER_BLOCKS))
+            });
+        }
+        m.verify().unwrap();
     }
     g.finish();
-    m.verify().unwrap();
+}
+
+/// `threads` threads each create and drop `iters` loaders of `blocks`
+/// blocks; the slowest thread's time.
+fn loaders_round(m: &ChunkManager, threads: usize, iters: u64, blocks: usize) -> Duration {
+    let barrier = std::sync::Barrier::new(threads);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 + t as u64);
+                    barrier.wait();
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        let mut loader = Arena::new(m, ArenaKind::Standard);
+                        for _ in 0..blocks {
+                            let size = 16 + (rng.next() as usize % 31) * 8;
+                            black_box(loader.allocate(size).unwrap());
+                        }
+                    }
+                    start.elapsed()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .max()
+            .unwrap()
+    })
 }
 
 criterion_group!(

@@ -324,10 +324,18 @@ impl Arena {
             .expect("size checked against the root chunk");
         let growth = self.kind.chunk_size(ty, self.growth_step());
         let preferred = geo.level_for(growth.max(size)).unwrap_or(ChunkLevel::ROOT);
-        let (chunk, prefix) = self
-            .manager
-            .get_chunk_committed(preferred, need, size)
-            .map_err(AllocError::Chunk)?;
+        // A chunk a dropped arena left in this thread's cache shard is
+        // committed whole, and taking it needs no lock of the space.
+        let (chunk, prefix) = match self.manager.cache_take(geo.size_of(preferred)) {
+            Some(chunk) => {
+                let size = chunk.size();
+                (chunk, size)
+            }
+            None => self
+                .manager
+                .get_chunk_committed(preferred, need, size)
+                .map_err(AllocError::Chunk)?,
+        };
         if let Some(old) = self.chunks.last_mut() {
             if self.committed_end > self.top {
                 self.free_blocks
@@ -429,8 +437,20 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        self.manager
-            .return_all(self.chunks.drain(..).map(|c| c.chunk));
+        // What the arena knows to be committed of each chunk: up to its
+        // committed end for the current one; up to its top for a retired one
+        // (retiring moved the top to the committed end).
+        let last = self.chunks.len().wrapping_sub(1);
+        let committed_end = self.committed_end;
+        let manager = &self.manager;
+        let rest = self.chunks.drain(..).enumerate().filter_map(|(i, c)| {
+            let end = if i == last { committed_end } else { c.top };
+            let committed = end - c.chunk.start().get();
+            manager.cache_put(c.chunk, committed)
+        });
+        // A `Vec` only if something is left: the common case caches all.
+        let rest: Vec<Chunk> = rest.collect();
+        manager.return_all(rest.into_iter());
     }
 }
 

