@@ -545,7 +545,10 @@ impl ChunkManager {
     /// dropped arenas leave larger chunks than the ones new arenas ask for;
     /// an arena would grow into such a chunk too).
     pub(crate) fn cache_take(&self, size: usize) -> Option<Chunk> {
-        self.shared.cache.as_ref()?.take(size, size.saturating_mul(4))
+        self.shared
+            .cache
+            .as_ref()?
+            .take(size, size.saturating_mul(4))
     }
 
     /// An ASCII map of the space, at most 64 lines of 64 characters.
