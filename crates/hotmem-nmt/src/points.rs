@@ -62,6 +62,28 @@ impl Leaf {
     }
 }
 
+/// Asks the CPU to bring all of `leaf` into its cache at once. The
+/// operation that found the leaf goes on to binary search its keys and
+/// usually to shift its tail (an insert or a removal), touching every one
+/// of its cache lines; without this, in a tree larger than the cache those
+/// lines arrive one miss after another (the search's loads depend on each
+/// other), which made an operation at 100k regions cost 1.6-1.8x one at 1k.
+#[inline]
+fn prefetch_leaf(leaf: &Leaf) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let base = std::ptr::from_ref(leaf).cast::<i8>();
+        for line in (0..size_of::<Leaf>()).step_by(64) {
+            // SAFETY: a prefetch is a hint that never faults nor changes
+            // memory, and the address is inside `leaf`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(line)) };
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = leaf;
+}
+
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct Points {
@@ -106,6 +128,7 @@ impl Points {
         // The group's first fence is <= k, so the result is at least `from`.
         let at = from + self.fences[from..to].partition_point(|&f| f <= k) - 1;
         self.finger.set(at);
+        prefetch_leaf(&self.leaves[at]);
         Some(at)
     }
 
