@@ -43,7 +43,9 @@ pub(crate) struct LeaveTracker {
     /// The tag of the newest safepoint whose record is complete.
     done: CachePadded<FutexWord>,
     /// CPUs available to the process: a waiter yields only while the
-    /// threads it waits for can each have one besides it.
+    /// threads it waits for can each have one besides it (not under loom,
+    /// where waiting is only the sleep).
+    #[cfg_attr(hotmem_loom, allow(dead_code))]
     cpus: usize,
 }
 
