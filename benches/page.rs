@@ -12,9 +12,12 @@ use hotmem_page::{
     PageRequest,
 };
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, RwLock};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+
+#[path = "../examples/stand_in_safepoint.rs"]
+mod stand_in_safepoint;
+use stand_in_safepoint::{StandInSafepoint, Step};
 
 type Objects = ObjectAllocator<Arc<PageAllocator>>;
 
@@ -67,11 +70,8 @@ fn small_fast_path(c: &mut Criterion) {
 }
 
 /// Allocations a thread makes per hold of the read side of the stand-in
-/// safepoint lock: a mutator allocates many objects between two polls.
-/// Taking the shared lock around every single allocation made every thread
-/// write its cache line once per object, and the small-object curve fell
-/// from 26.8 M/s at 1 thread to 9.5 M/s at 2 and stayed there up to 16 on a
-/// 16-core VM: the lock's scaling, not the allocator's.
+/// safepoint lock: a mutator allocates many objects between two polls (see
+/// `examples/stand_in_safepoint.rs` for what one lock per object measured).
 const ALLOCS_PER_POLL: u64 = 64;
 
 /// `threads` threads allocate `per_thread` objects of `layout` each;
@@ -83,49 +83,31 @@ fn contended_round(
     per_thread: u64,
     layout: ObjectLayout,
 ) -> Duration {
-    let safepoint = Arc::new(RwLock::new(()));
-    let gc_epoch = Arc::new(AtomicU64::new(0));
+    let safepoint = Arc::new(StandInSafepoint::default());
     let barrier = Arc::new(Barrier::new(threads + 1));
     let workers: Vec<_> = (0..threads)
         .map(|_| {
-            let (heap, objects, safepoint, gc_epoch, barrier) = (
+            let (heap, objects, safepoint, barrier) = (
                 heap.clone(),
                 objects.clone(),
                 safepoint.clone(),
-                gc_epoch.clone(),
                 barrier.clone(),
             );
             std::thread::spawn(move || {
                 barrier.wait();
                 let mut done = 0;
                 while done < per_thread {
-                    let epoch = gc_epoch.load(Ordering::Acquire);
-                    let mut exhausted = false;
-                    {
-                        let _mutator = safepoint.read().expect("lock");
-                        let batch = ALLOCS_PER_POLL.min(per_thread - done);
-                        for _ in 0..batch {
-                            match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
-                                Ok(a) => {
-                                    black_box(a);
-                                    done += 1;
-                                }
-                                Err(e) if e.is_heap_exhausted() => {
-                                    exhausted = true;
-                                    break;
-                                }
-                                Err(e) => panic!("{e}"),
-                            }
+                    let batch = ALLOCS_PER_POLL.min(per_thread - done);
+                    let alloc = || match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
+                        Ok(a) => {
+                            black_box(a);
+                            done += 1;
+                            Step::Allocated
                         }
-                    }
-                    if exhausted {
-                        let _gc = safepoint.write().expect("lock");
-                        // Another thread may have collected already.
-                        if gc_epoch.load(Ordering::Acquire) == epoch {
-                            collect(&heap, &objects);
-                            gc_epoch.fetch_add(1, Ordering::Release);
-                        }
-                    }
+                        Err(e) if e.is_heap_exhausted() => Step::HeapExhausted,
+                        Err(e) => panic!("{e}"),
+                    };
+                    safepoint.batch(batch, alloc, || collect(&heap, &objects));
                 }
             })
         })

@@ -27,9 +27,13 @@ use hotmem_page::{
     Age, CounterSnapshot, HeapConfig, MediumPageMode, NodeId, ObjectAllocator, ObjectLayout,
     PageAllocator, StatSampler, StatsReport,
 };
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+
+#[path = "stand_in_safepoint.rs"]
+mod stand_in_safepoint;
+use stand_in_safepoint::{StandInSafepoint, Step};
 
 struct Args {
     pairs: usize,
@@ -137,17 +141,15 @@ fn run(mode: MediumPageMode, workload: Workload, a: &Args) -> RunResult {
     let objects = Arc::new(ObjectAllocator::new(heap.clone(), mode));
     // Mutators allocate holding the read side; the GC takes the write side:
     // that is the safepoint that makes retiring the allocation pages sound.
-    let safepoint = Arc::new(RwLock::new(()));
-    let gc_epoch = Arc::new(AtomicU64::new(0));
+    let safepoint = Arc::new(StandInSafepoint::default());
     let stop = Arc::new(AtomicBool::new(false));
     let start = Arc::new(Barrier::new(a.threads + 1));
     let workers: Vec<_> = (0..a.threads)
         .map(|t| {
-            let (heap, objects, safepoint, gc_epoch, stop, start) = (
+            let (heap, objects, safepoint, stop, start) = (
                 heap.clone(),
                 objects.clone(),
                 safepoint.clone(),
-                gc_epoch.clone(),
                 stop.clone(),
                 start.clone(),
             );
@@ -164,45 +166,32 @@ fn run(mode: MediumPageMode, workload: Workload, a: &Args) -> RunResult {
                     let (mut bytes, mut count, mut gcs) = (0u64, 0u64, 0u64);
                     start.wait();
                     while !stop.load(Ordering::Relaxed) {
-                        let epoch = gc_epoch.load(Ordering::Acquire);
-                        let mut exhausted = false;
-                        {
-                            let _mutator = safepoint.read().expect("lock");
-                            for _ in 0..16 {
-                                let size = next_size(&mut x, workload);
-                                let layout = ObjectLayout::new(size).expect("layout");
-                                match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
-                                    Ok(addr) => {
-                                        // SAFETY: a fresh object in a mapped page; this thread owns it.
-                                        // Initialize it, as a mutator does.
-                                        unsafe { addr.as_ptr::<u8>().write_bytes(0, size) };
-                                        bytes += size as u64;
-                                        count += 1;
-                                    }
-                                    Err(e) if e.is_heap_exhausted() => {
-                                        exhausted = true;
-                                        break;
-                                    }
-                                    Err(e) => panic!("{e}"),
+                        let alloc = || {
+                            let size = next_size(&mut x, workload);
+                            let layout = ObjectLayout::new(size).expect("layout");
+                            match objects.alloc_object(layout, Age::EDEN, NodeId::ZERO) {
+                                Ok(addr) => {
+                                    // SAFETY: a fresh object in a mapped page; this thread owns it.
+                                    // Initialize it, as a mutator does.
+                                    unsafe { addr.as_ptr::<u8>().write_bytes(0, size) };
+                                    bytes += size as u64;
+                                    count += 1;
+                                    Step::Allocated
                                 }
+                                Err(e) if e.is_heap_exhausted() => Step::HeapExhausted,
+                                Err(e) => panic!("{e}"),
                             }
-                        }
-                        if exhausted {
-                            let _gc = safepoint.write().expect("lock");
-                            // Another thread may have collected already.
-                            if gc_epoch.load(Ordering::Acquire) == epoch {
-                                // SAFETY: holding the write side, no mutator is
-                                // allocating, and no object is used any more (this
-                                // "GC" frees everything): the pages can be retired
-                                // and freed.
-                                unsafe {
-                                    objects.retire_pages();
-                                    heap.free_pages(&heap.pages()).expect("free");
-                                }
-                                gc_epoch.fetch_add(1, Ordering::Release);
-                                gcs += 1;
+                        };
+                        gcs += safepoint.batch(16, alloc, || {
+                            // SAFETY: `batch` runs this under the write side,
+                            // so no mutator is allocating, and no object is
+                            // used any more (this "GC" frees everything): the
+                            // pages can be retired and freed.
+                            unsafe {
+                                objects.retire_pages();
+                                heap.free_pages(&heap.pages()).expect("free");
                             }
-                        }
+                        });
                     }
                     (bytes, count, gcs)
                 })
