@@ -138,3 +138,51 @@ fn many_threads_create_and_drop_loaders() {
     assert!(st.levels[1..].iter().all(|l| l.free_chunks == 0), "{st:?}");
     s.verify().unwrap();
 }
+
+#[test]
+fn flushes_purges_and_root_requests_race_with_loaders() {
+    // An adversarial mix: loaders come and go on three threads while a
+    // fourth flushes the cache, purges, and takes and returns root chunks
+    // (each of which may flush). Every loader checks its blocks; the space
+    // must stay consistent throughout and merge back whole at the end.
+    const LOADERS: usize = 1500;
+    let s = space(8 << 20, ArenaCache::Sharded);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for t in 0..3 {
+            let (s, done) = (&s, &done);
+            scope.spawn(move || {
+                for i in 0..LOADERS {
+                    loader(s, 1 + i % 48, (t * 48 + i % 48) as u8);
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+        }
+        let (s, done) = (&s, &done);
+        scope.spawn(move || {
+            let mut round = 0usize;
+            while done.load(std::sync::atomic::Ordering::Acquire) < 3 {
+                match round % 3 {
+                    0 => {
+                        s.flush_cache();
+                    }
+                    1 => {
+                        s.purge().unwrap();
+                    }
+                    _ => {
+                        if let Ok(root) = s.get_chunk(ChunkLevel::ROOT, ChunkLevel::ROOT, 0) {
+                            s.return_chunk(root).unwrap();
+                        }
+                    }
+                }
+                s.verify().unwrap();
+                round += 1;
+            }
+        });
+    });
+    s.flush_cache();
+    let st = s.statistics();
+    assert_eq!((st.in_use_chunks, st.cached_chunks, st.used), (0, 0, 0));
+    assert!(st.levels[1..].iter().all(|l| l.free_chunks == 0), "{st:?}");
+    s.verify().unwrap();
+}
