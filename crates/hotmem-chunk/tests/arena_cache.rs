@@ -2,7 +2,8 @@
 //! chunks serve the next loader on the same thread; cached memory still
 //! serves large requests (the space flushes before it reports exhaustion),
 //! still goes back to the OS on purge, and the space's invariants hold with
-//! chunks cached, also when many threads create and drop loaders at once.
+//! chunks cached, also when many threads create and drop loaders at once
+//! while another flushes, purges and takes root chunks.
 
 use hotmem_chunk::{
     Arena, ArenaCache, ArenaKind, ChunkLevel, ChunkManager, MetadataType, SpaceConfig,
