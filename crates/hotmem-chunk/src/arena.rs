@@ -445,7 +445,7 @@ impl Drop for Arena {
         let manager = &self.manager;
         let rest = self.chunks.drain(..).enumerate().filter_map(|(i, c)| {
             let end = if i == last { committed_end } else { c.top };
-            let committed = end - c.chunk.start().get();
+            let committed = end.saturating_sub(c.chunk.start().get());
             manager.cache_put(c.chunk, committed)
         });
         // A `Vec` only if something is left: the common case caches all.
