@@ -7,7 +7,7 @@
 //! never again while any of them lives. Only a purge uncommits, and only
 //! granules that lie entirely inside a free chunk.
 
-use crate::table::LazyTable;
+use crate::table::{LazyTable, OwnedTable};
 use hotmem_os::{CommitError, Memory, Reservation, ReserveError};
 use std::ops::Range;
 
@@ -15,10 +15,7 @@ pub(crate) struct CommitMap {
     /// log2(granule / smallest chunk).
     units_shift: u32,
     /// Per granule: 1 if committed. Accessible as far as the space is carved.
-    committed: LazyTable<u8>,
-    /// The table's accessible length as of our last `grow` (see
-    /// `Occupancy::accessible`).
-    accessible: usize,
+    committed: OwnedTable<u8>,
     committed_count: usize,
 }
 
@@ -39,8 +36,7 @@ impl CommitMap {
     ) -> Result<CommitMap, ReserveError> {
         Ok(CommitMap {
             units_shift,
-            committed: LazyTable::new(memory, granules)?,
-            accessible: 0,
+            committed: OwnedTable::new(memory, granules)?,
             committed_count: 0,
         })
     }
@@ -49,27 +45,17 @@ impl CommitMap {
     /// accessible.
     pub(crate) fn grow(&mut self, units: u32) -> Result<(), CommitError> {
         let granules = (units as usize).div_ceil(1 << self.units_shift);
-        let grown = self.committed.grow(granules);
-        self.accessible = self.committed.committed_len();
-        grown
-    }
-
-    #[inline]
-    fn entries(&self) -> &[u8] {
-        // SAFETY: `accessible` is a length the table returned to this map
-        // (in `grow`), and the map is reached only through the space lock,
-        // which orders that call before this one.
-        unsafe { self.committed.prefix(self.accessible) }
+        self.committed.grow(granules)
     }
 
     /// The table's own memory.
     pub(crate) fn table(&self) -> &LazyTable<u8> {
-        &self.committed
+        self.committed.table()
     }
 
     #[inline]
     fn get(&self, granule: usize) -> bool {
-        self.entries()[granule] != 0
+        self.committed.entries()[granule] != 0
     }
 
     /// Smallest-chunk units per granule, as a shift.
@@ -168,10 +154,7 @@ impl CommitMap {
                 reservation.uncommit(range)?;
                 self.committed_count -= g - run_start;
             }
-            let n = self.accessible;
-            // SAFETY: as in `entries`.
-            let entries = unsafe { self.committed.prefix_mut(n) };
-            entries[run_start..g].fill(u8::from(commit));
+            self.committed.entries_mut()[run_start..g].fill(u8::from(commit));
             changed.calls += 1;
             changed.granules += g - run_start;
         }

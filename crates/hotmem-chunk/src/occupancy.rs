@@ -11,7 +11,7 @@
 //! table is committed only as far as the space is carved.
 
 use crate::ChunkLevel;
-use crate::table::LazyTable;
+use crate::table::{LazyTable, OwnedTable};
 use hotmem_os::{CommitError, Memory, ReserveError};
 
 /// What a unit is.
@@ -43,61 +43,40 @@ const NEXT: usize = 2;
 
 pub(crate) struct Occupancy {
     /// Per unit: `serial << 8 | head byte`, free-list prev, free-list next.
-    cells: LazyTable<[u32; 3]>,
-    /// The table's accessible length as of our last `grow`: only we grow
-    /// it, so it is the published length, read without an atomic load (the
-    /// table is only ever reached through the space lock).
-    accessible: usize,
+    cells: OwnedTable<[u32; 3]>,
 }
 
 impl Occupancy {
     pub(crate) fn new(memory: &Memory, units: usize) -> Result<Occupancy, ReserveError> {
         Ok(Occupancy {
-            cells: LazyTable::new(memory, units)?,
-            accessible: 0,
+            cells: OwnedTable::new(memory, units)?,
         })
     }
 
     /// Makes the entries of units `[0, units)` accessible.
     pub(crate) fn grow(&mut self, units: u32) -> Result<(), CommitError> {
-        let grown = self.cells.grow(units as usize);
-        self.accessible = self.cells.committed_len();
-        grown
+        self.cells.grow(units as usize)
     }
 
     /// Units whose entries are accessible (the rest were never touched).
     #[inline]
     pub(crate) fn accessible_units(&self) -> u32 {
-        self.accessible as u32
-    }
-
-    #[inline]
-    fn cells(&self) -> &[[u32; 3]] {
-        // SAFETY: `accessible` is a length the table returned to this
-        // structure (in `grow`), and this structure is reached only through
-        // the space lock, which orders that call before this one.
-        unsafe { self.cells.prefix(self.accessible) }
-    }
-
-    #[inline]
-    fn cells_mut(&mut self) -> &mut [[u32; 3]] {
-        // SAFETY: as in `cells`.
-        unsafe { self.cells.prefix_mut(self.accessible) }
+        self.cells.accessible() as u32
     }
 
     /// The table's own memory.
     pub(crate) fn table(&self) -> &LazyTable<[u32; 3]> {
-        &self.cells
+        self.cells.table()
     }
 
     #[inline]
     fn cell(&self, unit: u32) -> &[u32; 3] {
-        &self.cells()[unit as usize]
+        &self.cells.entries()[unit as usize]
     }
 
     #[inline]
     fn cell_mut(&mut self, unit: u32) -> &mut [u32; 3] {
-        &mut self.cells_mut()[unit as usize]
+        &mut self.cells.entries_mut()[unit as usize]
     }
 
     #[inline]
@@ -129,7 +108,7 @@ impl Occupancy {
 
     #[inline]
     pub(crate) fn units(&self) -> u32 {
-        self.cells.len() as u32
+        self.cells.table().len() as u32
     }
 
     #[inline]

@@ -160,6 +160,61 @@ impl<T: Zeroed> LazyTable<T> {
     }
 }
 
+/// A [`LazyTable`] with one owner that reaches it only through the space
+/// lock (the chunk headers, the commit map): the owner keeps the accessible
+/// length as of its last `grow`, so that reading an entry takes no atomic
+/// load of the published length.
+pub(crate) struct OwnedTable<T> {
+    table: LazyTable<T>,
+    /// What the table's `committed_len` said after our last `grow`: only we
+    /// grow it, so it is the published length.
+    accessible: usize,
+}
+
+impl<T: Zeroed> OwnedTable<T> {
+    /// As [`LazyTable::new`].
+    pub(crate) fn new(memory: &Memory, len: usize) -> Result<OwnedTable<T>, ReserveError> {
+        Ok(OwnedTable {
+            table: LazyTable::new(memory, len)?,
+            accessible: 0,
+        })
+    }
+
+    /// The table (its reservation, its committed bytes).
+    pub(crate) fn table(&self) -> &LazyTable<T> {
+        &self.table
+    }
+
+    /// As [`LazyTable::grow`].
+    pub(crate) fn grow(&mut self, entries: usize) -> Result<(), CommitError> {
+        let grown = self.table.grow(entries);
+        self.accessible = self.table.committed_len();
+        grown
+    }
+
+    /// Entries accessible.
+    #[inline]
+    pub(crate) fn accessible(&self) -> usize {
+        self.accessible
+    }
+
+    /// The accessible entries.
+    #[inline]
+    pub(crate) fn entries(&self) -> &[T] {
+        // SAFETY: `accessible` is a length the table returned to this owner
+        // (in `grow`), and whoever hands the owner to another thread (the
+        // space lock) orders that call before this one.
+        unsafe { self.table.prefix(self.accessible) }
+    }
+
+    /// The accessible entries, mutably.
+    #[inline]
+    pub(crate) fn entries_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `entries`.
+        unsafe { self.table.prefix_mut(self.accessible) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
