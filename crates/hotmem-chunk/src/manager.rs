@@ -345,27 +345,26 @@ impl ChunkManager {
                 min_committed,
             });
         }
-        let mut st = self.lock();
-        let mut taken = st.take(
-            &self.shared.reservation,
-            &self.shared.used,
-            preferred,
-            max_level,
-            min_committed,
-        );
-        if matches!(taken, Ok(None)) && self.cache_holds_chunks() {
-            // Cached chunks are free memory in all but name: merge them back
-            // and look again before saying the space is exhausted.
-            drop(st);
-            self.flush_cache();
-            st = self.lock();
-            taken = st.take(
+        let take = |st: &mut SpaceState| {
+            st.take(
                 &self.shared.reservation,
                 &self.shared.used,
                 preferred,
                 max_level,
                 min_committed,
-            );
+            )
+        };
+        let mut st = self.lock();
+        let mut taken = take(&mut st);
+        if matches!(taken, Ok(None)) && self.shared.cache.is_some() {
+            // Cached chunks are free memory in all but name: merge them back
+            // and look again before saying the space is exhausted.
+            drop(st);
+            let flushed = self.flush_cache();
+            st = self.lock();
+            if flushed > 0 {
+                taken = take(&mut st);
+            }
         }
         match taken {
             Ok(Some(t)) => Ok((self.handle(&t), then(&st, &t))),
@@ -518,11 +517,6 @@ impl ChunkManager {
         let n = chunks.len();
         self.return_all(chunks.into_iter());
         n
-    }
-
-    /// Whether any shard may hold a chunk.
-    fn cache_holds_chunks(&self) -> bool {
-        self.shared.cache.as_ref().is_some_and(|c| c.held().0 > 0)
     }
 
     /// Keeps a dropping arena's chunk for the next arena, if the space has
