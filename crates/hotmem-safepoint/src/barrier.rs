@@ -34,33 +34,9 @@
 //! coordinator sees nobody awake and wakes one sleeper, which relays (if
 //! there is no sleeper, nobody needs waking).
 
+use crate::backoff;
 use crate::ids::SafepointId;
-use crate::sync::{self, AtomicU32, CachePadded, FutexWord, Ordering};
-
-/// `parking_lot`'s `SpinWait` schedule, the one its locks use before they
-/// park: three rounds of 2, 4, 8 `pause`s, then seven yields. A yield keeps
-/// the thread runnable, so on a loaded machine it resumes when it next gets
-/// the CPU instead of waiting for a wake-up and then for the CPU. True if
-/// the tag changed meanwhile. Not under loom: it only reads the tag, and
-/// the sleep after it is the protocol.
-fn spin_while_armed(word: &FutexWord, tag: u32) -> bool {
-    #[cfg(not(hotmem_loom))]
-    for round in 0..10u32 {
-        if word.word().load(Ordering::Acquire) != tag {
-            return true;
-        }
-        if round < 3 {
-            for _ in 0..(2u32 << round) {
-                sync::spin_hint();
-            }
-        } else {
-            sync::yield_now();
-        }
-    }
-    #[cfg(hotmem_loom)]
-    let _ = (word, tag, sync::spin_hint);
-    false
-}
+use crate::sync::{AtomicU32, CachePadded, FutexWord, Ordering};
 
 /// The barrier every stopped thread of the wait-barrier strategy sleeps on.
 #[derive(Debug)]
@@ -128,7 +104,13 @@ impl WaitBarrier {
     pub(crate) fn wait(&self, id: SafepointId) {
         let tag = id.barrier_tag();
         self.awake.fetch_add(1, Ordering::SeqCst);
-        let disarmed = spin_while_armed(&self.tag, tag);
+        // `parking_lot`'s `SpinWait` schedule, the one its locks use before
+        // they park: three rounds of pauses, then seven yields. A yield
+        // keeps the thread runnable, so on a loaded machine it resumes when
+        // it next gets the CPU instead of waiting for a wake-up and then
+        // for the CPU.
+        let word = self.tag.word();
+        let disarmed = backoff::spin_then_yield(3, 7, || word.load(Ordering::Acquire) != tag);
         // Counted out before the last look at the tag (the futex compare
         // below): see the module docs.
         self.awake.fetch_sub(1, Ordering::SeqCst);

@@ -14,6 +14,7 @@
 //! The decrement that reaches zero also clears the tag (closes the count),
 //! so exactly one party finishes each safepoint's record.
 
+use crate::backoff;
 use crate::ids::SafepointId;
 use crate::sync::{AtomicU64, CachePadded, FutexWord, Ordering};
 
@@ -43,9 +44,7 @@ pub(crate) struct LeaveTracker {
     /// The tag of the newest safepoint whose record is complete.
     done: CachePadded<FutexWord>,
     /// CPUs available to the process: a waiter yields only while the
-    /// threads it waits for can each have one besides it (not under loom,
-    /// where waiting is only the sleep).
-    #[cfg_attr(hotmem_loom, allow(dead_code))]
+    /// threads it waits for can each have one besides it.
     cpus: usize,
 }
 
@@ -121,7 +120,7 @@ impl LeaveTracker {
     /// Whether the record of `id`, or of a later safepoint, is complete
     /// (records complete in order: a safepoint that begins cuts its
     /// predecessor's short).
-    #[cfg(test)]
+    #[cfg(all(test, not(hotmem_loom)))]
     pub(crate) fn is_done(&self, id: SafepointId) -> bool {
         at_or_after(self.done.word().load(Ordering::Acquire), id.barrier_tag())
     }
@@ -140,24 +139,14 @@ impl LeaveTracker {
     /// unconditional yields).
     pub(crate) fn wait_done(&self, id: SafepointId) {
         let tag = id.barrier_tag();
-        #[cfg(not(hotmem_loom))]
-        let rounds = if (self.stopped(id) as usize) + 1 < self.cpus {
-            10u32
+        let yields = if (self.stopped(id) as usize) + 1 < self.cpus {
+            7
         } else {
-            3
+            0
         };
-        #[cfg(not(hotmem_loom))]
-        for round in 0..rounds {
-            if at_or_after(self.done.word().load(Ordering::Acquire), tag) {
-                return;
-            }
-            if round < 3 {
-                for _ in 0..(2u32 << round) {
-                    crate::sync::spin_hint();
-                }
-            } else {
-                crate::sync::yield_now();
-            }
+        let word = self.done.word();
+        if backoff::spin_then_yield(3, yields, || at_or_after(word.load(Ordering::Acquire), tag)) {
+            return;
         }
         loop {
             let done = self.done.word().load(Ordering::Acquire);

@@ -84,6 +84,7 @@
 //!
 //! Linux only: it parks threads with the futex system call.
 
+mod backoff;
 mod barrier;
 mod coordinator;
 mod error;

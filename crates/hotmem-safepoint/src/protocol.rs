@@ -62,6 +62,7 @@
 //! caller's role is checked first ([`OperationGate::check`], and the
 //! registry for registered threads), and such calls return typed errors.
 
+use crate::backoff;
 use crate::barrier::{WaitBarrier, Wake};
 use crate::coordinator::{SafepointLog, Strategy};
 use crate::error::{BeginError, HandshakeError, RegisterError};
@@ -78,41 +79,25 @@ use crate::sync::{
 use std::borrow::Cow;
 use std::time::Duration;
 
-/// Before the coordinator sleeps on `pending`: rounds of 2, 4, ... 64
-/// `pause`s, then up to [`COORDINATOR_YIELDS`] yields, so that a safepoint
-/// reached within some microseconds costs no wake-up. The wake-up it saves
-/// is the expensive part of reaching: on a 16-core VM a sleeping coordinator
-/// took 50-60 us to run again after the last thread counted itself in, so
-/// with pauses alone the p99 of reaching was 63 us at 2 threads against
-/// 19 us for a `parking_lot::RwLock` writer, which spins and yields before
-/// it parks. The yields also hand the CPU to a thread that still has to
-/// reach its poll. It yields only while every thread it waits for can have
-/// a CPU of its own (`spare_cpus`): on an oversubscribed machine a yield
-/// can give the CPU away for a whole time slice of a thread that is already
-/// stopped and spinning (measured on 2 cores: reaching p99 of 442 us with
-/// yields against 22 us without, 2 threads). Not under loom: it only reads
-/// `pending`, and the sleep after it is the protocol.
+/// Before the coordinator sleeps on `pending`: six rounds of pauses (2 to
+/// 64), then, if it has a spare CPU, [`COORDINATOR_YIELDS`] yields, so that
+/// a safepoint reached within some microseconds costs no wake-up. The
+/// wake-up it saves is the expensive part of reaching: on a 16-core VM a
+/// sleeping coordinator took 50-60 us to run again after the last thread
+/// counted itself in, so with pauses alone the p99 of reaching was 63 us at
+/// 2 threads against 19 us for a `parking_lot::RwLock` writer, which spins
+/// and yields before it parks. The yields also hand the CPU to a thread
+/// that still has to reach its poll. It yields only while every thread it
+/// waits for can have a CPU of its own (`spare_cpus`): on an oversubscribed
+/// machine a yield can give the CPU away for a whole time slice of a thread
+/// that is already stopped and spinning (measured on 2 cores: reaching p99
+/// of 442 us with yields against 22 us without, 2 threads).
 fn spin_until_zero(pending: &AtomicU32, spare_cpus: SpareCpus) {
-    #[cfg(not(hotmem_loom))]
-    let rounds = match spare_cpus {
-        SpareCpus::Yes => 6 + COORDINATOR_YIELDS,
-        SpareCpus::No => 6,
+    let yields = match spare_cpus {
+        SpareCpus::Yes => COORDINATOR_YIELDS,
+        SpareCpus::No => 0,
     };
-    #[cfg(not(hotmem_loom))]
-    for round in 0..rounds {
-        if pending.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        if round < 6 {
-            for _ in 0..(2u32 << round) {
-                sync::spin_hint();
-            }
-        } else {
-            sync::yield_now();
-        }
-    }
-    #[cfg(hotmem_loom)]
-    let _ = (pending, spare_cpus);
+    backoff::spin_then_yield(6, yields, || pending.load(Ordering::Acquire) == 0);
 }
 
 /// Whether the machine has a CPU for the coordinator and every thread.
@@ -124,7 +109,6 @@ enum SpareCpus {
 
 /// How many times the coordinator yields while it waits for the last
 /// threads to reach the safepoint, before it sleeps.
-#[cfg(not(hotmem_loom))]
 const COORDINATOR_YIELDS: u32 = 10;
 
 /// Who is beginning a safepoint.
