@@ -7,10 +7,10 @@
 //! young collections (`--generations single` for full ones only): the
 //! objects' reference stores go through the store barrier, and the
 //! periodic collections are three young ones to one full one. Every few
-//! seconds, at a
-//! safepoint, it checks the invariants: the whole reachable graph against
-//! what the threads built (every payload checksum, every reference), NMT's totals against the allocators' own
-//! accounting, the metaspace's `verify()` and the heap's invariants. At the
+//! seconds, at a safepoint, it checks the invariants: the whole reachable
+//! graph against what the threads built (every payload checksum, every
+//! reference), NMT's totals against the allocators' own accounting, the
+//! metaspace's `verify()` and the heap's invariants. At the
 //! end it drops the runtime and checks that nothing leaked: no mapping of
 //! the runtime left, NMT at zero, resident memory back near the start.
 //!
