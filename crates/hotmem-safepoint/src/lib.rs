@@ -96,6 +96,7 @@ mod leaving;
 mod legacy;
 mod mutator;
 mod operation;
+mod pending;
 mod poll;
 mod protocol;
 mod records;

@@ -35,8 +35,9 @@
 //! # Waiting
 //! The coordinator sleeps on `pending` (threads not yet counted, plus its
 //! own token, so the count cannot reach zero while it is still looking);
-//! whoever brings it to zero wakes it. Before it sleeps it spins briefly,
-//! as `parking_lot`'s own locks do. Stopped threads spin briefly too, then
+//! whoever brings it to zero wakes it, with a system call only if it flagged
+//! itself asleep (`pending.rs`). Before it sleeps it spins briefly, as
+//! `parking_lot`'s own locks do. Stopped threads spin briefly too, then
 //! sleep on the wait barrier keyed by the id.
 //!
 //! # Ending
@@ -62,7 +63,6 @@
 //! caller's role is checked first ([`OperationGate::check`], and the
 //! registry for registered threads), and such calls return typed errors.
 
-use crate::backoff;
 use crate::barrier::{WaitBarrier, Wake};
 use crate::coordinator::{SafepointLog, Strategy};
 use crate::error::{BeginError, HandshakeError, RegisterError};
@@ -70,46 +70,48 @@ use crate::handshake::{Executor, HandshakeOp};
 use crate::ids::SafepointId;
 use crate::legacy::{self, LegacyGate};
 use crate::operation::{Busy, HandshakeTicket, OperationGate};
+use crate::pending::Pending;
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
 use crate::state::ThreadState;
-use crate::sync::{
-    self, Arc, AtomicU32, CachePadded, FutexWord, Mutex, MutexGuard, Ordering, fence,
-};
+use crate::sync::{self, Arc, AtomicU32, CachePadded, Mutex, MutexGuard, Ordering, fence};
 use std::borrow::Cow;
 use std::time::Duration;
 
-/// Before the coordinator sleeps on `pending`: six rounds of pauses (2 to
-/// 64), then, if it has a spare CPU, [`COORDINATOR_YIELDS`] yields, so that
-/// a safepoint reached within some microseconds costs no wake-up. The
-/// wake-up it saves is the expensive part of reaching: on a 16-core VM a
-/// sleeping coordinator took 50-60 us to run again after the last thread
-/// counted itself in, so with pauses alone the p99 of reaching was 63 us at
-/// 2 threads against 19 us for a `parking_lot::RwLock` writer, which spins
-/// and yields before it parks. The yields also hand the CPU to a thread
-/// that still has to reach its poll. It yields only while every thread it
-/// waits for can have a CPU of its own (`spare_cpus`): on an oversubscribed
-/// machine a yield can give the CPU away for a whole time slice of a thread
-/// that is already stopped and spinning (measured on 2 cores: reaching p99
-/// of 442 us with yields against 22 us without, 2 threads).
-fn spin_until_zero(pending: &AtomicU32, spare_cpus: SpareCpus) {
-    let yields = match spare_cpus {
-        SpareCpus::Yes => COORDINATOR_YIELDS,
-        SpareCpus::No => 0,
-    };
-    backoff::spin_then_yield(6, yields, || pending.load(Ordering::Acquire) == 0);
+/// How the coordinator waits for the last threads to reach a safepoint
+/// before it sleeps on `pending`: (rounds of pauses, yields). Spinning and
+/// yielding first means a safepoint reached within some microseconds costs
+/// no wake-up, and the wake-up is the expensive part of reaching: on a
+/// 16-core VM a sleeping coordinator took 50-60 us to run again after the
+/// last thread counted itself in.
+///
+/// * Every thread it waits for has a CPU of its own: six rounds of pauses
+///   (2 to 64), then ten yields. With pauses alone the p99 of reaching was
+///   63 us at 2 threads on 16 cores, against 19 us for a
+///   `parking_lot::RwLock` writer, which spins and yields before it parks.
+/// * More threads than the other CPUs: `parking_lot`'s own schedule (the
+///   one its `RwLock` writer and our wait barrier use), three short rounds,
+///   then seven yields. Here the coordinator's CPU is one a thread that
+///   has not reached its poll is waiting for: the yields hand it over, and
+///   long spinning only delays it. On 2 cores with 2 busy threads (18
+///   alternating runs of `safepoint_latency --threads 2`, against six
+///   rounds and no yield), the median ratio to the `RwLock` in the same run
+///   went from 1.61 to 1.13 for reaching p50 and from 1.76 to 0.66 for its
+///   p99.
+fn coordinator_schedule(spare: SpareCpus) -> (u32, u32) {
+    match spare {
+        SpareCpus::Yes => (6, 10),
+        SpareCpus::No => (3, 7),
+    }
 }
 
-/// Whether the machine has a CPU for the coordinator and every thread.
+/// Whether the machine has a CPU for the coordinator and every thread it
+/// waits for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum SpareCpus {
     Yes,
     No,
 }
-
-/// How many times the coordinator yields while it waits for the last
-/// threads to reach the safepoint, before it sleeps.
-const COORDINATOR_YIELDS: u32 = 10;
 
 /// Who is beginning a safepoint.
 #[derive(Copy, Clone, Debug)]
@@ -129,7 +131,7 @@ pub(crate) struct Shared {
     pub(crate) operations: OperationGate,
     /// Wait-barrier strategy: threads not yet counted, plus the
     /// coordinator's own token.
-    pending: CachePadded<FutexWord>,
+    pending: CachePadded<Pending>,
     barrier: WaitBarrier,
     gate: LegacyGate,
     pub(crate) records: Records,
@@ -152,7 +154,7 @@ impl Shared {
             strategy,
             registry: Mutex::new(Registry::default()),
             operations: OperationGate::new(),
-            pending: CachePadded::new(FutexWord::new(0)),
+            pending: CachePadded::new(Pending::new()),
             barrier: WaitBarrier::new(),
             gate: LegacyGate::new(),
             records: Records::new(strategy, log),
@@ -164,12 +166,9 @@ impl Shared {
 
     /// `slot` is safe while `id` may be in progress: count it, once.
     fn count_safe(&self, slot: &Slot, id: SafepointId) {
-        if self.strategy == Strategy::WaitBarrier
-            && slot.claim_accounting(id)
-            && self.pending.word().fetch_sub(1, Ordering::AcqRel) == 1
-        {
-            // The last one in: the coordinator may be asleep.
-            self.pending.wake_all();
+        if self.strategy == Strategy::WaitBarrier && slot.claim_accounting(id) {
+            // The last one in wakes the coordinator if it sleeps.
+            self.pending.arrive();
         }
     }
 
@@ -259,9 +258,8 @@ impl Shared {
     }
 
     fn synchronize(&self, registry: MutexGuard<'_, Registry>, id: SafepointId) {
-        let pending = self.pending.word();
-        let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX - 1);
-        pending.store(threads + 1, Ordering::SeqCst);
+        let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
+        self.pending.open(threads);
         // The barrier is armed before any poll word: a thread that sees an
         // armed poll finds an armed barrier.
         self.barrier.arm(id);
@@ -277,20 +275,15 @@ impl Shared {
             }
         }
         drop(registry);
-        if pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+        // The coordinator's token: if it was not the last, wait.
+        if !self.pending.arrive() {
             let spare = if (threads as usize) < self.cpus {
                 SpareCpus::Yes
             } else {
                 SpareCpus::No
             };
-            spin_until_zero(pending, spare);
-            loop {
-                let left = pending.load(Ordering::Acquire);
-                if left == 0 {
-                    break;
-                }
-                self.pending.wait(left);
-            }
+            let (spins, yields) = coordinator_schedule(spare);
+            self.pending.wait_until_zero(spins, yields);
         }
     }
 
