@@ -93,11 +93,11 @@ use std::time::Duration;
 ///   one its `RwLock` writer and our wait barrier use), three short rounds,
 ///   then seven yields. Here the coordinator's CPU is one a thread that
 ///   has not reached its poll is waiting for: the yields hand it over, and
-///   long spinning only delays it. On 2 cores with 2 busy threads (18
-///   alternating runs of `safepoint_latency --threads 2`, against six
-///   rounds and no yield), the median ratio to the `RwLock` in the same run
-///   went from 1.61 to 1.13 for reaching p50 and from 1.76 to 0.66 for its
-///   p99.
+///   long spinning only delays it. On 2 cores with 2 busy threads (the
+///   case of 16 threads on 16 cores in small), `safepoint_latency --threads
+///   2`: the median ratio to the `RwLock` in the same run went from 1.61 to
+///   1.09 for reaching p50 and from 1.76 to 1.00 for its p99 (18 runs
+///   with six rounds and no yield, 40 runs with this schedule).
 fn coordinator_schedule(spare: SpareCpus) -> (u32, u32) {
     match spare {
         SpareCpus::Yes => (6, 10),
