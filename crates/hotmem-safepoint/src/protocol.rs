@@ -11,7 +11,7 @@
 //!
 //! | writer of the request            | fence | reads       | thread            | fence | reads     |
 //! |----------------------------------|-------|-------------|-------------------|-------|-----------|
-//! | [`Shared::synchronize`]: arm polls | yes | state words | [`Shared::enter_safe`] / [`Shared::leave_safe`]: publish state | yes | poll word |
+//! | [`Shared::arm`]: arm polls | yes | state words | [`Shared::enter_safe`] / [`Shared::leave_safe`]: publish state | yes | poll word |
 //! | handshake push: arm poll bit     | yes   | state word  | same as above     | yes   | poll word |
 //!
 //! * Safepoint: the coordinator arms every poll word, fences, then reads each
@@ -244,20 +244,35 @@ impl Shared {
         // stopped in this one now: its leaving phase ends here.
         self.records.settle_previous(begun);
         self.records.leaving.open(id);
-        let owner = Arc::new(OwnerToken);
         registry.in_progress = Some(id);
-        registry.owner = Some(Arc::clone(&owner));
         let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
-        self.operations.publish_id(id);
         match self.strategy {
-            Strategy::WaitBarrier => self.synchronize(registry, id),
-            Strategy::Legacy => self.synchronize_legacy(registry, id),
+            Strategy::WaitBarrier => self.arm(&registry, id),
+            Strategy::Legacy => self.arm_legacy(&registry, id),
         }
+        // The threads are on their way to their polls: the bookkeeping that
+        // none of them needs overlaps their way there. With a CPU per
+        // thread, on 2 cores and 1 thread (`safepoint_latency --threads
+        // 1`, 18 alternating runs), reaching p50 went from 2.2-2.5 us to
+        // 1.4 us when the owner token's allocation and `publish_id` moved
+        // here from before the arming.
+        let owner = Arc::new(OwnerToken);
+        registry.owner = Some(Arc::clone(&owner));
+        match self.strategy {
+            Strategy::WaitBarrier => self.wait_until_counted(registry, threads),
+            Strategy::Legacy => self.wait_until_safe_legacy(registry),
+        }
+        // Only the owner's own calls read the id (to say which safepoint
+        // they would nest in), and the owner is here.
+        self.operations.publish_id(id);
         self.records.safe(id, name, threads, begun);
         Ok((id, owner))
     }
 
-    fn synchronize(&self, registry: MutexGuard<'_, Registry>, id: SafepointId) {
+    /// Wait-barrier strategy: open the count, arm the barrier and every
+    /// poll, and count the threads already safe (under the registry lock,
+    /// so a thread registering now is armed and counted at birth instead).
+    fn arm(&self, registry: &Registry, id: SafepointId) {
         let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
         self.pending.open(threads);
         // The barrier is armed before any poll word: a thread that sees an
@@ -274,6 +289,11 @@ impl Shared {
                 self.count_safe(slot, id);
             }
         }
+    }
+
+    /// Wait-barrier strategy, after [`Shared::arm`]: release the registry,
+    /// give up the coordinator's token and wait until every thread counted.
+    fn wait_until_counted(&self, registry: MutexGuard<'_, Registry>, threads: u32) {
         drop(registry);
         // The coordinator's token: if it was not the last, wait.
         if !self.pending.arrive() {
@@ -287,12 +307,18 @@ impl Shared {
         }
     }
 
-    fn synchronize_legacy(&self, registry: MutexGuard<'_, Registry>, id: SafepointId) {
+    /// Legacy strategy: close the gate and arm every poll.
+    fn arm_legacy(&self, registry: &Registry, id: SafepointId) {
         self.gate.close(id);
         for slot in &registry.slots {
             slot.poll.arm_safepoint(id);
         }
         fence(Ordering::SeqCst);
+    }
+
+    /// Legacy strategy, after [`Shared::arm_legacy`]: poll the thread list
+    /// with JDK 11's back-off until every thread is safe.
+    fn wait_until_safe_legacy(&self, registry: MutexGuard<'_, Registry>) {
         let mut threads = self.legacy_scratch.lock();
         threads.clone_from(&registry.slots);
         drop(registry);
