@@ -150,6 +150,7 @@ const HANDSHAKE_GRACE: Duration = Duration::from_micros(50);
 
 impl Shared {
     pub(crate) fn new(strategy: Strategy, log: SafepointLog) -> Self {
+        let cpus = sync::available_cpus();
         Shared {
             strategy,
             registry: Mutex::new(Registry::default()),
@@ -157,9 +158,9 @@ impl Shared {
             pending: CachePadded::new(Pending::new()),
             barrier: WaitBarrier::new(),
             gate: LegacyGate::new(),
-            records: Records::new(strategy, log),
+            records: Records::new(strategy, log, cpus),
             legacy_scratch: Mutex::new(Vec::new()),
-            cpus: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            cpus,
             urgent: CachePadded::new(AtomicU32::new(0)),
         }
     }
@@ -247,7 +248,7 @@ impl Shared {
         registry.in_progress = Some(id);
         let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
         match self.strategy {
-            Strategy::WaitBarrier => self.arm(&registry, id),
+            Strategy::WaitBarrier => self.arm(&registry, id, threads),
             Strategy::Legacy => self.arm_legacy(&registry, id),
         }
         // The threads are on their way to their polls: the bookkeeping that
@@ -269,11 +270,11 @@ impl Shared {
         Ok((id, owner))
     }
 
-    /// Wait-barrier strategy: open the count, arm the barrier and every
-    /// poll, and count the threads already safe (under the registry lock,
-    /// so a thread registering now is armed and counted at birth instead).
-    fn arm(&self, registry: &Registry, id: SafepointId) {
-        let threads = u32::try_from(registry.slots.len()).unwrap_or(u32::MAX);
+    /// Wait-barrier strategy: open the count for the `threads` registered
+    /// threads, arm the barrier and every poll, and count the threads
+    /// already safe (under the registry lock, so a thread registering now
+    /// is armed and counted at birth instead).
+    fn arm(&self, registry: &Registry, id: SafepointId, threads: u32) {
         self.pending.open(threads);
         // The barrier is armed before any poll word: a thread that sees an
         // armed poll finds an armed barrier.

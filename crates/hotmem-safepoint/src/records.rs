@@ -20,12 +20,12 @@ pub(crate) struct Records {
 }
 
 impl Records {
-    pub(crate) fn new(strategy: Strategy, log: SafepointLog) -> Self {
+    pub(crate) fn new(strategy: Strategy, log: SafepointLog, cpus: usize) -> Self {
         Records {
             log,
             epoch: Instant::now(),
             stats: Mutex::new(StatsCollector::new(strategy)),
-            leaving: LeaveTracker::new(),
+            leaving: LeaveTracker::new(cpus),
         }
     }
 

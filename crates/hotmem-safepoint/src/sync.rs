@@ -63,6 +63,12 @@ pub(crate) fn yield_now() {
     loom::thread::yield_now();
 }
 
+/// CPUs available to the process (at least 1): what decides whether a
+/// waiter may yield its CPU or should leave it to the threads it waits for.
+pub(crate) fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// Sleep for `d` (a yield under loom, which has no time).
 pub(crate) fn sleep(d: std::time::Duration) {
     #[cfg(not(hotmem_loom))]
