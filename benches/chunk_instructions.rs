@@ -1,8 +1,16 @@
-//! Instructions per chunk operation, for callgrind: the split-heavy then
-//! merge-heavy pattern of `chunk.rs` (4096 gets of the smallest chunk from
-//! one root chunk, then 4096 returns), repeated, on one side only:
+//! Instructions per chunk operation, for callgrind, on one side at a time:
 //! `hotmem` (a `ChunkManager` with buddy coalescing) or `locked_heap`
-//! (`buddy_system_allocator::LockedHeap` over the same size pattern).
+//! (`buddy_system_allocator::LockedHeap` over the same size pattern), in
+//! one of two patterns:
+//!
+//! - `split` (the default): the split-heavy then merge-heavy pattern of
+//!   `chunk.rs` (4096 gets of the smallest chunk from one root chunk, then
+//!   4096 returns), repeated; a round is 4096 get+return pairs.
+//! - `mixed`: the shape of `chunk.rs`'s `chunk/get_10k_live` and
+//!   `chunk/return_10k_live` workload (its sizes, live count and batch;
+//!   its own random sequence): 10,000 live chunks of 1-16 KiB, then rounds
+//!   of 256 random returns and 256 gets of random levels; a round is 256
+//!   pairs.
 //!
 //! Wall time on a shared two-core VM moves by tens of percent from run to
 //! run; callgrind's instruction counts do not, so this is how a change to
@@ -18,6 +26,10 @@
 //! done; done   # (refs at 20 - refs at 10) / 40960 = instructions per pair
 //! ```
 //!
+//! For `mixed`, add the pattern (`$B $r $side mixed`, rounds such as 100
+//! and 200; divide by 100 * 256) and `--cache-sim=yes` for the simulated
+//! cache misses, which that pattern is about: its chunks are scattered.
+//!
 //! (The benches build rustix with `use-libc-auxv`, so that binaries which
 //! reserve memory through `hotmem_os` run under valgrind.) Without
 //! valgrind it prints the wall time per pair, which is not the comparison:
@@ -27,7 +39,7 @@
 
 use buddy_system_allocator::LockedHeap;
 use hotmem_chunk::{Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig};
-use hotmem_os::{MemTag, Memory};
+use hotmem_os::{MemTag, Memory, Reservation};
 use std::alloc::Layout;
 use std::process::ExitCode;
 use std::ptr::NonNull;
@@ -36,6 +48,12 @@ use std::time::Instant;
 const SPACE: usize = 64 << 20;
 /// 1 KiB chunks: one 4 MiB root chunk's worth.
 const N: usize = 4096;
+/// The `mixed` pattern's space, live chunks, batch and levels: those of
+/// `chunk.rs`'s `*_10k_live` groups.
+const MIXED_SPACE: usize = 256 << 20;
+const LIVE: usize = 10_000;
+const BATCH: usize = 256;
+const LEVELS: [u8; 5] = [12, 11, 10, 9, 8];
 
 /// Which allocator runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -44,7 +62,34 @@ enum Side {
     LockedHeap,
 }
 
-fn parse() -> Result<(usize, Side), String> {
+/// Which workload runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Pattern {
+    Split,
+    Mixed,
+}
+
+/// The same generator (and seed) as `chunk.rs`.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn level(&mut self) -> u8 {
+        LEVELS[self.next() as usize % LEVELS.len()]
+    }
+
+    fn pick(&mut self, len: usize) -> usize {
+        self.next() as usize % len
+    }
+}
+
+fn parse() -> Result<(usize, Side, Pattern), String> {
     // `cargo bench` passes `--bench`; everything else is ours.
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -59,7 +104,12 @@ fn parse() -> Result<(usize, Side), String> {
         Some("locked_heap") => Side::LockedHeap,
         Some(other) => return Err(format!("side {other}: expected hotmem or locked_heap")),
     };
-    Ok((rounds, side))
+    let pattern = match args.get(2).map(String::as_str) {
+        None | Some("split") => Pattern::Split,
+        Some("mixed") => Pattern::Mixed,
+        Some(other) => return Err(format!("pattern {other}: expected split or mixed")),
+    };
+    Ok((rounds, side, pattern))
 }
 
 fn hotmem(rounds: usize) {
@@ -81,15 +131,71 @@ fn hotmem(rounds: usize) {
     }
 }
 
-fn locked_heap(rounds: usize) {
+fn hotmem_mixed(rounds: usize) {
+    let m = ChunkManager::new(
+        &Memory::new(),
+        MetadataType::NonClass,
+        SpaceConfig::with_size(MIXED_SPACE).coalescing(Coalescing::Buddy),
+    )
+    .expect("space");
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let get = |rng: &mut XorShift| {
+        let l = ChunkLevel::new(rng.level());
+        m.get_chunk(l, l, 0).expect("a free chunk")
+    };
+    let mut live: Vec<Chunk> = (0..LIVE).map(|_| get(&mut rng)).collect();
+    for _ in 0..rounds {
+        for _ in 0..BATCH {
+            let c = live.swap_remove(rng.pick(live.len()));
+            m.return_chunk(c).expect("our own chunk");
+        }
+        for _ in 0..BATCH {
+            live.push(get(&mut rng));
+        }
+    }
+}
+
+/// A `LockedHeap` over `size` committed bytes, and the reservation that
+/// must outlive it.
+fn locked(size: usize) -> (LockedHeap<33>, Reservation) {
     let r = Memory::new()
-        .reserve_aligned(SPACE, 4 << 20, MemTag::TEST)
+        .reserve_aligned(size, 4 << 20, MemTag::TEST)
         .expect("reserve");
     r.commit(r.range()).expect("commit");
     let heap = LockedHeap::<33>::new();
-    // SAFETY: the range is committed, owned by `r`, which outlives the heap,
-    // and used by nothing else.
-    unsafe { heap.lock().init(r.start().get(), SPACE) };
+    // SAFETY: the range is committed, owned by `r`, which the caller keeps
+    // for as long as the heap, and used by nothing else.
+    unsafe { heap.lock().init(r.start().get(), size) };
+    (heap, r)
+}
+
+fn locked_heap_mixed(rounds: usize) {
+    let (heap, memory) = locked(MIXED_SPACE);
+    let layout = |level: u8| {
+        let size = 1usize << (22 - level);
+        Layout::from_size_align(size, size).expect("layout")
+    };
+    let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
+    let get = |rng: &mut XorShift| {
+        let l = layout(rng.level());
+        (heap.lock().alloc(l).expect("a free block"), l)
+    };
+    let mut live: Vec<(NonNull<u8>, Layout)> = (0..LIVE).map(|_| get(&mut rng)).collect();
+    for _ in 0..rounds {
+        for _ in 0..BATCH {
+            let (p, l) = live.swap_remove(rng.pick(live.len()));
+            heap.lock().dealloc(p, l);
+        }
+        for _ in 0..BATCH {
+            live.push(get(&mut rng));
+        }
+    }
+    // The memory goes last: the heap's lists live in it.
+    drop(memory);
+}
+
+fn locked_heap(rounds: usize) {
+    let (heap, memory) = locked(SPACE);
     let l1 = Layout::from_size_align(1024, 1024).expect("layout");
     let mut live: Vec<NonNull<u8>> = Vec::with_capacity(N);
     for _ in 0..rounds {
@@ -100,26 +206,34 @@ fn locked_heap(rounds: usize) {
             heap.lock().dealloc(p, l1);
         }
     }
+    // The memory goes last: the heap's lists live in it.
+    drop(memory);
 }
 
 fn main() -> ExitCode {
-    let (rounds, side) = match parse() {
+    let (rounds, side, pattern) = match parse() {
         Ok(p) => p,
         Err(e) => {
             eprintln!(
-                "chunk_instructions: {e}\nusage: chunk_instructions [rounds] [hotmem|locked_heap]"
+                "chunk_instructions: {e}\nusage: chunk_instructions [rounds] [hotmem|locked_heap] [split|mixed]"
             );
             return ExitCode::from(2);
         }
     };
     let t = Instant::now();
-    match side {
-        Side::Hotmem => hotmem(rounds),
-        Side::LockedHeap => locked_heap(rounds),
+    match (side, pattern) {
+        (Side::Hotmem, Pattern::Split) => hotmem(rounds),
+        (Side::LockedHeap, Pattern::Split) => locked_heap(rounds),
+        (Side::Hotmem, Pattern::Mixed) => hotmem_mixed(rounds),
+        (Side::LockedHeap, Pattern::Mixed) => locked_heap_mixed(rounds),
     }
-    let pairs = (rounds * N).max(1);
+    let per_round = match pattern {
+        Pattern::Split => N,
+        Pattern::Mixed => BATCH,
+    };
+    let pairs = (rounds * per_round).max(1);
     println!(
-        "{side:?}: {rounds} rounds of {N} gets and {N} returns, {:.1} ns per pair (wall time, not the comparison)",
+        "{side:?} {pattern:?}: {rounds} rounds of {per_round} gets and {per_round} returns, {:.1} ns per pair (wall time, not the comparison)",
         t.elapsed().as_nanos() as f64 / pairs as f64
     );
     ExitCode::SUCCESS
