@@ -203,8 +203,9 @@ impl ChunkManager {
         }
     }
 
+    #[inline]
     fn handle(&self, t: &Taken) -> Chunk {
-        let geo = self.shared.geo;
+        let geo = &self.shared.geo;
         Chunk {
             space: self.shared.id,
             serial: t.serial,
@@ -225,14 +226,21 @@ impl ChunkManager {
     /// slow path, which classifies what is wrong, would accept it too.
     #[inline]
     fn resolve(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
-        if chunk.space == self.shared.id
-            && chunk.unit < st.carved
-            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial)
-        {
-            debug_assert_eq!(self.resolve_slow(st, chunk), Ok(chunk.unit));
+        if self.is_live(st, chunk) {
             return Ok(chunk.unit);
         }
         self.resolve_slow(st, chunk)
+    }
+
+    /// [`resolve`](Self::resolve)'s fast path: whether the handle is the
+    /// live entry's (then its unit is the answer).
+    #[inline]
+    fn is_live(&self, st: &SpaceState, chunk: &Chunk) -> bool {
+        let live = chunk.space == self.shared.id
+            && chunk.unit < st.carved
+            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial);
+        debug_assert!(!live || self.resolve_slow(st, chunk) == Ok(chunk.unit));
+        live
     }
 
     /// [`resolve`](Self::resolve), checking every field of the handle in
@@ -303,6 +311,32 @@ impl ChunkManager {
     /// has no acceptable chunk, [`GetChunkError::Commit`] when the OS refuses
     /// the commit. The chunk structure is unchanged in every case.
     pub fn get_chunk(
+        &self,
+        preferred: ChunkLevel,
+        max_level: ChunkLevel,
+        min_committed: usize,
+    ) -> Result<Chunk, GetChunkError> {
+        // The common request (existing levels in order, nothing to commit)
+        // served from the free lists is the whole of this function; every
+        // other case goes to the general path, out of line, so that this
+        // one stays small.
+        let geo = &self.shared.geo;
+        if min_committed == 0 && preferred <= max_level && geo.contains(max_level) {
+            let taken = self.lock().take_free(preferred);
+            if let Some(t) = taken {
+                return Ok(self.handle(&t));
+            }
+        }
+        self.get_chunk_general(preferred, max_level, min_committed)
+    }
+
+    /// [`get_chunk`](Self::get_chunk) in every case: checks, carving,
+    /// committing, flushing the arena cache, errors. Out of line and
+    /// marked cold (once a space is carved, most requests are served from
+    /// its free lists), so that `get_chunk` itself needs few registers.
+    #[cold]
+    #[inline(never)]
+    fn get_chunk_general(
         &self,
         preferred: ChunkLevel,
         max_level: ChunkLevel,
@@ -388,14 +422,17 @@ impl ChunkManager {
     /// then.
     pub fn return_chunk(&self, chunk: Chunk) -> Result<(), ReturnChunkError> {
         let mut st = self.lock();
-        match self.resolve(&st, &chunk) {
-            Ok(unit) => {
-                self.clear_used(unit);
-                st.give_back(unit, chunk.level);
-                Ok(())
+        let unit = if self.is_live(&st, &chunk) {
+            chunk.unit
+        } else {
+            match self.resolve_slow(&st, &chunk) {
+                Ok(unit) => unit,
+                Err(reason) => return Err(ReturnChunkError { chunk, reason }),
             }
-            Err(reason) => Err(ReturnChunkError { chunk, reason }),
-        }
+        };
+        self.clear_used(unit);
+        st.give_back(unit, chunk.level);
+        Ok(())
     }
 
     /// Returns several chunks under one lock (an arena's drop); no lock for

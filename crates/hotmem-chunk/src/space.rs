@@ -167,19 +167,31 @@ impl SpaceState {
         // same steps as `take_planned` takes for the plan's first two
         // sources, without the plan.
         if min_committed == 0 {
-            if let Some(unit) = self.free.first(preferred) {
-                self.free.remove(&mut self.occ, preferred, unit);
-                return Ok(Some(self.hand_out(unit, preferred)));
-            }
-            if self.coalescing.merges() {
-                if let Some((unit, from)) = self.free.first_larger(preferred) {
-                    self.free.remove(&mut self.occ, from, unit);
-                    self.split(unit, from, preferred);
-                    return Ok(Some(self.hand_out(unit, preferred)));
-                }
+            if let Some(taken) = self.take_free(preferred) {
+                return Ok(Some(taken));
             }
         }
         self.take_planned(reservation, used, preferred, max_level, min_committed)
+    }
+
+    /// The fast paths of [`take`](Self::take), which need nothing
+    /// committed: a free chunk of exactly the preferred level, or (buddy)
+    /// the smallest larger one, split. `None` if neither exists (the
+    /// general path then carves or takes a smaller chunk).
+    #[inline(always)]
+    pub(crate) fn take_free(&mut self, preferred: ChunkLevel) -> Option<Taken> {
+        if let Some(unit) = self.free.first(preferred) {
+            self.free.remove(&mut self.occ, preferred, unit);
+            return Some(self.hand_out(unit, preferred));
+        }
+        if self.coalescing.merges() {
+            if let Some((unit, from)) = self.free.first_larger(preferred) {
+                self.free.remove(&mut self.occ, from, unit);
+                self.split(unit, from, preferred);
+                return Some(self.hand_out(unit, preferred));
+            }
+        }
+        None
     }
 
     /// [`take`](Self::take) in general: plan, commit, then change the lists.
