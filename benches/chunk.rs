@@ -20,21 +20,9 @@ use std::hint::black_box;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-const SPACE: usize = 256 << 20;
-const LIVE: usize = 10_000;
-/// 1 KiB .. 16 KiB: the chunk sizes class loaders mostly take.
-const LEVELS: [u8; 5] = [12, 11, 10, 9, 8];
-
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+#[path = "common/chunk_workload.rs"]
+mod workload;
+use workload::{BATCH, LEVELS, LIVE, SPACE, XorShift, layout};
 
 fn manager(coalescing: Coalescing) -> ChunkManager {
     let config = SpaceConfig::with_size(SPACE).coalescing(coalescing);
@@ -79,11 +67,6 @@ impl LockedBsa {
         unsafe { heap.lock().init(r.start().get(), SPACE) };
         LockedBsa { heap, _memory: r }
     }
-}
-
-fn layout(level: u8) -> Layout {
-    let size = 1usize << (22 - level);
-    Layout::from_size_align(size, size).unwrap()
 }
 
 fn get_return_mixed(c: &mut Criterion) {
@@ -156,10 +139,10 @@ fn get_return_mixed(c: &mut Criterion) {
     g.finish();
 }
 
-/// Batches of [`BATCH`] random returns, then [`BATCH`] gets, at 10k live
-/// chunks of mixed levels: the returns timed in `chunk/return_10k_live`,
-/// the gets in `chunk/get_10k_live`, so that each side has its own figure.
-const BATCH: usize = 256;
+// `get_return_split`: batches of `BATCH` random returns, then `BATCH`
+// gets, at 10k live chunks of mixed levels: the returns timed in
+// `chunk/return_10k_live`, the gets in `chunk/get_10k_live`, so that each
+// side has its own figure.
 
 /// The three allocators under [`get_return_split`], behind one interface.
 enum Side {

@@ -48,12 +48,10 @@ use std::time::Instant;
 const SPACE: usize = 64 << 20;
 /// 1 KiB chunks: one 4 MiB root chunk's worth.
 const N: usize = 4096;
-/// The `mixed` pattern's space, live chunks, batch and levels: those of
-/// `chunk.rs`'s `*_10k_live` groups.
-const MIXED_SPACE: usize = 256 << 20;
-const LIVE: usize = 10_000;
-const BATCH: usize = 256;
-const LEVELS: [u8; 5] = [12, 11, 10, 9, 8];
+
+#[path = "common/chunk_workload.rs"]
+mod workload;
+use workload::{BATCH, LEVELS, LIVE, SPACE as MIXED_SPACE, XorShift, layout};
 
 /// Which allocator runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -69,24 +67,14 @@ enum Pattern {
     Mixed,
 }
 
-/// The same generator (and seed) as `chunk.rs`.
-struct XorShift(u64);
+/// A random level of the `mixed` pattern.
+fn random_level(rng: &mut XorShift) -> u8 {
+    LEVELS[rng.next() as usize % LEVELS.len()]
+}
 
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn level(&mut self) -> u8 {
-        LEVELS[self.next() as usize % LEVELS.len()]
-    }
-
-    fn pick(&mut self, len: usize) -> usize {
-        self.next() as usize % len
-    }
+/// A random index below `len`.
+fn pick(rng: &mut XorShift, len: usize) -> usize {
+    rng.next() as usize % len
 }
 
 fn parse() -> Result<(usize, Side, Pattern), String> {
@@ -112,13 +100,14 @@ fn parse() -> Result<(usize, Side, Pattern), String> {
     Ok((rounds, side, pattern))
 }
 
+/// A non-class space of `size` bytes with buddy coalescing.
+fn buddy_space(size: usize) -> ChunkManager {
+    let config = SpaceConfig::with_size(size).coalescing(Coalescing::Buddy);
+    ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).expect("space")
+}
+
 fn hotmem(rounds: usize) {
-    let m = ChunkManager::new(
-        &Memory::new(),
-        MetadataType::NonClass,
-        SpaceConfig::with_size(SPACE).coalescing(Coalescing::Buddy),
-    )
-    .expect("space");
+    let m = buddy_space(SPACE);
     let k1 = ChunkLevel::new(12);
     let mut live: Vec<Chunk> = Vec::with_capacity(N);
     for _ in 0..rounds {
@@ -132,21 +121,16 @@ fn hotmem(rounds: usize) {
 }
 
 fn hotmem_mixed(rounds: usize) {
-    let m = ChunkManager::new(
-        &Memory::new(),
-        MetadataType::NonClass,
-        SpaceConfig::with_size(MIXED_SPACE).coalescing(Coalescing::Buddy),
-    )
-    .expect("space");
+    let m = buddy_space(MIXED_SPACE);
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let get = |rng: &mut XorShift| {
-        let l = ChunkLevel::new(rng.level());
+        let l = ChunkLevel::new(random_level(rng));
         m.get_chunk(l, l, 0).expect("a free chunk")
     };
     let mut live: Vec<Chunk> = (0..LIVE).map(|_| get(&mut rng)).collect();
     for _ in 0..rounds {
         for _ in 0..BATCH {
-            let c = live.swap_remove(rng.pick(live.len()));
+            let c = live.swap_remove(pick(&mut rng, live.len()));
             m.return_chunk(c).expect("our own chunk");
         }
         for _ in 0..BATCH {
@@ -171,19 +155,15 @@ fn locked(size: usize) -> (LockedHeap<33>, Reservation) {
 
 fn locked_heap_mixed(rounds: usize) {
     let (heap, memory) = locked(MIXED_SPACE);
-    let layout = |level: u8| {
-        let size = 1usize << (22 - level);
-        Layout::from_size_align(size, size).expect("layout")
-    };
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let get = |rng: &mut XorShift| {
-        let l = layout(rng.level());
+        let l = layout(random_level(rng));
         (heap.lock().alloc(l).expect("a free block"), l)
     };
     let mut live: Vec<(NonNull<u8>, Layout)> = (0..LIVE).map(|_| get(&mut rng)).collect();
     for _ in 0..rounds {
         for _ in 0..BATCH {
-            let (p, l) = live.swap_remove(rng.pick(live.len()));
+            let (p, l) = live.swap_remove(pick(&mut rng, live.len()));
             heap.lock().dealloc(p, l);
         }
         for _ in 0..BATCH {
