@@ -226,21 +226,14 @@ impl ChunkManager {
     /// slow path, which classifies what is wrong, would accept it too.
     #[inline]
     fn resolve(&self, st: &SpaceState, chunk: &Chunk) -> Result<u32, ChunkError> {
-        if self.is_live(st, chunk) {
+        if chunk.space == self.shared.id
+            && chunk.unit < st.carved
+            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial)
+        {
+            debug_assert_eq!(self.resolve_slow(st, chunk), Ok(chunk.unit));
             return Ok(chunk.unit);
         }
         self.resolve_slow(st, chunk)
-    }
-
-    /// [`resolve`](Self::resolve)'s fast path: whether the handle is the
-    /// live entry's (then its unit is the answer).
-    #[inline]
-    fn is_live(&self, st: &SpaceState, chunk: &Chunk) -> bool {
-        let live = chunk.space == self.shared.id
-            && chunk.unit < st.carved
-            && st.occ.is_in_use_as(chunk.unit, chunk.level, chunk.serial);
-        debug_assert!(!live || self.resolve_slow(st, chunk) == Ok(chunk.unit));
-        live
     }
 
     /// [`resolve`](Self::resolve), checking every field of the handle in
@@ -422,13 +415,9 @@ impl ChunkManager {
     /// then.
     pub fn return_chunk(&self, chunk: Chunk) -> Result<(), ReturnChunkError> {
         let mut st = self.lock();
-        let unit = if self.is_live(&st, &chunk) {
-            chunk.unit
-        } else {
-            match self.resolve_slow(&st, &chunk) {
-                Ok(unit) => unit,
-                Err(reason) => return Err(ReturnChunkError { chunk, reason }),
-            }
+        let unit = match self.resolve(&st, &chunk) {
+            Ok(unit) => unit,
+            Err(reason) => return Err(ReturnChunkError { chunk, reason }),
         };
         self.clear_used(unit);
         st.give_back(unit, chunk.level);
