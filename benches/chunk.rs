@@ -8,13 +8,13 @@
 
 #![allow(missing_docs)]
 
-use buddy_system_allocator::{Heap, LockedHeap};
+use buddy_system_allocator::Heap;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use hotmem_chunk::{
     Arena, ArenaCache, ArenaKind, Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType,
     SpaceConfig,
 };
-use hotmem_os::{MemTag, Memory, Reservation};
+use hotmem_os::{Memory, Reservation};
 use std::alloc::Layout;
 use std::hint::black_box;
 use std::ptr::NonNull;
@@ -22,11 +22,10 @@ use std::time::{Duration, Instant};
 
 #[path = "common/chunk_workload.rs"]
 mod workload;
-use workload::{BATCH, LEVELS, LIVE, SPACE, XorShift, layout};
+use workload::{BATCH, LEVELS, LIVE, LockedBsa, SPACE, XorShift, committed, layout, space};
 
 fn manager(coalescing: Coalescing) -> ChunkManager {
-    let config = SpaceConfig::with_size(SPACE).coalescing(coalescing);
-    ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).unwrap()
+    space(SPACE, coalescing)
 }
 
 /// A buddy_system_allocator heap over a committed hotmem-os reservation
@@ -38,34 +37,12 @@ struct BsaHeap {
 
 impl BsaHeap {
     fn new() -> BsaHeap {
-        let r = Memory::new()
-            .reserve_aligned(SPACE, 4 << 20, MemTag::TEST)
-            .unwrap();
-        r.commit(r.range()).unwrap();
+        let r = committed(SPACE);
         let mut heap = Heap::<33>::empty();
         // SAFETY: the range is committed, owned by this value and used by
         // nothing else for as long as the heap lives.
         unsafe { heap.init(r.start().get(), SPACE) };
         BsaHeap { heap, _memory: r }
-    }
-}
-
-/// The same over `LockedHeap`: every operation takes its spin lock.
-struct LockedBsa {
-    heap: LockedHeap<33>,
-    _memory: Reservation,
-}
-
-impl LockedBsa {
-    fn new() -> LockedBsa {
-        let r = Memory::new()
-            .reserve_aligned(SPACE, 4 << 20, MemTag::TEST)
-            .unwrap();
-        r.commit(r.range()).unwrap();
-        let heap = LockedHeap::<33>::new();
-        // SAFETY: as in `BsaHeap::new`.
-        unsafe { heap.lock().init(r.start().get(), SPACE) };
-        LockedBsa { heap, _memory: r }
     }
 }
 
@@ -117,7 +94,7 @@ fn get_return_mixed(c: &mut Criterion) {
         })
     });
     drop(bsa);
-    let locked = LockedBsa::new();
+    let locked = LockedBsa::new(SPACE);
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut live: Vec<(NonNull<u8>, Layout)> = (0..LIVE)
         .map(|_| {
@@ -246,7 +223,7 @@ fn get_return_split(c: &mut Criterion) {
             let side = match name {
                 "hotmem_buddy" => Side::Hotmem(manager(Coalescing::Buddy), Vec::new()),
                 "buddy_system_allocator" => Side::Bsa(BsaHeap::new(), Vec::new()),
-                _ => Side::Locked(LockedBsa::new(), Vec::new()),
+                _ => Side::Locked(LockedBsa::new(SPACE), Vec::new()),
             };
             let mut side = side.fill(&mut rng);
             let mut levels = Vec::with_capacity(BATCH);
@@ -308,7 +285,7 @@ fn split_merge(c: &mut Criterion) {
             total
         })
     });
-    let locked = LockedBsa::new();
+    let locked = LockedBsa::new(SPACE);
     split.bench_function(
         BenchmarkId::from_parameter("buddy_system_allocator_locked"),
         |b| {

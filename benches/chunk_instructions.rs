@@ -37,9 +37,7 @@
 
 #![allow(missing_docs)]
 
-use buddy_system_allocator::LockedHeap;
-use hotmem_chunk::{Chunk, ChunkLevel, ChunkManager, Coalescing, MetadataType, SpaceConfig};
-use hotmem_os::{MemTag, Memory, Reservation};
+use hotmem_chunk::{Chunk, ChunkLevel, Coalescing};
 use std::alloc::Layout;
 use std::process::ExitCode;
 use std::ptr::NonNull;
@@ -51,7 +49,7 @@ const N: usize = 4096;
 
 #[path = "common/chunk_workload.rs"]
 mod workload;
-use workload::{BATCH, LEVELS, LIVE, SPACE as MIXED_SPACE, XorShift, layout};
+use workload::{BATCH, LEVELS, LIVE, LockedBsa, SPACE as MIXED_SPACE, XorShift, layout, space};
 
 /// Which allocator runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -100,14 +98,8 @@ fn parse() -> Result<(usize, Side, Pattern), String> {
     Ok((rounds, side, pattern))
 }
 
-/// A non-class space of `size` bytes with buddy coalescing.
-fn buddy_space(size: usize) -> ChunkManager {
-    let config = SpaceConfig::with_size(size).coalescing(Coalescing::Buddy);
-    ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).expect("space")
-}
-
 fn hotmem(rounds: usize) {
-    let m = buddy_space(SPACE);
+    let m = space(SPACE, Coalescing::Buddy);
     let k1 = ChunkLevel::new(12);
     let mut live: Vec<Chunk> = Vec::with_capacity(N);
     for _ in 0..rounds {
@@ -121,7 +113,7 @@ fn hotmem(rounds: usize) {
 }
 
 fn hotmem_mixed(rounds: usize) {
-    let m = buddy_space(MIXED_SPACE);
+    let m = space(MIXED_SPACE, Coalescing::Buddy);
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let get = |rng: &mut XorShift| {
         let l = ChunkLevel::new(random_level(rng));
@@ -139,22 +131,9 @@ fn hotmem_mixed(rounds: usize) {
     }
 }
 
-/// A `LockedHeap` over `size` committed bytes, and the reservation that
-/// must outlive it.
-fn locked(size: usize) -> (LockedHeap<33>, Reservation) {
-    let r = Memory::new()
-        .reserve_aligned(size, 4 << 20, MemTag::TEST)
-        .expect("reserve");
-    r.commit(r.range()).expect("commit");
-    let heap = LockedHeap::<33>::new();
-    // SAFETY: the range is committed, owned by `r`, which the caller keeps
-    // for as long as the heap, and used by nothing else.
-    unsafe { heap.lock().init(r.start().get(), size) };
-    (heap, r)
-}
-
 fn locked_heap_mixed(rounds: usize) {
-    let (heap, memory) = locked(MIXED_SPACE);
+    let locked = LockedBsa::new(MIXED_SPACE);
+    let heap = &locked.heap;
     let mut rng = XorShift(0x2545_F491_4F6C_DD1D);
     let get = |rng: &mut XorShift| {
         let l = layout(random_level(rng));
@@ -170,12 +149,11 @@ fn locked_heap_mixed(rounds: usize) {
             live.push(get(&mut rng));
         }
     }
-    // The memory goes last: the heap's lists live in it.
-    drop(memory);
 }
 
 fn locked_heap(rounds: usize) {
-    let (heap, memory) = locked(SPACE);
+    let locked = LockedBsa::new(SPACE);
+    let heap = &locked.heap;
     let l1 = Layout::from_size_align(1024, 1024).expect("layout");
     let mut live: Vec<NonNull<u8>> = Vec::with_capacity(N);
     for _ in 0..rounds {
@@ -186,8 +164,6 @@ fn locked_heap(rounds: usize) {
             heap.lock().dealloc(p, l1);
         }
     }
-    // The memory goes last: the heap's lists live in it.
-    drop(memory);
 }
 
 fn main() -> ExitCode {

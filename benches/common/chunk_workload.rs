@@ -1,7 +1,11 @@
 //! The 10k-live chunk workload that `chunk.rs` times and
-//! `chunk_instructions.rs` counts: one definition, so both measure the same
-//! sizes, live count and batch.
+//! `chunk_instructions.rs` counts, and the allocators it runs on: one
+//! definition, so both measure the same sizes, live count and batch on the
+//! same setup.
 
+use buddy_system_allocator::LockedHeap;
+use hotmem_chunk::{ChunkManager, Coalescing, MetadataType, SpaceConfig};
+use hotmem_os::{MemTag, Memory, Reservation};
 use std::alloc::Layout;
 
 /// The space both allocators work in.
@@ -30,4 +34,43 @@ impl XorShift {
 pub(crate) fn layout(level: u8) -> Layout {
     let size = 1usize << (22 - level);
     Layout::from_size_align(size, size).expect("a power of two below 4 MiB")
+}
+
+/// A non-class space of `size` bytes with `coalescing`.
+pub(crate) fn space(size: usize, coalescing: Coalescing) -> ChunkManager {
+    let config = SpaceConfig::with_size(size).coalescing(coalescing);
+    ChunkManager::new(&Memory::new(), MetadataType::NonClass, config).expect("space")
+}
+
+/// `size` bytes of committed memory aligned to a 4 MiB root chunk, for a
+/// `buddy_system_allocator` heap (it keeps its free lists inside the free
+/// blocks).
+pub(crate) fn committed(size: usize) -> Reservation {
+    let r = Memory::new()
+        .reserve_aligned(size, 4 << 20, MemTag::TEST)
+        .expect("reserve");
+    r.commit(r.range()).expect("commit");
+    r
+}
+
+/// `buddy_system_allocator`'s `LockedHeap` over its own committed memory:
+/// every operation takes its spin lock, as a user sharing it between
+/// threads (as `ChunkManager` is shared) would have it.
+pub(crate) struct LockedBsa {
+    pub(crate) heap: LockedHeap<33>,
+    _memory: Reservation,
+}
+
+impl LockedBsa {
+    pub(crate) fn new(size: usize) -> LockedBsa {
+        let memory = committed(size);
+        let heap = LockedHeap::<33>::new();
+        // SAFETY: the range is committed, owned by this value (which drops
+        // the heap first: fields drop in order) and used by nothing else.
+        unsafe { heap.lock().init(memory.start().get(), size) };
+        LockedBsa {
+            heap,
+            _memory: memory,
+        }
+    }
 }
