@@ -1,64 +1,46 @@
-//! The runtime's errors.
+//! The runtime's errors, one enum per operation.
 
-use crate::binding::ObjectReference;
-use crate::heapmap::BadReference;
+use crate::vm::ObjectReference;
 use hotmem_os::Address;
+use serde::Serialize;
 use std::fmt;
+use thiserror::Error;
 
 /// Why [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) refused.
 ///
 /// The same variants exist with and without the `numa` feature (feature
 /// unification must not change a public type): the NUMA failures carry a
 /// [`NumaError`].
-#[derive(Debug)]
+#[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// A setting is out of range; the message says which and why.
+    #[error("bad runtime configuration: {0}")]
     Config(String),
     /// The heap could not be created.
-    Heap(hotmem_page::HeapError),
+    #[error("cannot create the heap: {0}")]
+    Heap(#[source] hotmem_page::HeapError),
     /// A metaspace could not be created.
-    Metaspace(hotmem_chunk::SpaceError),
+    #[error("cannot create metaspace: {0}")]
+    Metaspace(#[source] hotmem_chunk::SpaceError),
     /// The NUMA topology could not be built (an invalid synthetic
     /// description, or hwloc failed).
-    Topology(NumaError),
+    #[error("cannot build the NUMA topology: {0}")]
+    Topology(#[source] NumaError),
     /// The GC worker pool could not be started.
-    Workers(NumaError),
+    #[error("cannot start the GC workers: {0}")]
+    Workers(#[source] NumaError),
     /// A synthetic topology was asked for, but the crate was built without
     /// its `numa` feature.
+    #[error("a NUMA topology was asked for, but hotmem was built without its `numa` feature")]
     NumaDisabled,
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::Config(why) => write!(f, "bad runtime configuration: {why}"),
-            BuildError::Heap(e) => write!(f, "cannot create the heap: {e}"),
-            BuildError::Metaspace(e) => write!(f, "cannot create metaspace: {e}"),
-            BuildError::Topology(e) => write!(f, "cannot build the NUMA topology: {e}"),
-            BuildError::Workers(e) => write!(f, "cannot start the GC workers: {e}"),
-            BuildError::NumaDisabled => f.write_str(
-                "a NUMA topology was asked for, but hotmem was built without its `numa` feature",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Heap(e) => Some(e),
-            BuildError::Metaspace(e) => Some(e),
-            BuildError::Topology(e) | BuildError::Workers(e) => Some(e),
-            _ => None,
-        }
-    }
 }
 
 /// A failure of the NUMA side (`hotmem-numa`'s topology or worker pool
 /// error, as its [`source`](std::error::Error::source)). A type of its own
 /// so that [`BuildError`] is the same with and without the `numa` feature.
-#[derive(Debug)]
+#[derive(Debug, Error)]
+#[error("{source}")]
 pub struct NumaError {
     source: Box<dyn std::error::Error + Send + Sync + 'static>,
 }
@@ -78,60 +60,36 @@ impl NumaError {
     }
 }
 
-impl fmt::Display for NumaError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.source, f)
-    }
-}
-
-impl std::error::Error for NumaError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.source)
-    }
-}
-
 /// Why [`Runtime::attach_mutator`](crate::Runtime::attach_mutator) refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AttachError {
     /// The safepoint coordinator refused the registration (for example the
     /// thread is already attached, or it owns the safepoint in progress).
-    Register(hotmem_safepoint::RegisterError),
+    #[error("cannot attach the thread: {0}")]
+    Register(#[source] hotmem_safepoint::RegisterError),
     /// Called from a binding callback (or a `run_at_safepoint`
     /// operation) of this runtime: the new mutator would wait for the
     /// collection that is waiting for the callback.
+    #[error(
+        "cannot attach a mutator from inside a collection or safepoint operation of the same runtime"
+    )]
     InsideCollection,
 }
 
-impl fmt::Display for AttachError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AttachError::Register(e) => write!(f, "cannot attach the thread: {e}"),
-            AttachError::InsideCollection => f.write_str(
-                "cannot attach a mutator from inside a collection or safepoint operation of the same runtime",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for AttachError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            AttachError::Register(e) => Some(e),
-            AttachError::InsideCollection => None,
-        }
-    }
-}
-
 /// Why an allocation failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AllocError {
     /// The size cannot be allocated at all (zero, or too large for any page).
+    #[error("cannot allocate: {0}")]
     Layout(hotmem_page::LayoutError),
     /// The heap stayed full after a collection: the live set does not fit.
     /// The runtime stays usable; allocation succeeds again once enough
     /// objects have died.
+    #[error(
+        "out of memory: {size} bytes requested, {used} of {max_capacity} heap bytes live after a collection"
+    )]
     OutOfMemory {
         /// The size asked for.
         size: usize,
@@ -141,46 +99,51 @@ pub enum AllocError {
         max_capacity: usize,
     },
     /// Any other failure of the page allocator.
+    #[error("allocation failed: {0}")]
     Heap(hotmem_page::AllocError),
     /// The heap is full and the allocation was made from a binding
     /// callback, inside a collection of the same runtime: it cannot collect
     /// to make room.
+    #[error(
+        "the heap is full and the allocation runs inside a collection, which cannot collect again"
+    )]
     InsideCollection,
 }
 
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AllocError::Layout(e) => write!(f, "cannot allocate: {e}"),
-            AllocError::OutOfMemory {
-                size,
-                used,
-                max_capacity,
-            } => write!(
-                f,
-                "out of memory: {size} bytes requested, {used} of {max_capacity} heap bytes live after a collection"
-            ),
-            AllocError::Heap(e) => write!(f, "allocation failed: {e}"),
-            AllocError::InsideCollection => f.write_str(
-                "the heap is full and the allocation runs inside a collection, which cannot collect again",
-            ),
-        }
-    }
+/// Why a value the binding reported as a reference is not one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Error)]
+#[non_exhaustive]
+pub enum BadReference {
+    /// Not word-aligned.
+    #[error("is not word-aligned")]
+    Misaligned,
+    /// Outside the heap's address range.
+    #[error("lies outside the heap")]
+    OutsideHeap,
+    /// Inside the heap's range but in no allocated page (freed memory).
+    #[error("points into free heap memory (no allocated page)")]
+    FreeMemory,
+    /// In an allocated page, past the part of it that holds objects.
+    #[error("points past the allocated part of its page")]
+    PastTop,
+    /// Inside a large page but not at its one object's start.
+    #[error("points into the middle of a large object (not its start)")]
+    NotAnObjectStart,
 }
-
-impl std::error::Error for AllocError {}
 
 /// Why a collection failed. The heap is left consistent: nothing was freed
 /// that is still referenced.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum GcError {
     /// The runtime was built without a [`Binding`](crate::Binding), so it
     /// cannot tell live objects from dead ones.
+    #[error("no binding: the runtime cannot collect")]
     NoBinding,
     /// A root or a slot of a live object holds a value that is not a
     /// reference to an object. Found during marking: nothing was moved or
     /// freed.
+    #[error("invalid reference {value:#x} {}: it {reason}", SlotOf { slot: *slot, holder: *holder })]
     InvalidReference {
         /// The value the slot holds.
         value: usize,
@@ -194,6 +157,9 @@ pub enum GcError {
     /// [`Binding::object_size`](crate::Binding::object_size) gave a size of
     /// 0, or one that runs past the used part of the object's page. Found
     /// during marking: nothing was moved or freed.
+    #[error(
+        "object {object} reports a size of {size} bytes, but its page holds {room} bytes from it"
+    )]
     InvalidObjectSize {
         /// The object.
         object: ObjectReference,
@@ -205,6 +171,9 @@ pub enum GcError {
     /// Two marked objects overlap: a reference points into the middle of
     /// another live object (or a size is too large). Found before any
     /// reference was updated: nothing was moved or freed.
+    #[error(
+        "object {second} starts inside object {first} ({first_size} bytes): a reference into the middle of an object"
+    )]
     OverlappingObjects {
         /// The first object.
         first: ObjectReference,
@@ -218,76 +187,72 @@ pub enum GcError {
     /// without a forwarding entry: `scan_object` did not report the same
     /// slots twice, or a handle was changed by a running thread. The pages
     /// they point into were kept, not freed.
+    #[error(
+        "{slots} slot(s) found during the update were not seen by marking (scan_object must report the same slots each time); their pages were kept"
+    )]
     InconsistentBinding {
         /// How many such slots.
         slots: u64,
     },
     /// The safepoint could not begin (for example, the calling thread is
     /// already inside one).
+    #[error("cannot stop the mutators: {0}")]
     Safepoint(hotmem_safepoint::BeginError),
     /// A relocation task panicked (a bug in the object model); the message
     /// of the panic.
+    #[error("a GC worker panicked: {0}")]
     WorkerPanicked(String),
     /// A [`Binding`](crate::Binding) callback panicked; the message of the
     /// panic. If it was during the update, the evacuated pages are kept
     /// (references may still point into them); the next collection frees
     /// them once nothing does.
+    #[error("the binding panicked: {0}")]
     ObjectModelPanicked(String),
     /// Called from a [`Binding`](crate::Binding) callback or a
     /// `run_at_safepoint` operation of the same runtime, on the thread that
     /// holds its collection: it would wait for itself.
+    #[error("called from inside a collection or safepoint operation of the same runtime")]
     InsideCollection,
     /// The heap refused to free pages the collection found (a bug in
     /// hotmem); the pages stay allocated and the heap consistent.
+    #[error("the heap refused to free a page: {0}")]
     Heap(hotmem_page::FreeError),
 }
 
-impl fmt::Display for GcError {
+/// Where an invalid reference was found, as [`GcError::InvalidReference`]
+/// words it: "in slot 0x.. of object 0x..", "in a handle or pin (a root)".
+struct SlotOf {
+    slot: Option<Address>,
+    holder: Option<ObjectReference>,
+}
+
+impl fmt::Display for SlotOf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GcError::NoBinding => f.write_str("no binding: the runtime cannot collect"),
-            GcError::InvalidReference {
-                value,
-                slot,
-                holder,
-                reason,
-            } => {
-                write!(f, "invalid reference {value:#x} ")?;
-                match slot {
-                    Some(s) => write!(f, "in slot {s} ")?,
-                    None => f.write_str("in a handle or pin ")?,
-                }
-                match holder {
-                    Some(h) => write!(f, "of object {h}")?,
-                    None => f.write_str("(a root)")?,
-                }
-                write!(f, ": it {reason}")
-            }
-            GcError::InvalidObjectSize { object, size, room } => write!(
-                f,
-                "object {object} reports a size of {size} bytes, but its page holds {room} bytes from it"
-            ),
-            GcError::OverlappingObjects {
-                first,
-                first_size,
-                second,
-            } => write!(
-                f,
-                "object {second} starts inside object {first} ({first_size} bytes): a reference into the middle of an object"
-            ),
-            GcError::InconsistentBinding { slots } => write!(
-                f,
-                "{slots} slot(s) found during the update were not seen by marking (scan_object must report the same slots each time); their pages were kept"
-            ),
-            GcError::Safepoint(e) => write!(f, "cannot stop the mutators: {e}"),
-            GcError::WorkerPanicked(m) => write!(f, "a GC worker panicked: {m}"),
-            GcError::ObjectModelPanicked(m) => write!(f, "the binding panicked: {m}"),
-            GcError::InsideCollection => f.write_str(
-                "called from inside a collection or safepoint operation of the same runtime",
-            ),
-            GcError::Heap(e) => write!(f, "the heap refused to free a page: {e}"),
+        match self.slot {
+            Some(s) => write!(f, "in slot {s} ")?,
+            None => f.write_str("in a handle or pin ")?,
+        }
+        match self.holder {
+            Some(h) => write!(f, "of object {h}"),
+            None => f.write_str("(a root)"),
         }
     }
 }
 
-impl std::error::Error for GcError {}
+/// Why a safepoint or handshake requested through
+/// [`Safepoints`](crate::Safepoints) was refused. Nothing was started.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum SafepointRequestError {
+    /// Requested from a binding callback (on the collecting thread or a GC
+    /// worker) or a `run_at_safepoint` operation of this runtime: it would
+    /// wait for the collection that is waiting for the caller.
+    #[error("cannot request a safepoint or handshake from inside a collection of the same runtime")]
+    InsideCollection,
+    /// The coordinator refused to begin the safepoint.
+    #[error("cannot begin the safepoint: {0}")]
+    Begin(#[source] hotmem_safepoint::BeginError),
+    /// The coordinator refused the handshake, or an operation panicked.
+    #[error("handshake refused: {0}")]
+    Handshake(#[source] hotmem_safepoint::HandshakeError),
+}

@@ -94,47 +94,39 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-mod binding;
-mod class_loader;
-mod collector;
-mod config;
-mod error;
-mod forwarding;
-mod gc;
-mod generations;
-mod handles;
-mod heapmap;
-mod livemap;
-pub mod log;
-mod mark;
-mod mutator;
-pub mod objects;
-mod reentry;
-mod report;
+// What the embedder implements.
+mod vm;
+// The runtime: built from a configuration, handing out mutators, loaders,
+// views and reports.
 mod runtime;
-mod safepoints;
-mod select;
-mod sidetable;
-mod stacks;
-mod tlab;
-mod views;
-mod workers;
+// A thread attached to the runtime: allocation, polls, barriers.
+mod mutator;
+// Roots the runtime owns: handles, pins, the attached mutators.
+mod roots;
+// The collector: the driver, one file per phase, the side tables.
+mod error;
+mod gc;
+pub mod log;
+pub mod objects;
 
-pub use binding::{Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor};
-pub use class_loader::ClassLoader;
-pub use config::{MIN_HEAP, NumaConfig, RuntimeBuilder, RuntimeConfig};
-pub use error::{AllocError, AttachError, BuildError, GcError, NumaError};
+pub use error::{
+    AllocError, AttachError, BadReference, BuildError, GcError, NumaError, SafepointRequestError,
+};
+pub use gc::generations::{CollectionKind, Generations};
+pub use gc::tlab::{TlabStats, Tlabs};
+pub use gc::workers::{PhaseSummary, WorkerBinding};
 pub use gc::{CollectStats, GcCause, GcTotals, UpdateScope};
-pub use generations::{CollectionKind, Generations};
-pub use handles::{Handle, PinGuard};
-pub use heapmap::BadReference;
 pub use mutator::Mutator;
-pub use report::{Report, Section};
-pub use runtime::{NumaSummary, Runtime};
-pub use safepoints::{SafepointRequestError, Safepoints};
-pub use tlab::{TlabStats, Tlabs};
-pub use views::{HeapView, MetaspaceView, NmtView, SpaceView};
-pub use workers::{PhaseSummary, WorkerBinding};
+pub use roots::{Handle, PinGuard};
+pub use runtime::Runtime;
+pub use runtime::builder::RuntimeBuilder;
+pub use runtime::class_loader::ClassLoader;
+pub use runtime::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
+pub use runtime::numa::NumaSummary;
+pub use runtime::part_views::{HeapView, MetaspaceView, NmtView, SpaceView};
+pub use runtime::report::{Report, Section};
+pub use runtime::safepoints::Safepoints;
+pub use vm::{Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

@@ -2,10 +2,10 @@
 //! slot, found before anything moves; the heap is left as it was and the
 //! runtime collects normally once the input is fixed.
 
-use hotmem::{
-    BadReference, Binding, GcError, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
-};
+use hotmem::{BadReference, Binding, GcError, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
 use std::sync::{Arc, Mutex};
+
+mod common;
 
 /// Objects are `[size][slot][payload]`; one root.
 #[derive(Default)]
@@ -48,10 +48,7 @@ struct Setup {
 
 fn setup(b_size: usize) -> Setup {
     let cells = Arc::new(Cells::default());
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
+    let rt = common::builder(64 << 20, Some(2))
         .binding(cells.clone())
         .build()
         .unwrap();
@@ -254,11 +251,7 @@ fn a_size_that_swallows_the_next_object_is_an_overlap() {
 
 #[test]
 fn a_reference_into_a_large_object_is_not_an_object_start() {
-    let cells_probe = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .build()
-        .unwrap();
+    let cells_probe = common::builder(64 << 20, None).build().unwrap();
     let large = cells_probe.heap().page_sizes().medium_object_max() + 4096;
     drop(cells_probe);
     let s = setup(large);

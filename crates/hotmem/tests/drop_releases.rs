@@ -4,13 +4,14 @@
 
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
-use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem::{ArenaKind, NumaConfig};
+
+mod common;
 
 #[test]
 fn dropping_the_runtime_releases_everything() {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(32 << 20)
+    let rt = common::builder(32 << 20, None)
         .numa(NumaConfig::Detect)
         .binding(objects.clone())
         .build()

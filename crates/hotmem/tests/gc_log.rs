@@ -5,8 +5,10 @@
 
 use hotmem::log::{LogConfig, LogEvent, LogLevel, LogOutput, LogRecord, LogSelection, TagSet};
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem::{ArenaKind, Runtime};
 use std::sync::{Arc, Mutex};
+
+mod common;
 
 /// A line split by the grammar: `[uptime s][level][tags] (GC(id) )?message`.
 #[derive(Debug)]
@@ -212,10 +214,7 @@ type Records = Arc<Mutex<Vec<LogRecord>>>;
 
 fn runtime(log: LogConfig) -> (Runtime, Arc<SimpleObjects>) {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(32 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
+    let rt = common::builder(32 << 20, Some(2))
         .log(log)
         .binding(objects.clone())
         .build()

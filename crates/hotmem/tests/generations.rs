@@ -10,8 +10,8 @@
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Binding, CollectionKind, Generations, Mutator, NumaConfig, ObjectReference, Runtime,
-    SimpleSlot, SlotVisitor,
+    Binding, CollectionKind, Generations, Mutator, ObjectReference, Runtime, SimpleSlot,
+    SlotVisitor,
 };
 use std::sync::Arc;
 
@@ -19,10 +19,7 @@ mod common;
 use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
 
 fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
-    Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
+    common::builder(64 << 20, Some(2))
         .generations(generations)
         .binding(objects.clone())
         .build()
@@ -149,10 +146,7 @@ impl Binding for NoSlotAt {
 #[test]
 fn a_binding_that_cannot_rebuild_slots_gets_full_collections() {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
+    let rt = common::builder(64 << 20, Some(1))
         .generations(Generations::YoungAndOld)
         .binding(Arc::new(NoSlotAt(objects.clone())))
         .build()
@@ -227,10 +221,7 @@ fn the_log_names_young_and_full_pauses() {
     let output = hotmem::log::LogOutput::callback(move |r| {
         sink.lock().unwrap().push(r.to_string());
     });
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
+    let rt = common::builder(64 << 20, Some(1))
         .generations(Generations::YoungAndOld)
         .log(hotmem::log::LogConfig::new().output("gc=info".parse().unwrap(), output))
         .binding(objects.clone())

@@ -11,12 +11,12 @@
 //! every root is dropped, a collection reclaims every page.
 
 use hotmem::objects::{GraphSummary, RootTable, SimpleObjects};
-use hotmem::{
-    CollectionKind, Generations, Handle, Mutator, NumaConfig, ObjectReference, PinGuard, Runtime,
-};
+use hotmem::{CollectionKind, Generations, Handle, Mutator, ObjectReference, PinGuard, Runtime};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+
+mod common;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -93,10 +93,7 @@ struct World {
 impl World {
     fn new(generations: Generations) -> World {
         let objects = SimpleObjects::new();
-        let rt = Runtime::builder()
-            .heap_max(64 << 20)
-            .numa(NumaConfig::Off)
-            .gc_workers(2)
+        let rt = common::builder(64 << 20, Some(2))
             .generations(generations)
             .binding(objects.clone())
             .build()

@@ -19,6 +19,8 @@ use hotmem_os::{Address, page_size};
 use hotmem_page::PageState;
 use std::time::Duration;
 
+mod common;
+
 /// Builds `n` small graphs (trees, lists, arrays), keeping every `keep`-th.
 fn churn(
     me: &mut Mutator,
@@ -100,8 +102,7 @@ fn the_runtime_partitions_binds_and_relocates_per_node() {
         return;
     }
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(128 << 20)
+    let rt = common::builder(128 << 20, None)
         .numa(NumaConfig::Detect)
         // Pages freed by a collection are uncommitted right after it, so
         // that later allocations commit (and bind) memory again.

@@ -4,12 +4,12 @@
 use hotmem::objects::SimpleObjects;
 use hotmem::{AllocError, BuildError, MIN_HEAP, NumaConfig, Runtime};
 
+mod common;
+
 /// A runtime with the smallest heap, on the graph objects.
 fn smallest_runtime() -> (std::sync::Arc<SimpleObjects>, Runtime) {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(MIN_HEAP)
-        .numa(NumaConfig::Off)
+    let rt = common::builder(MIN_HEAP, None)
         .binding(objects.clone())
         .build()
         .unwrap();

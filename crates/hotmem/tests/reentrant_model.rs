@@ -7,14 +7,16 @@
 //! ThreadSanitizer sees (std's is uninstrumented).
 
 use hotmem::{
-    AttachError, Binding, GcError, NumaConfig, ObjectReference, Runtime, SafepointRequestError,
-    SimpleSlot, SlotVisitor,
+    AttachError, Binding, GcError, ObjectReference, Runtime, SafepointRequestError, SimpleSlot,
+    SlotVisitor,
 };
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
+
+mod common;
 
 /// Generous: the scenarios take milliseconds; this only turns a hang into a
 /// failure.
@@ -148,10 +150,7 @@ fn setup() -> (Runtime, Arc<Model>) {
         seen: Mutex::new(Vec::new()),
         panicked: AtomicBool::new(false),
     });
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
+    let rt = common::builder(64 << 20, Some(2))
         .binding(model.clone())
         .build()
         .expect("runtime");

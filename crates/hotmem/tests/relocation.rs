@@ -4,8 +4,10 @@
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::os::MemTag;
-use hotmem::{ArenaKind, MetadataType, Mutator, NumaConfig, Runtime};
+use hotmem::{ArenaKind, MetadataType, Mutator, Runtime};
 use std::sync::Arc;
+
+mod common;
 
 fn nmt_matches_allocators(rt: &Runtime) {
     let nmt = rt.nmt();
@@ -93,10 +95,7 @@ fn objects_survive_many_relocations_and_nmt_agrees() {
     // pin down: how full the heap gets depends on which worker evacuates
     // which page, so the test keeps well clear of the limit (at 64 MiB a
     // loaded CI run found the heap full).
-    let rt = Runtime::builder()
-        .heap_max(128 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
+    let rt = common::builder(128 << 20, Some(2))
         .binding(objects.clone())
         .build()
         .unwrap();
@@ -152,9 +151,7 @@ fn collections_from_another_thread_stop_running_mutators() {
     // The live set is a few MiB; survivors fill target pages per worker. A
     // slow run (under ThreadSanitizer) found 32 MiB full when survivors
     // still took a target page per age; 128 MiB keeps clear of that.
-    let rt = Runtime::builder()
-        .heap_max(128 << 20)
-        .numa(NumaConfig::Off)
+    let rt = common::builder(128 << 20, None)
         .binding(objects.clone())
         .build()
         .unwrap();
@@ -215,10 +212,10 @@ fn collections_from_another_thread_stop_running_mutators() {
 #[test]
 fn synthetic_two_node_runtime_relocates_node_locally() {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Synthetic("pack:2 numa:1 core:2 pu:1".into()))
-        .gc_workers(2)
+    let rt = common::builder(64 << 20, Some(2))
+        .numa(hotmem::NumaConfig::Synthetic(
+            "pack:2 numa:1 core:2 pu:1".into(),
+        ))
         .binding(objects.clone())
         .build()
         .unwrap();

@@ -4,16 +4,16 @@
 //! unused ends back, and a runtime built with `Tlabs::Off` takes none.
 
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{BuildError, NumaConfig, Runtime, Tlabs};
+use hotmem::{BuildError, Runtime, Tlabs};
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
+
+mod common;
 
 const SMALL: usize = 32;
 
 fn runtime(tlabs: Tlabs) -> Runtime {
-    Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
+    common::builder(64 << 20, None)
         .tlabs(tlabs)
         .build()
         .expect("a runtime")
@@ -98,10 +98,7 @@ fn threads_allocate_in_disjoint_buffers() {
 #[test]
 fn a_collection_empties_the_buffers_and_the_graph_survives() {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
+    let rt = common::builder(64 << 20, Some(1))
         .tlabs(Tlabs::Size(16 << 10))
         .binding(objects.clone())
         .build()

@@ -4,8 +4,8 @@
 //! live object. Both must leave the same graph: old objects that refer to
 //! new ones are the case the remembered slots exist for.
 
+use hotmem::UpdateScope;
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{NumaConfig, Runtime, UpdateScope};
 
 mod common;
 use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
@@ -13,10 +13,7 @@ use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
 #[test]
 fn old_objects_referring_to_moved_young_ones_are_updated_through_remembered_slots() {
     let objects = SimpleObjects::new();
-    let rt = Runtime::builder()
-        .heap_max(64 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
+    let rt = common::builder(64 << 20, Some(1))
         .binding(objects.clone())
         .build()
         .unwrap();

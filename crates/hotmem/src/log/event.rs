@@ -3,8 +3,8 @@
 
 use super::level::LogLevel;
 use super::tags::TagSet;
+use crate::gc::generations::CollectionKind;
 use crate::gc::{GcCause, UpdateScope};
-use crate::generations::CollectionKind;
 use hotmem_page::StatRow;
 use hotmem_safepoint::SafepointRecord;
 use serde::Serialize;

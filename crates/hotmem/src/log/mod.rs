@@ -101,17 +101,3 @@ pub(crate) use logger::{Logger, Parts};
 pub use output::{LogCallback, LogConfig, LogFile, LogOutput, LogSpecError};
 pub use selection::{LogSelection, SelectorError};
 pub use tags::TagSet;
-
-impl crate::Runtime {
-    /// Time since the runtime was built: the clock of the log's `[0.123s]`
-    /// decoration, for lining up an embedder's own samples with the log.
-    pub fn uptime(&self) -> std::time::Duration {
-        self.inner.log.start().elapsed()
-    }
-
-    /// Writes the lines still pending (the last safepoint's) and flushes
-    /// every log output.
-    pub fn flush_log(&self) {
-        self.inner.log.flush(&self.inner.safepoints);
-    }
-}

@@ -1,10 +1,8 @@
-//! What collections report, and helpers the collector shares.
+//! What collections report: one collection's [`CollectStats`], the
+//! runtime's [`GcTotals`], and the causes and scopes they name.
 
-use crate::GcError;
-use crate::generations::CollectionKind;
-use crate::runtime::Inner;
-use crate::workers::PhaseSummary;
-use hotmem_page::{Age, PageRef};
+use super::generations::CollectionKind;
+use super::workers::PhaseSummary;
 use serde::Serialize;
 
 /// Why a collection ran.
@@ -88,6 +86,41 @@ pub struct CollectStats {
 }
 
 impl CollectStats {
+    /// The statistics of collection `cycle` before its phases add to them:
+    /// `pages` examined, `used_before` heap bytes in use.
+    pub(crate) fn begin(
+        cycle: u64,
+        cause: GcCause,
+        kind: CollectionKind,
+        pages: usize,
+        used_before: usize,
+    ) -> CollectStats {
+        CollectStats {
+            cycle,
+            cause,
+            kind,
+            live_objects: 0,
+            live_bytes: 0,
+            pages,
+            pages_freed_empty: 0,
+            pages_evacuated: 0,
+            pages_evacuation_incomplete: 0,
+            objects_relocated: 0,
+            bytes_relocated: 0,
+            used_before,
+            used_after: used_before,
+            time_to_safepoint_ns: 0,
+            pause_ns: 0,
+            mark_ns: 0,
+            objects_marked: 0,
+            mark_workers: 0,
+            relocation_ns: 0,
+            update_ns: 0,
+            update_scope: UpdateScope::Nothing,
+            relocation: PhaseSummary::default(),
+        }
+    }
+
     /// Marking throughput: objects marked per millisecond per marking worker
     /// (0 when nothing was marked).
     pub fn marking_rate(&self) -> f64 {
@@ -170,44 +203,4 @@ impl GcTotals {
             UpdateScope::Nothing => {}
         }
     }
-}
-
-/// Runs a binding callback; its panic becomes
-/// [`GcError::ObjectModelPanicked`] instead of unwinding through the pause.
-pub(crate) fn call_model<R>(f: impl FnOnce() -> R) -> Result<R, GcError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .map_err(|payload| GcError::ObjectModelPanicked(panic_message(&*payload)))
-}
-
-/// The message of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
-}
-
-/// Frees pages the collection found unused; returns how many were freed.
-/// The heap refuses only what it does not own (a bug): those stay
-/// allocated, the heap consistent, and the pause goes on.
-///
-/// # Safety
-/// As [`PageAllocator::free_pages`](hotmem_page::PageAllocator::free_pages):
-/// nobody allocates in `pages` any more and nobody uses their memory.
-pub(crate) unsafe fn free_pages(inner: &Inner, pages: &[PageRef]) -> usize {
-    // SAFETY: the caller's promise, passed on.
-    match unsafe { inner.heap.free_pages(pages) } {
-        Ok(()) => pages.len(),
-        Err(_) => 0,
-    }
-}
-
-/// The age an evacuated object gets: old. Every collection is a full
-/// one, so survivor ages would decide nothing; they would only spread the
-/// survivors over a target page per age (a small heap filled up with
-/// half-empty pages of fifteen ages). What survives once is old, and pages
-/// split into young (eden: allocated since the last collection) and old.
-pub(crate) fn promoted(_age: Age) -> Age {
-    Age::OLD
 }

@@ -1,5 +1,6 @@
-//! Which runtimes the current thread is collecting (or holding at a
-//! safepoint through `run_at_safepoint`).
+//! Which heaps the current thread is collecting (or holding at a
+//! safepoint through `run_at_safepoint`): the guard against a binding
+//! callback that asks its own runtime for a collection.
 //!
 //! A [`Binding`](crate::Binding) callback runs on the collecting thread
 //! (which holds the runtime's collection lock and its safepoint) or on a GC
@@ -10,7 +11,7 @@
 use std::cell::RefCell;
 
 thread_local! {
-    /// Addresses of the runtimes (their shared `Inner`) this thread is inside
+    /// Addresses of the heaps (each runtime's `GcHeap`) this thread is inside
     /// a collection of, innermost last. Nested only when one runtime's
     /// callback collects another runtime.
     static INSIDE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };

@@ -1,4 +1,4 @@
-//! Parallel marking with work stealing.
+//! The mark phase: parallel marking with work stealing.
 //!
 //! Each marking worker owns a LIFO deque (depth-first: the gray set stays
 //! small); roots go into a shared injector. A worker pops its own deque,
@@ -14,14 +14,44 @@
 //! drained into the same queues, and the termination check also requires
 //! the mutators' buffers to be empty.
 
-use crate::binding::{Binding, ObjectReference, Slot};
+use super::binding_panic::panic_message;
+use super::cycle::Cycle;
+use super::in_collection;
+use super::meta::HeapMap;
+use super::workers::GcWorkers;
 use crate::error::GcError;
-use crate::heapmap::HeapMap;
+use crate::vm::{Binding, ObjectReference, Slot};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use hotmem_os::Address;
 use parking_lot::Mutex;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+impl<B: Binding> Cycle<'_, B> {
+    /// Marks the live graph: the roots on this thread, then the trace on
+    /// the GC workers, into each page's live map.
+    pub(super) fn mark(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
+        let start = Instant::now();
+        let count = self.stats.mark_workers;
+        let marker = Marker::new(self.binding, &self.map, count, self.young_only());
+        self.mark_roots(&marker)?;
+        let items = (0..count).map(|i| (self.node_of(i), i)).collect();
+        let heap = self.heap;
+        workers.run(items, |i| {
+            let _inside = in_collection::enter(heap);
+            marker.work(i)
+        })?;
+        if let Some(e) = marker.take_error() {
+            return Err(e);
+        }
+        self.stats.objects_marked = marker.marked();
+        self.stats.live_objects = marker.marked();
+        self.remembered = marker.take_remembered();
+        self.stats.mark_ns = start.elapsed().as_nanos() as u64;
+        Ok(())
+    }
+}
 
 /// Objects a worker processes under one unwind guard (and between two
 /// checks of the abort flag).
@@ -79,7 +109,7 @@ impl<'a, B: Binding> Marker<'a, B> {
     }
 
     /// The slots of marked objects that referred into young pages (see
-    /// [`PageGc::young`](crate::heapmap::PageGc)), one list per worker.
+    /// `PageGc::young`), one list per worker.
     pub(crate) fn take_remembered(&self) -> Vec<Vec<B::Slot>> {
         std::mem::take(&mut *self.remembered.lock())
     }
@@ -199,9 +229,7 @@ impl<'a, B: Binding> Marker<'a, B> {
             match outcome {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => self.fail(e),
-                Err(payload) => self.fail(GcError::ObjectModelPanicked(crate::gc::panic_message(
-                    &*payload,
-                ))),
+                Err(payload) => self.fail(GcError::ObjectModelPanicked(panic_message(&*payload))),
             }
         }
         if active {

@@ -17,7 +17,7 @@
 //! and read it back from there afterwards. The builders below follow that
 //! rule: each leaves its result as the last entry of the table.
 
-use crate::binding::{Binding, ObjectReference, SimpleSlot, SlotVisitor};
+use crate::vm::{Binding, ObjectReference, SimpleSlot, SlotVisitor};
 use crate::{Address, AllocError, Mutator};
 use parking_lot::Mutex;
 use std::collections::HashSet;

@@ -1,7 +1,7 @@
 //! `Report`: everything the runtime can say about its memory, as text and
 //! as JSON.
 
-use crate::Runtime;
+use super::Runtime;
 use hotmem_chunk::MetadataType;
 use hotmem_nmt::Scale;
 use serde_json::{Value, json};
@@ -35,7 +35,7 @@ impl Report {
         let inner = &*rt.inner;
         let mut sections = Vec::new();
 
-        let usage = inner.heap.usage();
+        let usage = inner.gc.pages.usage();
         let mut text = String::new();
         let _ = writeln!(
             text,
@@ -44,8 +44,8 @@ impl Report {
             usage.capacity >> 20,
             usage.used >> 20,
             usage.cached >> 20,
-            inner.heap.committed_bytes() >> 20,
-            inner.partitions.len()
+            inner.gc.pages.committed_bytes() >> 20,
+            inner.gc.partitions.len()
         );
         let _ = writeln!(
             text,
@@ -53,11 +53,11 @@ impl Report {
             inner.numa.source, inner.numa.nodes, inner.numa.memory_bound, inner.numa.worker_binding
         );
         let (gc_json, stats_json) = {
-            let gc = inner.gc_record.lock();
+            let gc = inner.gc.record.lock();
             let _ = writeln!(
                 text,
                 "gc: {} worker(s), {} collection(s) ({} for allocation failure), {} objects / {} MiB relocated, {} pages freed, pause total {:.3} ms, max {:.3} ms",
-                inner.gc_worker_count,
+                inner.gc.worker_count,
                 gc.totals.cycles,
                 gc.totals.allocation_failures,
                 gc.totals.objects_relocated,
@@ -161,7 +161,7 @@ impl Report {
 
         let json = json!({
             "heap": to_value(&usage),
-            "heap_committed": inner.heap.committed_bytes(),
+            "heap_committed": inner.gc.pages.committed_bytes(),
             "numa": to_value(&inner.numa),
             "gc": gc_json,
             "gc_stats": stats_json,

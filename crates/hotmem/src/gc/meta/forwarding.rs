@@ -8,8 +8,8 @@
 //! will race a worker for the same object through [`Forwarding::insert`],
 //! and the loser takes the winner's copy.
 
-use crate::sidetable::{SideTable, Words};
-use hotmem_os::Address;
+use super::side_table::{SideTable, Words};
+use hotmem_os::{Address, Memory};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The forwarding table of one page: entries of two words in a side table,
@@ -100,6 +100,62 @@ impl Forwarding {
             }
         }
         None
+    }
+}
+
+/// One collection's forwarding tables: one per page selected for
+/// evacuation, none for the others, all in one side table.
+pub(crate) struct ForwardingTables {
+    tables: Vec<Option<Forwarding>>,
+    /// The tables' words: dropped after `tables`, which point into it.
+    _words: Option<SideTable>,
+}
+
+impl ForwardingTables {
+    /// No table: nothing is evacuated.
+    pub(crate) fn empty() -> ForwardingTables {
+        ForwardingTables {
+            tables: Vec::new(),
+            _words: None,
+        }
+    }
+
+    /// A table for each page `i` with `live_objects[i]` given (the page's
+    /// live objects), none for the pages without.
+    pub(crate) fn new(memory: &Memory, live_objects: &[Option<usize>]) -> ForwardingTables {
+        let words = live_objects
+            .iter()
+            .flatten()
+            .map(|&n| Forwarding::words_for(n))
+            .sum();
+        let mut side = SideTable::new(memory, words);
+        let tables = live_objects
+            .iter()
+            .map(|n| n.map(|n| Forwarding::new(&mut side, n)))
+            .collect();
+        ForwardingTables {
+            tables,
+            _words: Some(side),
+        }
+    }
+
+    /// Page `page`'s table, if it was selected.
+    #[inline]
+    pub(crate) fn get(&self, page: usize) -> Option<&Forwarding> {
+        self.tables.get(page)?.as_ref()
+    }
+
+    /// Whether any page was selected.
+    pub(crate) fn any(&self) -> bool {
+        self.tables.iter().any(Option::is_some)
+    }
+
+    /// The selected pages' indices.
+    pub(crate) fn pages(&self) -> impl Iterator<Item = usize> + '_ {
+        self.tables
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.as_ref().map(|_| i))
     }
 }
 

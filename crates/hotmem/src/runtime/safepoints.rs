@@ -6,53 +6,17 @@
 //! the runtime's safepoint, and a safepoint or handshake requested from
 //! there would wait for that collection, which waits for the callback. The
 //! coordinator can tell its owner thread apart but not the owner's workers;
-//! the runtime can (see `reentry`), so every request goes through it.
+//! the runtime can (see `gc::in_collection`), so every request goes through it.
 
-use crate::reentry;
-use crate::runtime::Inner;
+use super::inner::Inner;
+use crate::error::SafepointRequestError;
+use crate::gc::in_collection;
 use hotmem_safepoint::{
-    BeginError, HandshakeContext, HandshakeError, HandshakeReport, MutatorId, SafepointGuard,
-    SafepointStats, Strategy, ThreadState,
+    HandshakeContext, HandshakeReport, MutatorId, SafepointGuard, SafepointStats, Strategy,
+    ThreadState,
 };
 use std::borrow::Cow;
 use std::fmt;
-
-/// Why a safepoint or handshake requested through [`Safepoints`] was
-/// refused. Nothing was started.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum SafepointRequestError {
-    /// Requested from a binding callback (on the collecting thread or a GC
-    /// worker) or a `run_at_safepoint` operation of this runtime: it would
-    /// wait for the collection that is waiting for the caller.
-    InsideCollection,
-    /// The coordinator refused to begin the safepoint.
-    Begin(BeginError),
-    /// The coordinator refused the handshake, or an operation panicked.
-    Handshake(HandshakeError),
-}
-
-impl fmt::Display for SafepointRequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SafepointRequestError::InsideCollection => f.write_str(
-                "cannot request a safepoint or handshake from inside a collection of the same runtime",
-            ),
-            SafepointRequestError::Begin(e) => write!(f, "cannot begin the safepoint: {e}"),
-            SafepointRequestError::Handshake(e) => write!(f, "handshake refused: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for SafepointRequestError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SafepointRequestError::InsideCollection => None,
-            SafepointRequestError::Begin(e) => Some(e),
-            SafepointRequestError::Handshake(e) => Some(e),
-        }
-    }
-}
 
 /// The runtime's safepoint coordinator: stop every attached mutator, or run
 /// an operation on each of them at its next poll, and read the statistics.
@@ -67,7 +31,7 @@ impl<'a> Safepoints<'a> {
     }
 
     fn check(&self) -> Result<(), SafepointRequestError> {
-        if reentry::inside(self.inner) {
+        if in_collection::inside(&self.inner.gc) {
             Err(SafepointRequestError::InsideCollection)
         } else {
             Ok(())

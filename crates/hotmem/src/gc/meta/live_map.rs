@@ -9,7 +9,7 @@
 //! middle of a live object is found there, before anything moves.
 //! Live bytes and objects per page drive the choice of pages to evacuate.
 
-use crate::sidetable::{SideTable, Words};
+use super::side_table::{SideTable, Words};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A bitmap of atomics, in a collection's side table.

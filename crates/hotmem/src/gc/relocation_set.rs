@@ -1,4 +1,4 @@
-//! Which pages a collection evacuates (the relocation set).
+//! The relocation-set phase: which pages a collection evacuates.
 //!
 //! Pages of one size are sorted by live bytes, fewest first, and the set
 //! grows along that order for as long as each step pays: the pages added
@@ -8,6 +8,12 @@
 //! and a page is worth moving only if moving it frees memory): a page that
 //! is all live but half full is not moved on its own, since its objects
 //! would fill half of another page; two such pages are, into one.
+
+use super::cycle::Cycle;
+use super::meta::ForwardingTables;
+use crate::vm::Binding;
+use hotmem_page::PageType;
+use std::sync::atomic::Ordering;
 
 /// A page that may be evacuated: its index and live bytes.
 #[derive(Copy, Clone, Debug)]
@@ -33,6 +39,60 @@ pub(crate) fn select(mut candidates: Vec<Candidate>, page_size: usize, limit: f6
         }
     }
     candidates[..selected_from].iter().map(|c| c.page).collect()
+}
+
+impl<B: Binding> Cycle<'_, B> {
+    /// Chooses the relocation set: among the small and the medium pages
+    /// without a pinned object, those whose objects pack into fewer pages
+    /// (see [`select`]), young and old apart; gives each a forwarding table.
+    /// Notes the empty pages (freed next) and the pages relocation visits.
+    pub(super) fn select_relocation_set(&mut self) {
+        let groups = self.candidates();
+        let limit = self.heap.fragmentation_limit;
+        let mut live_objects = vec![None; self.map.pages.len()];
+        for (page_size, candidates) in groups {
+            for pi in select(candidates, page_size, limit) {
+                live_objects[pi] = Some(self.map.pages[pi].live.live_objects());
+            }
+        }
+        self.forwarding = ForwardingTables::new(&self.heap.memory, &live_objects);
+    }
+
+    /// Walks the marked pages: counts live bytes, notes the empty pages and
+    /// the pages relocation visits, and returns the candidates in four
+    /// groups (small and medium pages, young and old), each with its page
+    /// size. Young pages are selected apart from old ones, so that
+    /// evacuating young pages never drags in an old page (which would make
+    /// the update visit every live object instead of the remembered slots).
+    fn candidates(&mut self) -> [(usize, Vec<Candidate>); 4] {
+        let mut groups: [(usize, Vec<Candidate>); 4] = Default::default();
+        for (pi, p) in self.map.pages.iter().enumerate() {
+            if self.kind == super::generations::CollectionKind::Young && !p.young {
+                // Not marked: its objects are taken as live, it stays.
+                continue;
+            }
+            let bytes = p.live.live_bytes();
+            self.stats.live_bytes += bytes as u64;
+            if p.live.live_objects() == 0 {
+                self.empty.push(p.page.clone());
+                continue;
+            }
+            if p.large {
+                continue;
+            }
+            self.relocation_work.push((p.page.node(), pi));
+            if !p.pinned.load(Ordering::Relaxed) {
+                let medium = p.page.page_type() == PageType::Medium;
+                let group = &mut groups[usize::from(medium) * 2 + usize::from(p.young)];
+                group.0 = group.0.max(p.page.size());
+                group.1.push(Candidate {
+                    page: pi,
+                    live_bytes: bytes.min(p.page.size()),
+                });
+            }
+        }
+        groups
+    }
 }
 
 #[cfg(test)]

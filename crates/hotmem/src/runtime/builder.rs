@@ -1,8 +1,13 @@
-//! Typed configuration of a [`Runtime`](crate::Runtime).
+//! [`RuntimeBuilder`]: every setting with its default, checked at build.
 
-use crate::collector::{Collect, Collector};
+use super::Runtime;
+use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
+use crate::BuildError;
+use crate::gc::generations::Generations;
+use crate::gc::tlab::Tlabs;
+use crate::gc::{Collect, Collector};
 use crate::log::LogConfig;
-use crate::{Binding, BuildError, Generations, Runtime, Tlabs};
+use crate::vm::Binding;
 use hotmem_nmt::Level;
 use hotmem_page::MediumPageMode;
 use hotmem_safepoint::Strategy;
@@ -10,98 +15,23 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Where the runtime's NUMA topology comes from.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum NumaConfig {
-    /// The machine's topology, detected by hwloc. Without the `numa`
-    /// feature: one partition and unbound workers.
-    #[default]
-    Detect,
-    /// No NUMA awareness: one heap partition, unbound GC workers.
-    Off,
-    /// An hwloc synthetic description such as `"pack:2 numa:1 core:4 pu:1"`,
-    /// to model a multi-node machine anywhere. Memory binding cannot reach
-    /// the OS then, and worker bindings are recorded instead of made.
-    Synthetic(String),
-}
-
-/// Everything a [`Runtime`] is built from. Made by [`RuntimeBuilder`].
+/// Builds a [`Runtime`]. Every setting has a default; `build` checks them
+/// all and returns a typed error for a bad one.
 #[derive(Clone)]
-pub struct RuntimeConfig {
-    pub(crate) heap_max: usize,
-    pub(crate) medium_page_mode: MediumPageMode,
-    pub(crate) medium_page_size: Option<usize>,
-    pub(crate) class_space: usize,
-    pub(crate) nonclass_space: usize,
-    pub(crate) nmt: Level,
-    pub(crate) numa: NumaConfig,
-    pub(crate) gc_workers: Option<usize>,
-    pub(crate) safepoint_strategy: Strategy,
-    pub(crate) fragmentation_limit: f64,
-    pub(crate) uncommit_delay: Duration,
-    pub(crate) log: LogConfig,
-    pub(crate) tlabs: Tlabs,
-    pub(crate) generations: Generations,
+pub struct RuntimeBuilder {
+    config: RuntimeConfig,
     /// The collector monomorphized for the binding, type-erased: one
     /// virtual call per collection, none per object.
-    pub(crate) collector: Option<Arc<dyn Collect>>,
+    collector: Option<Arc<dyn Collect>>,
 }
 
-impl fmt::Debug for RuntimeConfig {
+impl fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RuntimeConfig")
-            .field("heap_max", &self.heap_max)
-            .field("medium_page_mode", &self.medium_page_mode)
-            .field("medium_page_size", &self.medium_page_size)
-            .field("class_space", &self.class_space)
-            .field("nonclass_space", &self.nonclass_space)
-            .field("nmt", &self.nmt)
-            .field("numa", &self.numa)
-            .field("gc_workers", &self.gc_workers)
-            .field("safepoint_strategy", &self.safepoint_strategy)
-            .field("fragmentation_limit", &self.fragmentation_limit)
-            .field("uncommit_delay", &self.uncommit_delay)
-            .field("log", &self.log)
-            .field("tlabs", &self.tlabs)
-            .field("generations", &self.generations)
+        f.debug_struct("RuntimeBuilder")
+            .field("config", &self.config)
             .field("binding", &self.collector.is_some())
             .finish()
     }
-}
-
-impl RuntimeConfig {
-    /// The maximum heap capacity in bytes.
-    pub fn heap_max(&self) -> usize {
-        self.heap_max
-    }
-
-    /// The NUMA configuration.
-    pub fn numa(&self) -> &NumaConfig {
-        &self.numa
-    }
-
-    /// The native memory tracking level.
-    pub fn nmt(&self) -> Level {
-        self.nmt
-    }
-
-    /// How mutators allocate small young objects.
-    pub fn tlabs(&self) -> Tlabs {
-        self.tlabs
-    }
-
-    /// Whether collections split young and old objects.
-    pub fn generations(&self) -> Generations {
-        self.generations
-    }
-}
-
-/// Builds a [`Runtime`]. Every setting has a default; `build` checks them
-/// all and returns a typed error for a bad one.
-#[derive(Clone, Debug)]
-pub struct RuntimeBuilder {
-    config: RuntimeConfig,
 }
 
 impl Default for RuntimeBuilder {
@@ -122,14 +52,11 @@ impl Default for RuntimeBuilder {
                 log: LogConfig::new(),
                 tlabs: Tlabs::DEFAULT,
                 generations: Generations::Single,
-                collector: None,
             },
+            collector: None,
         }
     }
 }
-
-/// The smallest heap the runtime accepts: room for a few pages of each size.
-pub const MIN_HEAP: usize = 16 << 20;
 
 impl RuntimeBuilder {
     /// The defaults: a 256 MiB heap with synchronized medium pages, 16 MiB of
@@ -232,7 +159,7 @@ impl RuntimeBuilder {
     /// cheap handle. Without a binding the runtime allocates but cannot
     /// collect.
     pub fn binding<B: Binding>(mut self, binding: Arc<B>) -> Self {
-        self.config.collector = Some(Arc::new(Collector::new(binding)));
+        self.collector = Some(Arc::new(Collector::new(binding)));
         self
     }
 
@@ -243,7 +170,7 @@ impl RuntimeBuilder {
     /// metaspace, topology or worker errors of the parts.
     pub fn build(self) -> Result<Runtime, BuildError> {
         self.validate()?;
-        Runtime::from_config(self.config)
+        Runtime::from_config(self.config, self.collector)
     }
 
     fn validate(&self) -> Result<(), BuildError> {

@@ -1,45 +1,13 @@
 //! `HeapMap`: the heap's pages as one collection sees them, with a live map
 //! each, and the lookup from a reference to its page and word.
 
-use crate::binding::ObjectReference;
-use crate::generations::OldTable;
-use crate::livemap::LiveMap;
-use crate::sidetable::SideTable;
+use super::live_map::LiveMap;
+use super::side_table::SideTable;
+use crate::error::BadReference;
+use crate::vm::ObjectReference;
 use hotmem_os::Memory;
 use hotmem_page::{Age, PageRef, PageType};
-use serde::Serialize;
-use std::fmt;
 use std::sync::atomic::AtomicBool;
-
-/// Why a value the binding reported as a reference is not one.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub enum BadReference {
-    /// Not word-aligned.
-    Misaligned,
-    /// Outside the heap's address range.
-    OutsideHeap,
-    /// Inside the heap's range but in no allocated page (freed memory).
-    FreeMemory,
-    /// In an allocated page, past the part of it that holds objects.
-    PastTop,
-    /// Inside a large page but not at its one object's start.
-    NotAnObjectStart,
-}
-
-impl fmt::Display for BadReference {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BadReference::Misaligned => "is not word-aligned",
-            BadReference::OutsideHeap => "lies outside the heap",
-            BadReference::FreeMemory => "points into free heap memory (no allocated page)",
-            BadReference::PastTop => "points past the allocated part of its page",
-            BadReference::NotAnObjectStart => {
-                "points into the middle of a large object (not its start)"
-            }
-        })
-    }
-}
 
 /// One page during a collection.
 pub(crate) struct PageGc {
@@ -75,14 +43,15 @@ pub(crate) struct HeapMap {
 
 impl HeapMap {
     /// The map of `pages` in the heap reservation `base..base+len`.
-    /// `old`: the generational runtime's table of old pages (a page of age
-    /// eden that a collection promoted where it was is old).
+    /// `is_old`: whether a page that starts at an address is old although
+    /// of age eden (the generational runtime's table: a collection promoted
+    /// it where it was).
     pub(crate) fn new(
         memory: &Memory,
         base: usize,
         len: usize,
         pages: Vec<PageRef>,
-        old: Option<&OldTable>,
+        is_old: impl Fn(usize) -> bool,
     ) -> HeapMap {
         // The largest power of two that divides every page's offset and size
         // (at most a granule): no two pages share an entry.
@@ -115,8 +84,7 @@ impl HeapMap {
                 let start = page.range().start().get();
                 let top = page.top().get();
                 let large = page.page_type() == PageType::Large;
-                let young =
-                    !large && page.age() == Age::EDEN && !old.is_some_and(|t| t.is_old(start));
+                let young = !large && page.age() == Age::EDEN && !is_old(start);
                 let live = LiveMap::new(&mut bitmaps, heap_words(&page));
                 PageGc {
                     start,

@@ -2,6 +2,7 @@
 //! evacuates, for the length of the phase) or, without NUMA, plain scoped
 //! threads.
 
+use super::binding_panic::panic_message;
 use crate::GcError;
 use hotmem_page::NodeId;
 use serde::Serialize;
@@ -234,12 +235,7 @@ where
         handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
     if let Some(Err(payload)) = outcome.into_iter().find(|r| r.is_err()) {
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "(no message)".into());
-        return Err(GcError::WorkerPanicked(msg));
+        return Err(GcError::WorkerPanicked(panic_message(&*payload)));
     }
     let summary = PhaseSummary {
         workers,

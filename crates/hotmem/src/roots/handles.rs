@@ -1,5 +1,4 @@
-//! Roots the runtime owns: handles for Rust embedders that keep references
-//! in Rust locals, and pins for objects handed to native code.
+//! Handles: roots for Rust embedders that keep references in Rust locals.
 //!
 //! A reference in a Rust local is invisible to the collector: after any
 //! call that may collect ([`Mutator::alloc`](crate::Mutator::alloc),
@@ -7,11 +6,10 @@
 //! it may point at a freed or reused place. A [`Handle`] is a root the
 //! runtime scans and updates itself: read it again after such a call.
 
-use crate::binding::ObjectReference;
+use crate::vm::ObjectReference;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// A table of handle entries (one per mutator, one global).
 #[derive(Default)]
@@ -50,36 +48,6 @@ impl HandleTable {
         for r in e.slots.iter_mut().flatten() {
             f(r);
         }
-    }
-}
-
-/// Every handle table and pin of a runtime, scanned by each collection.
-#[derive(Default)]
-pub(crate) struct RootRegistry {
-    global: Arc<HandleTable>,
-    tables: Mutex<Vec<Weak<HandleTable>>>,
-    pub(crate) pins: Arc<PinTable>,
-}
-
-impl RootRegistry {
-    /// A new table, scanned while any handle of it lives.
-    pub(crate) fn new_table(&self) -> Arc<HandleTable> {
-        let t = Arc::new(HandleTable::default());
-        let mut tables = self.tables.lock();
-        tables.retain(|w| w.strong_count() > 0);
-        tables.push(Arc::downgrade(&t));
-        t
-    }
-
-    pub(crate) fn global_handle(&self, obj: ObjectReference) -> Handle {
-        self.global.add_handle(obj)
-    }
-
-    /// Every live table, the global one first.
-    pub(crate) fn tables(&self) -> Vec<Arc<HandleTable>> {
-        let mut out = vec![self.global.clone()];
-        out.extend(self.tables.lock().iter().filter_map(Weak::upgrade));
-        out
     }
 }
 
@@ -134,66 +102,5 @@ impl Drop for Handle {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Handle").field(&self.get()).finish()
-    }
-}
-
-/// Pinned objects and how many guards pin each.
-#[derive(Default)]
-pub(crate) struct PinTable {
-    pinned: Mutex<HashMap<ObjectReference, usize>>,
-}
-
-impl PinTable {
-    pub(crate) fn pin(self: &Arc<Self>, obj: ObjectReference) -> PinGuard {
-        *self.pinned.lock().entry(obj).or_insert(0) += 1;
-        PinGuard {
-            table: self.clone(),
-            obj,
-        }
-    }
-
-    /// The pinned objects now.
-    pub(crate) fn snapshot(&self) -> Vec<ObjectReference> {
-        self.pinned.lock().keys().copied().collect()
-    }
-}
-
-/// Keeps one object alive and in place: its page is never evacuated while
-/// the guard lives, so the address stays valid for native code. Made by
-/// [`Mutator::pin`](crate::Mutator::pin); dropping it unpins. It cannot be
-/// cloned (one guard, one pin):
-///
-/// ```compile_fail,E0599
-/// # fn guard() -> hotmem::PinGuard { unimplemented!() }
-/// let g = guard();
-/// let g2 = g.clone();
-/// ```
-pub struct PinGuard {
-    table: Arc<PinTable>,
-    obj: ObjectReference,
-}
-
-impl PinGuard {
-    /// The pinned object (its address does not change while pinned).
-    pub fn object(&self) -> ObjectReference {
-        self.obj
-    }
-}
-
-impl Drop for PinGuard {
-    fn drop(&mut self) {
-        let mut p = self.table.pinned.lock();
-        if let Some(n) = p.get_mut(&self.obj) {
-            *n -= 1;
-            if *n == 0 {
-                p.remove(&self.obj);
-            }
-        }
-    }
-}
-
-impl fmt::Debug for PinGuard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("PinGuard").field(&self.obj).finish()
     }
 }

@@ -1,0 +1,104 @@
+//! [`OldTable`]: which pages are old, by address, for the store barrier.
+
+use hotmem_page::PageRef;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// One byte per page unit of the heap reservation: nonzero where an old
+/// page lies.
+pub(crate) struct OldTable {
+    base: usize,
+    len: usize,
+    shift: u32,
+    old: Box<[AtomicU8]>,
+}
+
+impl OldTable {
+    /// A table for the reservation `base..base+len`, in units of `unit`
+    /// bytes (a power of two that every page's start and size are multiples
+    /// of), with no old page.
+    pub(crate) fn new(base: usize, len: usize, unit: usize) -> OldTable {
+        debug_assert!(unit.is_power_of_two());
+        OldTable {
+            base,
+            len,
+            shift: unit.trailing_zeros(),
+            old: (0..len.div_ceil(unit)).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    /// log2 of the unit: two addresses that agree above these bits lie in
+    /// the same page.
+    #[inline]
+    pub(crate) fn unit_shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// Whether `addr` lies in an old page.
+    #[inline]
+    pub(crate) fn is_old(&self, addr: usize) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether `addr` lies in the heap, outside every old page.
+    #[inline]
+    pub(crate) fn is_young(&self, addr: usize) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) == 0
+    }
+
+    /// Marks the units that `start..start+len` touches as old.
+    pub(crate) fn mark(&self, start: usize, len: usize) {
+        let off = start.wrapping_sub(self.base);
+        if off >= self.len || len == 0 {
+            return;
+        }
+        let first = off >> self.shift;
+        let last = ((off + len - 1).min(self.len - 1)) >> self.shift;
+        for unit in &self.old[first..=last] {
+            unit.store(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Makes exactly `pages` old.
+    pub(crate) fn rebuild(&self, pages: &[PageRef]) {
+        for unit in self.old.iter() {
+            unit.store(0, Ordering::Relaxed);
+        }
+        for p in pages {
+            self.mark(p.range().start().get(), p.size());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: usize = 0x4000_0000;
+    const UNIT: usize = 1 << 21;
+
+    #[test]
+    fn the_old_table_marks_the_units_a_range_touches_and_nothing_outside_the_heap() {
+        let t = OldTable::new(BASE, 8 * UNIT, UNIT);
+        assert_eq!(t.unit_shift(), 21);
+        assert!((0..8).all(|u| t.is_young(BASE + u * UNIT) && !t.is_old(BASE + u * UNIT)));
+        // Outside the reservation: neither old nor young.
+        for addr in [0, BASE - 8, BASE + 8 * UNIT, usize::MAX] {
+            assert!(!t.is_old(addr) && !t.is_young(addr), "{addr:#x}");
+        }
+        // A range from the last word of unit 2 into unit 3.
+        t.mark(BASE + 3 * UNIT - 8, 16);
+        let old: Vec<usize> = (0..8).filter(|u| t.is_old(BASE + u * UNIT)).collect();
+        assert_eq!(old, [2, 3]);
+        assert!(t.is_old(BASE + 2 * UNIT) && t.is_old(BASE + 4 * UNIT - 1));
+        assert!(t.is_young(BASE + 4 * UNIT));
+        // Empty ranges, ranges outside, and a range past the end (clamped).
+        t.mark(BASE + 5 * UNIT, 0);
+        t.mark(BASE - UNIT, UNIT);
+        t.mark(BASE + 9 * UNIT, UNIT);
+        t.mark(BASE + 7 * UNIT, 4 * UNIT);
+        let old: Vec<usize> = (0..8).filter(|u| t.is_old(BASE + u * UNIT)).collect();
+        assert_eq!(old, [2, 3, 7]);
+    }
+}

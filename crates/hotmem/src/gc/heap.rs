@@ -1,0 +1,57 @@
+//! [`GcHeap`]: the heap and everything that collects it, as one part of
+//! the runtime. The collector's code receives this, never the runtime.
+
+use super::collector::Collect;
+use super::generations::GenerationalState;
+use super::record::GcRecord;
+use super::tlab::TlabShared;
+use super::workers::GcWorkers;
+use crate::roots::RootRegistry;
+use hotmem_os::Memory;
+use hotmem_page::{NodeId, ObjectAllocator, PageAllocator};
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+/// An object allocator over the runtime's page allocator.
+type Allocator = ObjectAllocator<Arc<PageAllocator>>;
+
+/// The heap's pages, the allocators and buffers that fill them, the roots
+/// the runtime owns, the generational state, the GC workers and what
+/// collections leave behind.
+pub(crate) struct GcHeap {
+    /// The memory (NMT attached) that side tables are mapped from.
+    pub(crate) memory: Memory,
+    /// The page allocator.
+    pub(crate) pages: Arc<PageAllocator>,
+    /// Where mutators allocate (shared pages and their buffers' pages).
+    pub(crate) mutator_alloc: Allocator,
+    /// Where GC workers copy survivors to. Synchronized medium pages, so
+    /// that workers do not race for the medium target page.
+    pub(crate) gc_alloc: Allocator,
+    /// The mutators' thread-local allocation buffers.
+    pub(crate) tlabs: TlabShared,
+    /// Young and old objects, when the runtime has generations.
+    pub(crate) generations: Option<Arc<GenerationalState>>,
+    /// Handles, pins and the attached mutators, whose roots the binding
+    /// reports.
+    pub(crate) roots: RootRegistry,
+    /// Heap partitions, one per NUMA node.
+    pub(crate) partitions: Vec<NodeId>,
+    /// The GC workers; their lock is the collection lock, held by the
+    /// thread that runs a collection (or an embedder's `run_at_safepoint`)
+    /// for the whole pause.
+    pub(crate) workers: Mutex<GcWorkers>,
+    /// How many workers (readable without the collection lock).
+    pub(crate) worker_count: usize,
+    /// Statistics, the last collection, totals: behind a lock of its own,
+    /// taken only briefly, so that reports never wait for a collection.
+    pub(crate) record: Mutex<GcRecord>,
+    /// Completed collections; an allocation that failed before a collection
+    /// finished retries instead of collecting again.
+    pub(crate) epoch: AtomicU64,
+    /// The collector compiled for the binding (none: no collections).
+    pub(crate) collector: Option<Arc<dyn Collect>>,
+    /// A page is evacuated when at least this fraction of it is garbage.
+    pub(crate) fragmentation_limit: f64,
+}

@@ -1,0 +1,107 @@
+//! The roots of a collection: the binding's global and mutator roots, the
+//! runtime's own handles and pins ([`RootRegistry`](crate::roots::RootRegistry)),
+//! and in a young collection the slots the store barrier remembered.
+//! Marking starts from them; the update phase visits them again.
+
+use super::binding_panic::call_model;
+use super::cycle::Cycle;
+use super::mark::Marker;
+use super::meta::HeapMap;
+use crate::GcError;
+use crate::vm::{Binding, Slot};
+use hotmem_os::Address;
+use std::sync::atomic::Ordering;
+
+/// The binding's slots at the addresses the store barrier remembered, those
+/// that lie in the used part of an old page (the others cannot hold an old
+/// object's reference to a young one). `None` if the binding cannot
+/// rebuild slots ([`Binding::slot_at`]).
+pub(super) fn rebuild_slots<B: Binding>(
+    binding: &B,
+    map: &HeapMap,
+    addresses: &[usize],
+) -> Result<Option<Vec<B::Slot>>, GcError> {
+    // One unwind guard for the whole list, not one per slot.
+    call_model(|| {
+        let mut slots = Vec::with_capacity(addresses.len());
+        for &a in addresses {
+            let Some(pi) = map.page_of(a) else { continue };
+            let p = &map.pages[pi];
+            if p.young || a % 8 != 0 || a < p.start || a.saturating_add(8) > p.top {
+                continue;
+            }
+            slots.push(binding.slot_at(Address::new(a))?);
+        }
+        Some(slots)
+    })
+}
+
+impl<B: Binding> Cycle<'_, B> {
+    /// Marks from every root: the binding's global and mutator roots, the
+    /// slots the store barrier remembered, the runtime's handles and pins
+    /// (whose pages are then pinned: never evacuated).
+    pub(super) fn mark_roots(&self, marker: &Marker<'_, B>) -> Result<(), GcError> {
+        let mut error = None;
+        let mut visit = |slot: B::Slot| {
+            if error.is_none() {
+                if let Some(r) = slot.load() {
+                    error = marker.mark_root(r, Some(slot.address())).err();
+                }
+            }
+        };
+        call_model(|| {
+            self.binding.scan_global_roots(&mut visit);
+            for m in self.heap.roots.mutators() {
+                self.binding.scan_mutator_roots(m, &mut visit);
+            }
+        })?;
+        for slot in &self.barrier_slots {
+            visit(*slot);
+        }
+        if let Some(e) = error {
+            return Err(e);
+        }
+        for table in self.heap.roots.tables() {
+            table.for_each(|r| {
+                if error.is_none() {
+                    error = marker.mark_root(*r, None).err();
+                }
+            });
+        }
+        for r in self.heap.roots.pins.snapshot() {
+            if error.is_none() {
+                error = marker.mark_root(r, None).err();
+                if let Ok((pi, _)) = self.map.locate(r) {
+                    self.map.pages[pi].pinned.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Updates every root whose object moved (the remembered slots are
+    /// updated with the other slots, on the workers).
+    pub(super) fn update_roots(&self) -> Result<(), GcError> {
+        let mut visit = |slot: B::Slot| {
+            if let Some(t) = slot.load() {
+                if let Some(n) = self.forwarded(t) {
+                    slot.store(n);
+                }
+            }
+        };
+        call_model(|| {
+            self.binding.scan_global_roots(&mut visit);
+            for m in self.heap.roots.mutators() {
+                self.binding.scan_mutator_roots(m, &mut visit);
+            }
+        })?;
+        for table in self.heap.roots.tables() {
+            table.for_each(|r| {
+                if let Some(n) = self.forwarded(*r) {
+                    *r = n;
+                }
+            });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,160 @@
+//! The allocation paths: this thread's buffer (TLAB), then the shared
+//! pages, then a collection and a retry.
+
+use super::Mutator;
+use crate::AllocError;
+use crate::gc::GcCause;
+use crate::gc::in_collection;
+use hotmem_os::Address;
+use hotmem_page::{Age, ObjectLayout};
+use std::sync::atomic::Ordering;
+
+/// Collections an allocation that finds the heap full may wait for before
+/// it reports out of memory.
+const ALLOC_GC_ROUNDS: usize = 3;
+
+impl Mutator {
+    /// Allocates `size` bytes (a new, young object) on this thread's NUMA
+    /// partition. The memory is not zeroed: the embedder initializes it.
+    /// When the heap is full this runs a collection (or waits for the one
+    /// another thread runs) and retries, for up to three collections.
+    ///
+    /// **`alloc` may collect.** A collection moves objects and frees the
+    /// unreachable ones, so after `alloc` returns, every reference the
+    /// collector could not see is stale: a reference held only in a Rust
+    /// local, or in a fresh object not yet linked from a root. Keep what
+    /// must survive in a root the runtime scans (a [`Handle`](crate::Handle), a root the
+    /// [`Binding`](crate::Binding) reports) and read it again afterwards;
+    /// initialize a new object (its reference slots at least: null or
+    /// valid) before the next call that may collect (`alloc`, `poll`,
+    /// `collect`). The same holds for [`Mutator::poll`].
+    ///
+    /// # Errors
+    /// [`AllocError::Layout`] for a size no page can hold;
+    /// [`AllocError::OutOfMemory`] if the heap is still full after the
+    /// collection. Neither leaves anything allocated.
+    #[inline]
+    pub fn alloc(&mut self, size: usize) -> Result<Address, AllocError> {
+        self.alloc_aged(size, Age::EDEN)
+    }
+
+    /// [`Mutator::alloc`] with an explicit age (e.g. [`Age::OLD`] for
+    /// objects known to live long).
+    ///
+    /// # Errors
+    /// As [`Mutator::alloc`].
+    #[inline]
+    pub fn alloc_aged(&mut self, size: usize, age: Age) -> Result<Address, AllocError> {
+        let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
+        if age == Age::EDEN {
+            if let Some(addr) = self.tlab.alloc(layout) {
+                return Ok(addr);
+            }
+            return self.alloc_refill(layout);
+        }
+        self.alloc_shared(layout, age)
+    }
+
+    /// A young object that did not fit the buffer: a new buffer if the
+    /// object is small enough for one, else the shared path.
+    #[cold]
+    #[inline(never)]
+    fn alloc_refill(&mut self, layout: ObjectLayout) -> Result<Address, AllocError> {
+        let tlabs = &self.runtime.inner.gc.tlabs;
+        let Some(sizing) = tlabs.sizing.filter(|s| layout.footprint() <= s.max_object) else {
+            return self.alloc_shared(layout, Age::EDEN);
+        };
+        let buffer = ObjectLayout::new(sizing.size).expect("a TLAB size is a valid layout");
+        let gc = &self.runtime.inner.gc;
+        // The old buffer's end goes back to its page first: the new buffer
+        // is then usually carved right where it was.
+        gc.tlabs.give_back(&self.tlab, &gc.mutator_alloc);
+        match gc
+            .mutator_alloc
+            .alloc_object(buffer, Age::EDEN, self.partition)
+        {
+            Ok(start) => {
+                self.tlab.refill(start, sizing.size);
+                gc.tlabs.count_refill();
+                Ok(self
+                    .tlab
+                    .alloc(layout)
+                    .expect("an object of at most an eighth of a new buffer fits it"))
+            }
+            // No room for a buffer: the object alone may still fit, and if
+            // not, the shared path collects and retries.
+            Err(_) => self.alloc_shared(layout, Age::EDEN),
+        }
+    }
+
+    /// The shared path: the per-CPU (small) or per-age (medium) page of the
+    /// partition, or a page of its own (large); collects when the heap is
+    /// full.
+    #[inline]
+    fn alloc_shared(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
+        let gc = &self.runtime.inner.gc;
+        let result = match gc.mutator_alloc.alloc_object(layout, age, self.partition) {
+            Ok(addr) => Ok(addr),
+            Err(e) => self.alloc_slow(layout, age, e),
+        };
+        if let (Ok(addr), Some(g)) = (&result, &self.runtime.inner.gc.generations) {
+            g.allocated(addr.get(), layout.size(), age);
+        }
+        result
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_slow(
+        &mut self,
+        layout: ObjectLayout,
+        age: Age,
+        e: hotmem_page::AllocError,
+    ) -> Result<Address, AllocError> {
+        let gc = &self.runtime.inner.gc;
+        if !e.is_heap_exhausted() || gc.collector.is_none() {
+            return Err(self.oom_or(layout, e));
+        }
+        if in_collection::inside(gc) {
+            return Err(AllocError::InsideCollection);
+        }
+        // Collect and retry. With many allocating threads, what one
+        // collection frees can be taken by others before this thread
+        // retries, so a few rounds are allowed; the allocation fails only
+        // when collections no longer make room for it.
+        let mut last = e;
+        for _ in 0..ALLOC_GC_ROUNDS {
+            let seen = self.runtime.inner.gc.epoch.load(Ordering::Acquire);
+            // Collect, unless another thread finished a collection since our
+            // attempt failed. Whatever the outcome, the retry decides.
+            let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
+            let gc = &self.runtime.inner.gc;
+            match gc.mutator_alloc.alloc_object(layout, age, self.partition) {
+                Ok(addr) => return Ok(addr),
+                Err(e) if e.is_heap_exhausted() => {
+                    // A young collection did not make room: mark everything
+                    // next time.
+                    if let Some(g) = &gc.generations {
+                        g.ask_full();
+                    }
+                    last = e;
+                }
+                Err(e) => return Err(AllocError::Heap(e)),
+            }
+        }
+        Err(self.oom_or(layout, last))
+    }
+
+    fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {
+        if e.is_heap_exhausted() {
+            let heap = &self.runtime.inner.gc.pages;
+            AllocError::OutOfMemory {
+                size: layout.size(),
+                used: heap.usage().used,
+                max_capacity: self.runtime.inner.config.heap_max,
+            }
+        } else {
+            AllocError::Heap(e)
+        }
+    }
+}

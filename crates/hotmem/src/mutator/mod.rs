@@ -1,0 +1,160 @@
+//! [`Mutator`]: a thread attached to the runtime. It allocates
+//! ([`alloc`]), polls for safepoints, holds handles and pins, and reads and
+//! writes references through the barriers ([`barrier`]).
+
+mod alloc;
+mod barrier;
+pub(crate) mod thread_stack;
+
+use crate::gc::generations::CollectionKind;
+use crate::gc::tlab::Tlab;
+use crate::gc::{CollectStats, GcCause, GcRequest};
+use crate::roots::{Handle, HandleTable, PinGuard};
+use crate::vm::ObjectReference;
+use crate::{GcError, Runtime};
+use barrier::StoreBarrier;
+use hotmem_page::NodeId;
+use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
+use std::sync::Arc;
+use thread_stack::ThreadStack;
+
+/// A thread attached to a [`Runtime`]: it allocates objects, polls for
+/// safepoints, and marks the regions where it runs native code. Not `Send`:
+/// it belongs to the thread that attached. Dropping it detaches the thread.
+///
+/// Allocation needs `&mut self`, and so does a native region: a thread in
+/// native code cannot allocate, which is what lets a collection at a
+/// safepoint take over the allocation pages without waiting for it.
+pub struct Mutator {
+    runtime: Runtime,
+    handle: MutatorHandle,
+    partition: NodeId,
+    stack: Option<ThreadStack>,
+    handles: Arc<HandleTable>,
+    /// This thread's allocation buffer (the collector empties it at
+    /// safepoints).
+    tlab: Arc<Tlab>,
+    /// The store barrier's state (generational runtimes only).
+    barrier: Option<StoreBarrier>,
+}
+
+impl std::fmt::Debug for Mutator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mutator")
+            .field("id", &self.handle.id())
+            .field("partition", &self.partition)
+            .finish()
+    }
+}
+
+impl Mutator {
+    pub(crate) fn new(runtime: Runtime, handle: MutatorHandle, partition: NodeId) -> Mutator {
+        let stack = ThreadStack::record_current(&runtime.inner.nmt);
+        let gc = &runtime.inner.gc;
+        let handles = gc.roots.new_table();
+        let tlab = gc.tlabs.register();
+        let barrier = gc.generations.as_ref().map(StoreBarrier::new);
+        Mutator {
+            barrier,
+            handles,
+            runtime,
+            handle,
+            partition,
+            stack,
+            tlab,
+        }
+    }
+
+    /// The safepoint poll: one load and one branch unless a safepoint or a
+    /// handshake is pending. Call it on the back-edges of long loops. A
+    /// collection may run while the thread stops here: see
+    /// [`Mutator::alloc`] for what that means for unrooted references.
+    #[inline]
+    pub fn poll(&self) {
+        self.handle.poll();
+    }
+
+    /// Enters native code: safepoints (and collections) no longer wait for
+    /// this thread until the guard is dropped; leaving stops the thread if a
+    /// safepoint is in progress. The guard borrows the mutator, so nothing
+    /// is allocated while in native code.
+    pub fn enter_native(&mut self) -> SafeRegion<'_> {
+        self.handle.enter_native()
+    }
+
+    /// Runs a collection from this thread. The thread counts as blocked
+    /// meanwhile, so the collection does not wait for it.
+    ///
+    /// # Errors
+    /// [`GcError`]; the heap stays consistent.
+    pub fn collect(&mut self) -> Result<CollectStats, GcError> {
+        let stats = self.collect_inner(GcCause::Explicit, Some(CollectionKind::Full), None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    /// [`Runtime::collect_young`] from this thread.
+    ///
+    /// # Errors
+    /// As [`Mutator::collect`].
+    pub fn collect_young(&mut self) -> Result<CollectStats, GcError> {
+        let stats = self.collect_inner(GcCause::Explicit, Some(CollectionKind::Young), None)?;
+        Ok(stats.expect("an unconditional collection always runs"))
+    }
+
+    fn collect_inner(
+        &mut self,
+        cause: GcCause,
+        kind: Option<CollectionKind>,
+        seen_epoch: Option<u64>,
+    ) -> Result<Option<CollectStats>, GcError> {
+        let runtime = self.runtime.clone();
+        let mut blocked = self.handle.enter_blocked();
+        let request = GcRequest {
+            cause,
+            kind,
+            seen_epoch,
+        };
+        runtime.collect_request(request, Some(&mut blocked))
+    }
+
+    /// A root for `obj` that the runtime scans and updates itself (the
+    /// handle-scope helper for embedders that keep references in Rust
+    /// locals): read it with [`Handle::get`] after anything that may
+    /// collect. Dropping it drops the root.
+    pub fn handle(&self, obj: ObjectReference) -> Handle {
+        self.handles.add_handle(obj)
+    }
+
+    /// Pins `obj` for native code: it stays alive and never moves (its page
+    /// is not evacuated) until the guard is dropped.
+    pub fn pin(&self, obj: ObjectReference) -> PinGuard {
+        self.runtime.inner.gc.roots.pins.pin(obj)
+    }
+
+    /// This thread's id for handshakes.
+    pub fn id(&self) -> MutatorId {
+        self.handle.id()
+    }
+
+    /// The heap partition (NUMA node) this thread allocates in.
+    pub fn partition(&self) -> NodeId {
+        self.partition
+    }
+
+    /// The runtime this thread is attached to.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}
+
+impl Drop for Mutator {
+    fn drop(&mut self) {
+        let gc = &self.runtime.inner.gc;
+        gc.roots.detach(self.handle.id());
+        gc.tlabs.give_back(&self.tlab, &gc.mutator_alloc);
+        gc.tlabs.unregister(&self.tlab);
+        if let Some(stack) = self.stack.take() {
+            stack.release(&self.runtime.inner.nmt);
+        }
+    }
+}

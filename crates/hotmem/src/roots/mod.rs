@@ -1,0 +1,66 @@
+//! Roots the runtime owns, which every collection scans and updates
+//! besides the ones the binding reports: [`Handle`]s for Rust embedders that
+//! keep references in Rust locals, pins ([`PinGuard`]) for objects handed
+//! to native code, and the list of attached mutators whose roots the
+//! binding reports.
+
+mod handles;
+mod pins;
+
+pub use handles::Handle;
+pub(crate) use handles::HandleTable;
+pub use pins::PinGuard;
+pub(crate) use pins::PinTable;
+
+use crate::vm::ObjectReference;
+use hotmem_safepoint::MutatorId;
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
+
+/// Every handle table and pin of a runtime, and its attached mutators:
+/// what each collection scans besides the binding's global roots.
+#[derive(Default)]
+pub(crate) struct RootRegistry {
+    global: Arc<HandleTable>,
+    tables: Mutex<Vec<Weak<HandleTable>>>,
+    pub(crate) pins: Arc<PinTable>,
+    /// The attached mutators, whose roots the binding reports.
+    mutators: Mutex<Vec<MutatorId>>,
+}
+
+impl RootRegistry {
+    /// A new table, scanned while any handle of it lives.
+    pub(crate) fn new_table(&self) -> Arc<HandleTable> {
+        let t = Arc::new(HandleTable::default());
+        let mut tables = self.tables.lock();
+        tables.retain(|w| w.strong_count() > 0);
+        tables.push(Arc::downgrade(&t));
+        t
+    }
+
+    pub(crate) fn global_handle(&self, obj: ObjectReference) -> Handle {
+        self.global.add_handle(obj)
+    }
+
+    /// A mutator attached: the binding reports its roots from now on.
+    pub(crate) fn attach(&self, id: MutatorId) {
+        self.mutators.lock().push(id);
+    }
+
+    /// A mutator detached.
+    pub(crate) fn detach(&self, id: MutatorId) {
+        self.mutators.lock().retain(|&m| m != id);
+    }
+
+    /// The attached mutators now.
+    pub(crate) fn mutators(&self) -> Vec<MutatorId> {
+        self.mutators.lock().clone()
+    }
+
+    /// Every live table, the global one first.
+    pub(crate) fn tables(&self) -> Vec<Arc<HandleTable>> {
+        let mut out = vec![self.global.clone()];
+        out.extend(self.tables.lock().iter().filter_map(Weak::upgrade));
+        out
+    }
+}

@@ -1,0 +1,137 @@
+//! Building a runtime: the parts made from one configuration and wired
+//! together.
+
+use super::Runtime;
+use super::config::RuntimeConfig;
+use super::inner::Inner;
+use super::numa::{NumaParts, numa_parts, record_worker_stacks};
+use crate::error::BuildError;
+use crate::gc::generations::{GenerationalState, Generations};
+use crate::gc::tlab::{TlabShared, TlabSizing};
+use crate::gc::{Collect, GcHeap, GcRecord, GcTotals};
+use crate::log::Logger;
+use crate::roots::RootRegistry;
+use hotmem_chunk::{Metaspace, MetaspaceConfig, SpaceConfig};
+use hotmem_nmt::Tracker;
+use hotmem_os::Memory;
+use hotmem_page::{HeapConfig, MediumPageMode, ObjectAllocator, PageAllocator, StatSampler};
+use hotmem_safepoint::Coordinator;
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::time::Instant;
+
+impl Runtime {
+    /// Builds the runtime `config` describes, collecting with `collector`
+    /// (none: the runtime allocates but cannot collect).
+    pub(crate) fn from_config(
+        config: RuntimeConfig,
+        collector: Option<Arc<dyn Collect>>,
+    ) -> Result<Runtime, BuildError> {
+        let log = Logger::new(&config.log, Instant::now());
+        let nmt = Arc::new(Tracker::new(config.nmt));
+        let memory = Memory::with_observer(nmt.clone());
+        let parts = numa_parts(&config)?;
+        let pages = Arc::new(heap(&config, &memory, &parts)?);
+        let metaspace = Metaspace::new(
+            &memory,
+            MetaspaceConfig {
+                class: SpaceConfig::with_size(config.class_space),
+                non_class: SpaceConfig::with_size(config.nonclass_space),
+            },
+        )
+        .map_err(BuildError::Metaspace)?;
+        let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
+        let gc = gc_heap(
+            &config,
+            &memory,
+            pages,
+            parts.partitions,
+            parts.workers,
+            collector,
+        );
+        let inner = Inner {
+            gc,
+            worker_stacks,
+            log,
+            safepoints: Coordinator::new(config.safepoint_strategy),
+            next_partition: AtomicUsize::new(0),
+            numa: parts.summary,
+            #[cfg(feature = "numa")]
+            topology: parts.topology,
+            metaspace,
+            memory,
+            nmt,
+            config,
+        };
+        Ok(Runtime {
+            inner: Arc::new(inner),
+        })
+    }
+}
+
+/// The page allocator: its partitions on the NUMA nodes, their memory
+/// bound there when the topology is real.
+fn heap(
+    config: &RuntimeConfig,
+    memory: &Memory,
+    parts: &NumaParts,
+) -> Result<PageAllocator, BuildError> {
+    let mut heap_config = HeapConfig::new(config.heap_max)
+        .partitions(&parts.partitions)
+        .uncommit_delay(config.uncommit_delay);
+    if let Some(m) = config.medium_page_size {
+        heap_config = heap_config.medium_page_size(m);
+    }
+    if let Some(b) = parts.binder.clone() {
+        heap_config = heap_config.binder(b);
+    }
+    PageAllocator::new(memory, heap_config).map_err(BuildError::Heap)
+}
+
+/// The collected heap around `pages`: allocators, buffers, generations,
+/// roots, workers.
+fn gc_heap(
+    config: &RuntimeConfig,
+    memory: &Memory,
+    pages: Arc<PageAllocator>,
+    partitions: Vec<hotmem_page::NodeId>,
+    workers: crate::gc::workers::GcWorkers,
+    collector: Option<Arc<dyn Collect>>,
+) -> GcHeap {
+    let mutator_alloc = ObjectAllocator::new(pages.clone(), config.medium_page_mode);
+    let sizes = mutator_alloc.page_sizes();
+    let tlabs = TlabShared::new(TlabSizing::new(config.tlabs, sizes.small_object_max()));
+    let generations = (config.generations == Generations::YoungAndOld).then(|| {
+        let reserved = pages.reserved();
+        Arc::new(GenerationalState::new(
+            reserved.start().get(),
+            reserved.len(),
+            sizes.small_page(),
+            sizes.medium_object_max(),
+            config.heap_max,
+        ))
+    });
+    GcHeap {
+        memory: memory.clone(),
+        mutator_alloc,
+        // GC workers share their relocation targets; synchronized so that
+        // workers do not race for the medium target page.
+        gc_alloc: ObjectAllocator::new(pages.clone(), MediumPageMode::Synchronized),
+        tlabs,
+        generations,
+        roots: RootRegistry::default(),
+        partitions,
+        worker_count: workers.count(),
+        workers: Mutex::new(workers),
+        record: Mutex::new(GcRecord {
+            sampler: StatSampler::new(pages.counters(), Instant::now()),
+            last: None,
+            totals: GcTotals::default(),
+        }),
+        epoch: AtomicU64::new(0),
+        collector,
+        fragmentation_limit: config.fragmentation_limit,
+        pages,
+    }
+}

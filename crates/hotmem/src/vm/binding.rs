@@ -1,0 +1,82 @@
+//! [`Binding`]: what the runtime needs to know about the embedder's
+//! objects and roots.
+
+use super::{ObjectReference, Slot, SlotVisitor};
+use hotmem_os::Address;
+use hotmem_safepoint::MutatorId;
+
+/// What the runtime needs to know about the embedder's objects. Implement it
+/// for your object model and pass it to
+/// [`RuntimeBuilder::binding`](crate::RuntimeBuilder::binding).
+///
+/// The methods are called during collections, at a safepoint, from the
+/// collecting thread (roots) and from GC worker threads concurrently
+/// (`object_size`, `scan_object`). They must not allocate, collect, attach
+/// mutators or wait for mutators (those calls return
+/// [`InsideCollection`](crate::GcError::InsideCollection) errors, or would
+/// wait forever for a lock a stopped mutator holds). A panic is caught: the
+/// collection returns [`GcError::ObjectModelPanicked`](crate::GcError::ObjectModelPanicked)
+/// or [`GcError::WorkerPanicked`](crate::GcError::WorkerPanicked), and no
+/// memory that may still be referenced is freed.
+///
+/// Bad answers are errors, not corruption: a reference outside the heap,
+/// into a free page, past the used part of a page, misaligned, or into the
+/// middle of another live object, and a size that does not fit the
+/// object's page stop the collection with a [`GcError`](crate::GcError)
+/// naming the object and the slot before anything is moved.
+///
+/// How interior pointers are found: each page's live map records the first
+/// and the last word of every marked object, and a walk of both bitmaps
+/// before anything moves finds two marked objects that overlap
+/// ([`GcError::OverlappingObjects`](crate::GcError::OverlappingObjects)).
+/// The runtime keeps no object-start table (it would cost every allocation
+/// an atomic store), so a reference into the middle of an object that
+/// nothing else keeps alive is taken for an object start: its size is
+/// checked against its page, and the bytes it covers are the dead object's.
+/// That is the binding's bug to fix, but it never makes the runtime copy an
+/// object twice or free memory that a live slot refers to.
+pub trait Binding: Send + Sync + 'static {
+    /// How the binding's references are stored.
+    type Slot: Slot;
+
+    /// The size in bytes of the object at `obj`, header included (rounded up
+    /// to 8 by the runtime). Called once per object per collection, during
+    /// marking, with the object at its current address.
+    fn object_size(&self, obj: ObjectReference) -> usize;
+
+    /// Reports every reference slot of the object at `obj` to `visitor`.
+    /// Called during marking and again during the update phase (then with
+    /// the object at its new address when it moved); it must report the
+    /// same slots both times.
+    fn scan_object<V: SlotVisitor<Self::Slot>>(&self, obj: ObjectReference, visitor: &mut V);
+
+    /// Reports the global roots (statics, interned strings, JNI-style
+    /// global handles). Default: none.
+    fn scan_global_roots<V: SlotVisitor<Self::Slot>>(&self, visitor: &mut V) {
+        let _ = visitor;
+    }
+
+    /// Reports the roots of one attached mutator (its shadow stack, its
+    /// registers spilled at the poll), identified by
+    /// [`Mutator::id`](crate::Mutator::id). Called for every attached
+    /// mutator. Default: none.
+    fn scan_mutator_roots<V: SlotVisitor<Self::Slot>>(&self, mutator: MutatorId, visitor: &mut V) {
+        let _ = (mutator, visitor);
+    }
+
+    /// The slot whose [`Slot::address`] is `addr`: a slot a mutator stored
+    /// into through [`Mutator::store_ref`](crate::Mutator::store_ref).
+    /// Young collections ([`Generations::YoungAndOld`](crate::Generations))
+    /// need it: they mark from, and update, the slots of old objects that
+    /// the store barrier remembered, and the barrier keeps only addresses.
+    ///
+    /// Called at a safepoint, from the collecting thread, only with an
+    /// 8-aligned address whose word lies inside the used part of an old
+    /// heap page that stays allocated for the whole collection, and that no
+    /// mutator writes meanwhile. Default: `None`: the runtime cannot rebuild
+    /// the binding's slots, and runs full collections only.
+    fn slot_at(&self, addr: Address) -> Option<Self::Slot> {
+        let _ = addr;
+        None
+    }
+}

@@ -1,0 +1,129 @@
+//! [`Slot`]: a place that holds a reference, and [`SlotVisitor`], which
+//! receives the slots a binding reports.
+
+use super::ObjectReference;
+use hotmem_os::Address;
+use std::fmt;
+
+/// A place that holds a reference: a field of an object, an entry of a
+/// shadow stack, a global. The runtime reads it during marking and writes
+/// the moved object's new address into it during the update phase.
+///
+/// A slot decides its own encoding: [`SimpleSlot`] is a plain word holding
+/// an address or 0; a binding with tagged or compressed references writes
+/// its own `Slot` that decodes in `load` and encodes in `store`.
+pub trait Slot: Copy + Send + Sync + fmt::Debug {
+    /// The reference the slot holds now; `None` for null (or a
+    /// non-reference value such as a tagged integer).
+    fn load(&self) -> Option<ObjectReference>;
+
+    /// Stores `value` (the collector stores only into slots that held a
+    /// reference, the moved object's new address).
+    fn store(&self, value: ObjectReference);
+
+    /// Where the slot is, for error messages.
+    fn address(&self) -> Address;
+}
+
+/// A slot that is one aligned word holding an object's address, or 0 for
+/// null. Other values (misaligned, or pointing anywhere but at an object)
+/// are reported by the collector as errors.
+#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+pub struct SimpleSlot {
+    word: *mut usize,
+}
+
+// SAFETY: a `SimpleSlot` is an address; its creator promised
+// (`SimpleSlot::new`) that the word may be read and written from any thread
+// while the runtime uses it (at a safepoint, mutators do not touch it).
+unsafe impl Send for SimpleSlot {}
+// SAFETY: as for `Send`: loads and stores are word-sized and atomic-free
+// only because the runtime never uses a slot from two threads at once.
+unsafe impl Sync for SimpleSlot {}
+
+impl SimpleSlot {
+    /// The slot in the word at `word`.
+    ///
+    /// # Safety
+    /// `word` must be 8-byte aligned and valid for reads and writes of a
+    /// `usize` for as long as the runtime may use the slot: during the
+    /// [`SlotVisitor::visit_slot`] call for a root slot, until the end of
+    /// the collection phase for a slot of an object (the object's memory is
+    /// the heap's, and the binding reports only slots inside the object).
+    /// Nothing else may write the word meanwhile.
+    #[inline]
+    pub unsafe fn new(word: Address) -> SimpleSlot {
+        debug_assert!(word.is_aligned(8), "slot {word} is not word-aligned");
+        SimpleSlot {
+            word: word.as_ptr(),
+        }
+    }
+
+    /// The slot of a Rust value.
+    ///
+    /// # Safety
+    /// As [`SimpleSlot::new`] for the address of `*word`.
+    #[inline]
+    pub unsafe fn from_ref(word: &mut usize) -> SimpleSlot {
+        SimpleSlot { word }
+    }
+}
+
+impl Slot for SimpleSlot {
+    #[inline]
+    fn load(&self) -> Option<ObjectReference> {
+        // SAFETY: `SimpleSlot::new`'s contract: a valid, aligned word that
+        // nobody else writes while the runtime uses it.
+        let raw = unsafe { self.word.read() };
+        // A garbage, misaligned value is not null: the collector must see it
+        // to report it, so it is passed through `from_raw`.
+        ObjectReference::from_raw(raw)
+    }
+
+    #[inline]
+    fn store(&self, value: ObjectReference) {
+        // SAFETY: as in `load`.
+        unsafe { self.word.write(value.get()) }
+    }
+
+    fn address(&self) -> Address {
+        Address::from_ptr(self.word)
+    }
+}
+
+impl fmt::Debug for SimpleSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SimpleSlot({:p})", self.word)
+    }
+}
+
+/// Receives the slots a binding reports: the runtime's marker during
+/// marking, its updater during the update phase.
+pub trait SlotVisitor<S: Slot> {
+    /// Called once for each reference slot.
+    fn visit_slot(&mut self, slot: S);
+}
+
+impl<S: Slot, F: FnMut(S)> SlotVisitor<S> for F {
+    #[inline]
+    fn visit_slot(&mut self, slot: S) {
+        self(slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_slots_load_and_store() {
+        let mut word = 0usize;
+        // SAFETY: a local word, used only here.
+        let slot = unsafe { SimpleSlot::from_ref(&mut word) };
+        assert_eq!(slot.load(), None);
+        let r = ObjectReference::from_address(Address::new(0x2000)).unwrap();
+        slot.store(r);
+        assert_eq!(slot.load(), Some(r));
+        assert_eq!(word, 0x2000);
+    }
+}
