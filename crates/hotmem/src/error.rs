@@ -217,6 +217,14 @@ pub enum GcError {
     /// hotmem); the pages stay allocated and the heap consistent.
     #[error("the heap refused to free a page: {0}")]
     Heap(hotmem_page::FreeError),
+    /// [`Binding::process_weak_refs`](crate::Binding::process_weak_refs)
+    /// asked for another pass this many times without finishing (a binding
+    /// bug). Found before anything moved: nothing was moved or freed.
+    #[error("the binding's weak-reference hook asked for {passes} passes without finishing")]
+    WeakRefsDidNotConverge {
+        /// Calls made.
+        passes: u32,
+    },
 }
 
 /// Where an invalid reference was found, as [`GcError::InvalidReference`]
@@ -255,4 +263,19 @@ pub enum SafepointRequestError {
     /// The coordinator refused the handshake, or an operation panicked.
     #[error("handshake refused: {0}")]
     Handshake(#[source] hotmem_safepoint::HandshakeError),
+}
+
+/// Why [`Runtime::register_finalizer`](crate::Runtime::register_finalizer)
+/// refused. Nothing was registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum FinalizerError {
+    /// The address is not in the heap (or not word-aligned): it cannot be
+    /// an object of this runtime.
+    #[error("{0} is not in the heap: only heap objects can be registered for finalization")]
+    NotInHeap(ObjectReference),
+    /// The object is registered already and its finalizer has not run:
+    /// each registration runs once.
+    #[error("{0} is registered for finalization already")]
+    AlreadyRegistered(ObjectReference),
 }

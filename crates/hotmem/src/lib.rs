@@ -75,6 +75,71 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! ## Weak references, ephemerons, finalization
+//! A binding with weak references of its own (a VM's string table) clears
+//! them in [`Binding::process_weak_refs`], after marking, and gives the
+//! survivors their new addresses in [`Binding::forward_weak_refs`], after
+//! relocation. Here, a weak intern table of boxed numbers by value:
+//!
+//! ```
+//! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
+//! use hotmem::{WeakForwarding, WeakPass, WeakRefs};
+//! use std::collections::HashMap;
+//! use std::sync::{Arc, Mutex};
+//!
+//! /// Objects are `[size][value]`, no reference slots.
+//! #[derive(Default)]
+//! struct Boxes {
+//!     interned: Mutex<HashMap<u64, ObjectReference>>,
+//! }
+//!
+//! impl Binding for Boxes {
+//!     type Slot = SimpleSlot;
+//!     fn object_size(&self, _: ObjectReference) -> usize {
+//!         16
+//!     }
+//!     fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, _: ObjectReference, _: &mut V) {}
+//!     fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
+//!         // Dead boxes leave the table; the others stay where they are.
+//!         self.interned.lock().unwrap().retain(|_, obj| refs.is_live(*obj));
+//!         WeakPass::Done
+//!     }
+//!     fn forward_weak_refs(&self, refs: &WeakForwarding<'_>) {
+//!         for obj in self.interned.lock().unwrap().values_mut() {
+//!             *obj = refs.forwarded(*obj);
+//!         }
+//!     }
+//! }
+//!
+//! let vm = Arc::new(Boxes::default());
+//! let runtime = Runtime::builder().numa(NumaConfig::Off).binding(vm.clone()).build()?;
+//! let mut me = runtime.attach_mutator()?;
+//! let mut kept = Vec::new();
+//! for value in 0..10_000u64 {
+//!     let obj = ObjectReference::from_address(me.alloc(16)?).unwrap();
+//!     // SAFETY: a fresh 16-byte object.
+//!     unsafe { obj.to_address().as_ptr::<u64>().add(1).write(value) };
+//!     vm.interned.lock().unwrap().insert(value, obj);
+//!     if value % 100 == 0 {
+//!         kept.push(me.handle(obj)); // a strong root: every hundredth box
+//!     }
+//! }
+//! let stats = me.collect()?;
+//! assert_eq!(stats.objects_marked, 100);
+//! let table = vm.interned.lock().unwrap();
+//! assert_eq!(table.len(), 100, "only the live boxes are found by value");
+//! assert!(kept.iter().all(|h| table.values().any(|&obj| obj == h.get())));
+//! # drop(table);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Without a binding of its own, an embedder uses the runtime's
+//! [`WeakHandle`]s ([`Runtime::weak_handle`]), [`Ephemeron`]s
+//! ([`Runtime::ephemeron`]) and finalizers
+//! ([`Runtime::register_finalizer`], [`Mutator::take_finalizable`]). Each
+//! collection's [`CollectStats::refs`] counts what they found, cleared,
+//! retained and queued; the `gc,ref` log line prints it.
+//!
 //! ## Threads and safepoints
 //! A thread that allocates attaches with [`Runtime::attach_mutator`] and
 //! polls ([`Mutator::poll`]) in its loops; around blocking or native code it
@@ -103,6 +168,9 @@ mod runtime;
 mod mutator;
 // Roots the runtime owns: handles, pins, the attached mutators.
 mod roots;
+// References the runtime owns that are not strong: weak handles,
+// ephemerons, finalizers.
+mod refs;
 // The collector: the driver, one file per phase, the side tables.
 mod error;
 mod gc;
@@ -110,13 +178,15 @@ pub mod log;
 pub mod objects;
 
 pub use error::{
-    AllocError, AttachError, BadReference, BuildError, GcError, NumaError, SafepointRequestError,
+    AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
+    SafepointRequestError,
 };
 pub use gc::generations::{CollectionKind, Generations};
 pub use gc::tlab::{TlabStats, Tlabs};
 pub use gc::workers::{PhaseSummary, WorkerBinding};
-pub use gc::{CollectStats, GcCause, GcTotals, UpdateScope};
+pub use gc::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};
 pub use mutator::Mutator;
+pub use refs::{Ephemeron, WeakHandle};
 pub use roots::{Handle, PinGuard};
 pub use runtime::Runtime;
 pub use runtime::builder::RuntimeBuilder;
@@ -126,7 +196,9 @@ pub use runtime::numa::NumaSummary;
 pub use runtime::part_views::{HeapView, MetaspaceView, NmtView, SpaceView};
 pub use runtime::report::{Report, Section};
 pub use runtime::safepoints::Safepoints;
-pub use vm::{Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor};
+pub use vm::{
+    Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
+};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

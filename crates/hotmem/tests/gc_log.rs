@@ -178,6 +178,27 @@ fn check_message(l: &Line) -> Result<(), String> {
                 return Err(format!("{a:?} is not {b:?} + {c:?}"));
             }
         }
+        "gc,ref" => {
+            let rest = m.strip_prefix("Reference Processing ").ok_or("ref")?;
+            let (ms, mut rest) = rest.split_once(": weak ").ok_or("weak")?;
+            decimal3(ms, "ms")?;
+            for next in [
+                " found, ",
+                " cleared; ephemeron ",
+                " found, ",
+                " retained, ",
+                " cleared; finalizable ",
+                " found, ",
+                " enqueued, ",
+                " retained; binding ",
+                " pass(es), ",
+            ] {
+                let (n, r) = rest.split_once(next).ok_or(next)?;
+                digits(n)?;
+                rest = r;
+            }
+            digits(rest.strip_suffix(" retained").ok_or("binding retained")?)?;
+        }
         "gc,stats" => {
             if m.is_empty() {
                 return Err("empty stats line".into());
@@ -304,6 +325,7 @@ fn every_line_parses_and_says_what_its_record_says() {
         assert_eq!(of(TagSet::Safepoint), 1, "GC({gc}) safepoint");
         assert_eq!(of(TagSet::GcHeap), 1, "GC({gc}) heap");
         assert_eq!(of(TagSet::GcMetaspace), 1, "GC({gc}) metaspace");
+        assert_eq!(of(TagSet::GcRef), 1, "GC({gc}) reference processing");
     }
     // The embedder's safepoint has its line too, without a GC id.
     assert!(records.iter().any(|r| matches!(

@@ -3,15 +3,23 @@
 //! Random allocations (varied sizes and slot counts, arrays of references,
 //! now and then a medium object), links (cycles, self-loops, shared
 //! substructure), unlinks, root changes (handles and root-table entries),
-//! pins and collections run against the real runtime and a plain model.
-//! After every collection: the graph reachable from the roots equals the
-//! model's (every object's id, size, payload checksum and the id behind
-//! every slot), the collector marked exactly the reachable objects and
-//! their bytes, heap use covers them, and pinned objects did not move; once
-//! every root is dropped, a collection reclaims every page.
+//! pins, weak handles, ephemerons and collections run against the real
+//! runtime and a plain model. The model's reachability is the reference:
+//! the strong closure of the roots, then every ephemeron whose key is
+//! reachable adds its value's closure, to a fixpoint. After every
+//! collection: the graph reachable that way equals the model's (every
+//! object's id, size, payload checksum and the id behind every slot), the
+//! collector marked exactly those objects and their bytes, heap use covers
+//! them, pinned objects did not move, a weak handle or ephemeron of a
+//! reachable object holds its new address, and after a full collection
+//! those of unreachable objects are cleared; once every root is dropped, a
+//! collection reclaims every page.
 
 use hotmem::objects::{GraphSummary, RootTable, SimpleObjects};
-use hotmem::{CollectionKind, Generations, Handle, Mutator, ObjectReference, PinGuard, Runtime};
+use hotmem::{
+    CollectionKind, Ephemeron, Generations, Handle, Mutator, ObjectReference, PinGuard, Runtime,
+    WeakHandle,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -39,6 +47,14 @@ enum Op {
     Pin { obj: usize },
     /// Drops a pin.
     Unpin { pin: usize },
+    /// A weak handle to a known object.
+    Weak { obj: usize },
+    /// Drops a weak handle.
+    DropWeak { weak: usize },
+    /// An ephemeron between two known objects.
+    Ephemeron { key: usize, value: usize },
+    /// Drops an ephemeron.
+    DropEphemeron { eph: usize },
     /// A full collection, or a young one (full when the runtime has no
     /// generations).
     Collect { young: bool },
@@ -58,6 +74,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<usize>(), any::<bool>()).prop_map(|(obj, handle)| Op::AddRoot { obj, handle }),
         1 => any::<usize>().prop_map(|obj| Op::Pin { obj }),
         1 => any::<usize>().prop_map(|pin| Op::Unpin { pin }),
+        2 => any::<usize>().prop_map(|obj| Op::Weak { obj }),
+        1 => any::<usize>().prop_map(|weak| Op::DropWeak { weak }),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(key, value)| Op::Ephemeron { key, value }),
+        1 => any::<usize>().prop_map(|eph| Op::DropEphemeron { eph }),
         2 => any::<bool>().prop_map(|young| Op::Collect { young }),
     ]
 }
@@ -85,6 +105,9 @@ struct World {
     addr: HashMap<u64, ObjectReference>,
     roots: Vec<Root>,
     pins: Vec<(u64, ObjectReference, PinGuard)>,
+    weak: Vec<(u64, WeakHandle)>,
+    /// Key id, value id, the ephemeron.
+    ephemerons: Vec<(u64, u64, Ephemeron)>,
     next_id: u64,
     medium: usize,
     cycles: u64,
@@ -109,6 +132,8 @@ impl World {
             addr: HashMap::new(),
             roots: Vec::new(),
             pins: Vec::new(),
+            weak: Vec::new(),
+            ephemerons: Vec::new(),
             next_id: 1,
             medium,
             cycles: 0,
@@ -144,16 +169,44 @@ impl World {
         out
     }
 
-    /// The model's reachable set.
+    /// The model's reachable set: the strong closure of the roots, then
+    /// the closure of every ephemeron value whose key is reachable, to a
+    /// fixpoint.
     fn reachable(&self) -> BTreeSet<u64> {
         let mut seen = BTreeSet::new();
         let mut stack = self.root_ids();
-        while let Some(id) = stack.pop() {
-            if seen.insert(id) {
-                stack.extend(self.objs[&id].slots.iter().flatten());
+        loop {
+            while let Some(id) = stack.pop() {
+                if seen.insert(id) {
+                    stack.extend(self.objs[&id].slots.iter().flatten());
+                }
+            }
+            stack.extend(
+                self.ephemerons
+                    .iter()
+                    .filter(|(k, v, _)| seen.contains(k) && !seen.contains(v))
+                    .map(|(_, v, _)| *v),
+            );
+            if stack.is_empty() {
+                return seen;
             }
         }
-        seen
+    }
+
+    /// The real roots and the values of the ephemerons whose key the model
+    /// says is reachable: where the real reachable graph starts.
+    fn real_starts(&self, live: &BTreeSet<u64>) -> Vec<ObjectReference> {
+        let mut starts = self.real_roots();
+        for (k, v, e) in &self.ephemerons {
+            if live.contains(k) {
+                let (key, value) = e
+                    .get()
+                    .unwrap_or_else(|| panic!("ephemeron ({k}, {v}) cleared"));
+                starts.push(key);
+                starts.push(value);
+            }
+        }
+        starts
     }
 
     fn summary(&self, ids: &BTreeSet<u64>) -> GraphSummary {
@@ -171,7 +224,10 @@ impl World {
     fn after_collection(&mut self, stats: Option<hotmem::CollectStats>) {
         let live = self.reachable();
         let want = self.summary(&live);
-        let roots = self.real_roots();
+        let full = stats
+            .as_ref()
+            .is_some_and(|s| s.kind == CollectionKind::Full);
+        let roots = self.real_starts(&live);
         // SAFETY: the only mutator is this thread, not collecting now.
         let found = unsafe { SimpleObjects::verify_from(roots.iter().copied()) }.unwrap();
         assert_eq!(found, want, "the reachable graph differs from the model");
@@ -212,6 +268,31 @@ impl World {
             assert_eq!(self.addr[id], *at, "pinned object {id} moved");
             assert_eq!(guard.object(), *at);
         }
+        // Weak references: a reachable object's hold its new address; after
+        // a full collection an unreachable one's are cleared (a young
+        // collection takes old objects as live, so theirs may stay).
+        for (id, w) in &self.weak {
+            match self.addr.get(id) {
+                Some(&at) => assert_eq!(w.get(), Some(at), "weak handle of {id}"),
+                None if full => assert_eq!(w.get(), None, "weak handle of dead {id}"),
+                None => {}
+            }
+        }
+        for (k, v, e) in &self.ephemerons {
+            if live.contains(k) {
+                assert_eq!(
+                    e.get(),
+                    Some((self.addr[k], self.addr[v])),
+                    "ephemeron ({k}, {v})"
+                );
+            } else if full {
+                assert_eq!(e.get(), None, "ephemeron ({k}, {v}) with a dead key");
+            }
+        }
+        // Forget what the model no longer knows (cleared or of dead keys).
+        let objs = &self.objs;
+        self.weak.retain(|(id, _)| objs.contains_key(id));
+        self.ephemerons.retain(|(k, _, _)| objs.contains_key(k));
     }
 
     fn run(&mut self, op: &Op) {
@@ -310,6 +391,29 @@ impl World {
                     self.pins.swap_remove(i);
                 }
             }
+            Op::Weak { obj } => {
+                let Some(id) = self.pick(obj) else { return };
+                self.weak.push((id, self.rt.weak_handle(self.addr[&id])));
+            }
+            Op::DropWeak { weak } => {
+                if !self.weak.is_empty() {
+                    let i = weak % self.weak.len();
+                    self.weak.swap_remove(i);
+                }
+            }
+            Op::Ephemeron { key, value } => {
+                let (Some(k), Some(v)) = (self.pick(key), self.pick(value)) else {
+                    return;
+                };
+                let e = self.rt.ephemeron(self.addr[&k], self.addr[&v]);
+                self.ephemerons.push((k, v, e));
+            }
+            Op::DropEphemeron { eph } => {
+                if !self.ephemerons.is_empty() {
+                    let i = eph % self.ephemerons.len();
+                    self.ephemerons.swap_remove(i);
+                }
+            }
             Op::Collect { young } => {
                 let stats = if young {
                     self.me.collect_young()
@@ -365,6 +469,7 @@ fn end_to_end(generations: Generations, ops: &[Op]) -> Result<(), TestCaseError>
         w.roots.clear();
         w.pins.clear();
         w.table.clear();
+        w.ephemerons.clear();
         let stats = w.me.collect().unwrap();
         prop_assert_eq!(stats.objects_marked, 0);
         prop_assert_eq!(stats.live_bytes, 0);

@@ -6,14 +6,16 @@
 //!    collection, rebuild the slots the store barrier remembered;
 //! 2. **mark** ([`mark`](super::mark)): from the roots
 //!    ([`roots`](super::roots)) and the remembered slots, trace the live
-//!    graph in parallel on the GC workers;
+//!    graph in parallel on the GC workers; then process the references
+//!    that are not strong ([`weak_refs`](super::weak_refs));
 //! 3. **select the relocation set** ([`relocation_set`](super::relocation_set)):
 //!    the pages whose objects pack into fewer pages, each with a forwarding
 //!    table; empty pages are freed at once ([`free`](super::free));
 //! 4. **relocate** ([`relocate`](super::relocate)): copy the selected pages'
 //!    objects on workers bound to each page's NUMA node;
 //! 5. **update** ([`update`](super::update)): every slot and root that may
-//!    refer to a moved object gets the new address;
+//!    refer to a moved object gets the new address, and so do the weak
+//!    references that survived;
 //! 6. **free** the evacuated pages.
 //!
 //! Each phase is a method of [`Cycle`] in the phase's own file; this file
@@ -93,6 +95,7 @@ pub(super) fn collect<B: Binding>(
     cycle.free_empty_pages();
     cycle.relocate(workers)?;
     cycle.update_references(workers)?;
+    cycle.forward_weak_refs()?;
     cycle.zap_dead_young();
     cycle.free_evacuated_pages()?;
     Ok(cycle.finish(started))

@@ -6,6 +6,7 @@ use super::generations::GenerationalState;
 use super::record::GcRecord;
 use super::tlab::TlabShared;
 use super::workers::GcWorkers;
+use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
 use hotmem_os::Memory;
 use hotmem_page::{NodeId, ObjectAllocator, PageAllocator};
@@ -36,6 +37,8 @@ pub(crate) struct GcHeap {
     /// Handles, pins and the attached mutators, whose roots the binding
     /// reports.
     pub(crate) roots: RootRegistry,
+    /// Weak handles, ephemerons and finalizers.
+    pub(crate) refs: RefRegistry,
     /// Heap partitions, one per NUMA node.
     pub(crate) partitions: Vec<NodeId>,
     /// The GC workers; their lock is the collection lock, held by the

@@ -16,6 +16,7 @@
 
 use super::binding_panic::panic_message;
 use super::cycle::Cycle;
+use super::heap::GcHeap;
 use super::in_collection;
 use super::meta::HeapMap;
 use super::workers::GcWorkers;
@@ -30,25 +31,20 @@ use std::time::Instant;
 
 impl<B: Binding> Cycle<'_, B> {
     /// Marks the live graph: the roots on this thread, then the trace on
-    /// the GC workers, into each page's live map.
+    /// the GC workers, into each page's live map; then the references that
+    /// are not strong (see [`weak_refs`](super::weak_refs)).
     pub(super) fn mark(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
         let start = Instant::now();
         let count = self.stats.mark_workers;
         let marker = Marker::new(self.binding, &self.map, count, self.young_only());
         self.mark_roots(&marker)?;
-        let items = (0..count).map(|i| (self.node_of(i), i)).collect();
-        let heap = self.heap;
-        workers.run(items, |i| {
-            let _inside = in_collection::enter(heap);
-            marker.work(i)
-        })?;
-        if let Some(e) = marker.take_error() {
-            return Err(e);
-        }
+        marker.trace(self.heap, workers)?;
+        self.stats.mark_ns = start.elapsed().as_nanos() as u64;
+        let refs = self.process_weak_refs(&marker, workers)?;
+        self.stats.refs = refs;
         self.stats.objects_marked = marker.marked();
         self.stats.live_objects = marker.marked();
         self.remembered = marker.take_remembered();
-        self.stats.mark_ns = start.elapsed().as_nanos() as u64;
         Ok(())
     }
 }
@@ -114,12 +110,14 @@ impl<'a, B: Binding> Marker<'a, B> {
         std::mem::take(&mut *self.remembered.lock())
     }
 
-    /// Marks a root (from the collecting thread): an error names the slot.
+    /// Marks a root (from the collecting thread): true if this call marked
+    /// it (it is traced by the next [`Marker::work`]); an error names the
+    /// slot.
     pub(crate) fn mark_root(
         &self,
         r: ObjectReference,
         slot: Option<Address>,
-    ) -> Result<(), GcError> {
+    ) -> Result<bool, GcError> {
         let (pi, wi) = self
             .map
             .locate(r)
@@ -130,12 +128,46 @@ impl<'a, B: Binding> Marker<'a, B> {
                 reason,
             })?;
         if self.young_only && !self.map.pages[pi].young {
-            return Ok(());
+            return Ok(false);
         }
         if self.map.pages[pi].live.mark(wi) {
             self.injector.push(r);
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
+    }
+
+    /// Whether `r` is live now: marked, or (in a young collection) outside
+    /// the young pages. Not a reference to an object: not live.
+    pub(crate) fn is_live(&self, r: ObjectReference) -> bool {
+        match self.map.locate(r) {
+            Ok((pi, wi)) => {
+                let page = &self.map.pages[pi];
+                (self.young_only && !page.young) || page.live.is_marked(wi)
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Whether only young objects are marked.
+    pub(crate) fn young_only(&self) -> bool {
+        self.young_only
+    }
+
+    /// Traces what was marked since the last round on the workers (the
+    /// roots, or objects retained by reference processing), to the end.
+    pub(crate) fn trace(&self, heap: &GcHeap, workers: &mut GcWorkers) -> Result<(), GcError> {
+        let items = (0..self.deques.len())
+            .map(|i| (heap.partitions[i % heap.partitions.len()], i))
+            .collect();
+        workers.run(items, |i| {
+            let _inside = in_collection::enter(heap);
+            self.work(i)
+        })?;
+        match self.take_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn fail(&self, e: GcError) {
@@ -147,7 +179,7 @@ impl<'a, B: Binding> Marker<'a, B> {
     }
 
     /// The first error a worker found.
-    pub(crate) fn take_error(&self) -> Option<GcError> {
+    fn take_error(&self) -> Option<GcError> {
         self.error.lock().take()
     }
 
@@ -177,7 +209,9 @@ impl<'a, B: Binding> Marker<'a, B> {
         }
     }
 
-    /// Runs marking worker `me` until marking is complete (or failed).
+    /// Runs marking worker `me` until marking is complete (or failed). Its
+    /// deque is taken for the round and put back after, so that a later
+    /// round (reference processing) can run it again.
     pub(crate) fn work(&self, me: usize) {
         let Some(local) = self.deques.get(me).and_then(|d| d.lock().take()) else {
             return;
@@ -238,6 +272,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         self.flush(&tally);
         self.marked.fetch_add(marked, Ordering::Relaxed);
         self.remembered.lock().push(remembered);
+        *self.deques[me].lock() = Some(local);
     }
 
     fn flush(&self, t: &PageTally) {

@@ -5,7 +5,8 @@
 //!   safepoint, the cause, the record and the log;
 //! - [`cycle`]: one collection as a list of phases over one state value:
 //!   [`roots`], [`mark`], [`relocation_set`], [`relocate`], [`update`],
-//!   [`free`], each phase a method in its own file;
+//!   [`free`], each phase a method in its own file, and [`weak_refs`]
+//!   after marking;
 //! - [`meta`]: the collection's side tables (live maps, forwarding tables);
 //! - [`generations`]: young and old objects, the remembered slots, the
 //!   policy that picks young or full collections;
@@ -35,10 +36,11 @@ mod roots;
 mod stats;
 pub(crate) mod tlab;
 mod update;
+mod weak_refs;
 pub(crate) mod workers;
 
 pub(crate) use collector::{Collect, Collector};
 pub(crate) use driver::{DriverContext, GcRequest};
 pub(crate) use heap::GcHeap;
 pub(crate) use record::GcRecord;
-pub use stats::{CollectStats, GcCause, GcTotals, UpdateScope};
+pub use stats::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};

@@ -1,6 +1,7 @@
 //! The roots of a collection: the binding's global and mutator roots, the
 //! runtime's own handles and pins ([`RootRegistry`](crate::roots::RootRegistry)),
-//! and in a young collection the slots the store barrier remembered.
+//! the objects queued for finalization, and in a young collection the
+//! slots the store barrier remembered.
 //! Marking starts from them; the update phase visits them again.
 
 use super::binding_panic::call_model;
@@ -8,7 +9,7 @@ use super::cycle::Cycle;
 use super::mark::Marker;
 use super::meta::HeapMap;
 use crate::GcError;
-use crate::vm::{Binding, Slot};
+use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 use std::sync::atomic::Ordering;
 
@@ -68,6 +69,11 @@ impl<B: Binding> Cycle<'_, B> {
                 }
             });
         }
+        self.heap.refs.finalizers.for_each_queued(|r| {
+            if error.is_none() {
+                error = marker.mark_root(*r, None).err();
+            }
+        });
         for r in self.heap.roots.pins.snapshot() {
             if error.is_none() {
                 error = marker.mark_root(r, None).err();
@@ -95,13 +101,15 @@ impl<B: Binding> Cycle<'_, B> {
                 self.binding.scan_mutator_roots(m, &mut visit);
             }
         })?;
+        let update = |r: &mut ObjectReference| {
+            if let Some(n) = self.forwarded(*r) {
+                *r = n;
+            }
+        };
         for table in self.heap.roots.tables() {
-            table.for_each(|r| {
-                if let Some(n) = self.forwarded(*r) {
-                    *r = n;
-                }
-            });
+            table.for_each(update);
         }
+        self.heap.refs.finalizers.for_each_queued(update);
         Ok(())
     }
 }

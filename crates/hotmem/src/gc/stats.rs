@@ -83,6 +83,9 @@ pub struct CollectStats {
     pub update_scope: UpdateScope,
     /// The relocation phase on the workers.
     pub relocation: PhaseSummary,
+    /// Weak references, ephemerons and finalizers: what their processing
+    /// found and did, and its time.
+    pub refs: RefStats,
 }
 
 impl CollectStats {
@@ -118,6 +121,7 @@ impl CollectStats {
             update_ns: 0,
             update_scope: UpdateScope::Nothing,
             relocation: PhaseSummary::default(),
+            refs: RefStats::default(),
         }
     }
 
@@ -128,6 +132,63 @@ impl CollectStats {
             return 0.0;
         }
         self.objects_marked as f64 / (self.mark_ns as f64 / 1e6) / self.mark_workers as f64
+    }
+}
+
+/// What one collection's reference processing did with references of one
+/// strength.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StrengthCounts {
+    /// References examined (weak handles, ephemeron pairs, registered
+    /// finalizers) that were not cleared before.
+    pub found: u64,
+    /// Cleared: the referent (the key, for an ephemeron) was unreachable.
+    pub cleared: u64,
+    /// Objects kept alive by them (ephemeron values whose key lives,
+    /// finalizable objects and what they reach) that were not live
+    /// otherwise.
+    pub retained: u64,
+    /// Queued for the embedder (finalizable objects).
+    pub enqueued: u64,
+}
+
+impl StrengthCounts {
+    fn add(&mut self, o: &StrengthCounts) {
+        self.found += o.found;
+        self.cleared += o.cleared;
+        self.retained += o.retained;
+        self.enqueued += o.enqueued;
+    }
+}
+
+/// Reference processing in one collection (after marking, as HotSpot's
+/// "Reference Processing"): the runtime's weak handles, ephemerons and
+/// finalizers, and the binding's own hook.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RefStats {
+    /// [`WeakHandle`](crate::WeakHandle)s.
+    pub weak: StrengthCounts,
+    /// [`Ephemeron`](crate::Ephemeron)s.
+    pub ephemeron: StrengthCounts,
+    /// Objects registered for finalization.
+    pub finalizable: StrengthCounts,
+    /// Calls of [`Binding::process_weak_refs`](crate::Binding::process_weak_refs).
+    pub binding_passes: u32,
+    /// Objects the binding's hook retained that were not live otherwise.
+    pub binding_retained: u64,
+    /// Time of the whole processing (after marking, and the forwarding
+    /// after relocation), nanoseconds.
+    pub ns: u64,
+}
+
+impl RefStats {
+    fn add(&mut self, o: &RefStats) {
+        self.weak.add(&o.weak);
+        self.ephemeron.add(&o.ephemeron);
+        self.finalizable.add(&o.finalizable);
+        self.binding_passes += o.binding_passes;
+        self.binding_retained += o.binding_retained;
+        self.ns += o.ns;
     }
 }
 
@@ -167,6 +228,8 @@ pub struct GcTotals {
     /// Collections whose update visited every live object
     /// ([`UpdateScope::AllLiveObjects`]).
     pub full_updates: u64,
+    /// Reference processing, summed.
+    pub refs: RefStats,
 }
 
 impl GcTotals {
@@ -197,6 +260,7 @@ impl GcTotals {
         self.update_ns += s.update_ns;
         self.objects_marked += s.objects_marked;
         self.mark_worker_ns += s.mark_ns * s.mark_workers as u64;
+        self.refs.add(&s.refs);
         match s.update_scope {
             UpdateScope::Remembered { .. } => self.remembered_updates += 1,
             UpdateScope::AllLiveObjects => self.full_updates += 1,

@@ -146,6 +146,10 @@ impl Logger {
             };
             self.write(info, TagSet::GcPhases, id, event);
         }
+        if self.enabled(TagSet::GcRef, info) {
+            let event = LogEvent::References { refs: stats.refs };
+            self.write(info, TagSet::GcRef, id, event);
+        }
         let usage = parts.heap.usage();
         if self.enabled(TagSet::GcHeap, info) {
             let event = LogEvent::Heap {

@@ -23,6 +23,7 @@
 //! | `gc,phases` | info | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
+//! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
 //! | `gc,stats` | info / debug | the page allocator's statistics table (allocation rate, page cache flush, medium page undo, ...): at info at most every 10 s, at debug at every collection |
 //! | `safepoint` | info / debug | one per safepoint (ttsp, at, leaving); at debug, a count of safepoints that ended unseen |
 //!
@@ -45,7 +46,7 @@
 //! selectors := selector { "," selector }                   (applied left to right)
 //! selector  := what [ "=" level ]                          (default level info)
 //! what      := "all" | tag { "+" tag } [ "*" ]
-//! tag       := "gc" | "phases" | "heap" | "stats" | "metaspace" | "safepoint"
+//! tag       := "gc" | "phases" | "heap" | "stats" | "metaspace" | "ref" | "safepoint"
 //! level     := "off" | "error" | "warning" | "info" | "debug" | "trace"
 //! ```
 //!
@@ -59,7 +60,7 @@
 //! line    := "[" uptime "s]" "[" level "]" "[" tags "]" " " [ "GC(" id ") " ] message
 //! uptime  := digits "." 3 digits                            (seconds since the runtime was built)
 //! tags    := tag { "," tag }
-//! message := pause | phase | update | heap | metaspace | stats | safepoint | unseen
+//! message := pause | phase | update | heap | metaspace | refs | stats | safepoint | unseen
 //! pause   := "Pause " ("Young" | "Full") " (" cause ") " M "->" M "(" M ") " ms
 //! cause   := "Explicit" | "Allocation Failure"
 //! phase   := ("Mark" | "Relocate") " " ms " (" n " objects, " n " workers)"
@@ -68,6 +69,9 @@
 //! heap    := "Heap: used " M "->" M ", committed " M ", max " M "; pages " n ": " n " freed empty, "
 //!            n " evacuated, " n " incomplete; relocated " n " objects " M
 //! metaspace := "Metaspace: " K "(" K ") NonClass: " K "(" K ") Class: " K "(" K ")"
+//! refs    := "Reference Processing " ms ": weak " n " found, " n " cleared; ephemeron " n
+//!            " found, " n " retained, " n " cleared; finalizable " n " found, " n " enqueued, "
+//!            n " retained; binding " n " pass(es), " n " retained"
 //! safepoint := "Safepoint \"" name "\", Time since last: " n " ns, Reaching safepoint: " n
 //!            " ns, At safepoint: " n " ns, Leaving safepoint: " n " ns, Total: " n " ns"
 //! unseen  := n " safepoint(s) ended unseen (their times are in the safepoint statistics)"

@@ -19,13 +19,16 @@ pub enum TagSet {
     GcStats,
     /// `gc,metaspace`: class and non-class metaspace use at a collection.
     GcMetaspace,
+    /// `gc,ref`: reference processing (weak handles, ephemerons,
+    /// finalizers, the binding's hook) at a collection.
+    GcRef,
     /// `safepoint`: one line per safepoint, HotSpot's `-Xlog:safepoint`.
     Safepoint,
 }
 
 impl TagSet {
     /// How many tag sets there are.
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
 
     /// Every tag set.
     pub const ALL: [TagSet; TagSet::COUNT] = [
@@ -34,6 +37,7 @@ impl TagSet {
         TagSet::GcHeap,
         TagSet::GcStats,
         TagSet::GcMetaspace,
+        TagSet::GcRef,
         TagSet::Safepoint,
     ];
 
@@ -45,13 +49,23 @@ impl TagSet {
             TagSet::GcHeap => &["gc", "heap"],
             TagSet::GcStats => &["gc", "stats"],
             TagSet::GcMetaspace => &["gc", "metaspace"],
+            TagSet::GcRef => &["gc", "ref"],
             TagSet::Safepoint => &["safepoint"],
         }
     }
 
     /// Every tag any tag set has.
     pub fn known_tags() -> impl Iterator<Item = &'static str> {
-        ["gc", "phases", "heap", "stats", "metaspace", "safepoint"].into_iter()
+        [
+            "gc",
+            "phases",
+            "heap",
+            "stats",
+            "metaspace",
+            "ref",
+            "safepoint",
+        ]
+        .into_iter()
     }
 
     /// The tag set's position in [`TagSet::ALL`].

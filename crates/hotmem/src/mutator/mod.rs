@@ -125,6 +125,16 @@ impl Mutator {
         self.handles.add_handle(obj)
     }
 
+    /// Takes every object queued for finalization (registered with
+    /// [`Runtime::register_finalizer`] and found unreachable by a
+    /// collection), each in a [`Handle`] of this thread: run their
+    /// finalizers with them. An object stays alive while its handle does;
+    /// store it somewhere reachable to resurrect it.
+    pub fn take_finalizable(&self) -> Vec<Handle> {
+        let queued = self.runtime.inner.gc.refs.finalizers.take_queue();
+        queued.into_iter().map(|r| self.handle(r)).collect()
+    }
+
     /// Pins `obj` for native code: it stays alive and never moves (its page
     /// is not evacuated) until the guard is dropped.
     pub fn pin(&self, obj: ObjectReference) -> PinGuard {

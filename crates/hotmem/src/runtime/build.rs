@@ -10,6 +10,7 @@ use crate::gc::generations::{GenerationalState, Generations};
 use crate::gc::tlab::{TlabShared, TlabSizing};
 use crate::gc::{Collect, GcHeap, GcRecord, GcTotals};
 use crate::log::Logger;
+use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
 use hotmem_chunk::{Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
@@ -121,6 +122,7 @@ fn gc_heap(
         tlabs,
         generations,
         roots: RootRegistry::default(),
+        refs: RefRegistry::default(),
         partitions,
         worker_count: workers.count(),
         workers: Mutex::new(workers),

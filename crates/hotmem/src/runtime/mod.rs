@@ -5,8 +5,8 @@
 //! - [`inner`]: the state the runtime's handles share;
 //! - [`collect`]: collections and other safepoint operations asked for by
 //!   the embedder;
-//! - [`class_loader`], [`safepoints`], [`part_views`], [`report`]: what the
-//!   runtime hands out.
+//! - [`class_loader`], [`safepoints`], [`part_views`], [`report`], [`refs`]
+//!   (weak handles, ephemerons, finalizers): what the runtime hands out.
 
 mod build;
 pub(crate) mod builder;
@@ -16,6 +16,7 @@ pub(crate) mod config;
 pub(crate) mod inner;
 pub(crate) mod numa;
 pub(crate) mod part_views;
+mod refs;
 pub(crate) mod report;
 pub(crate) mod safepoints;
 

@@ -1,7 +1,7 @@
 //! [`Binding`]: what the runtime needs to know about the embedder's
 //! objects and roots.
 
-use super::{ObjectReference, Slot, SlotVisitor};
+use super::{ObjectReference, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs};
 use hotmem_os::Address;
 use hotmem_safepoint::MutatorId;
 
@@ -78,5 +78,43 @@ pub trait Binding: Send + Sync + 'static {
     fn slot_at(&self, addr: Address) -> Option<Self::Slot> {
         let _ = addr;
         None
+    }
+
+    /// The binding's own weak references, ephemerons and finalization (a
+    /// weak string-intern table, a `WeakMap`, a finalizer list): called
+    /// after marking from the strong roots, at the safepoint, on the
+    /// collecting thread, in young and full collections.
+    ///
+    /// `refs` says whether an object is live ([`WeakRefs::is_live`]) and
+    /// keeps more objects alive ([`WeakRefs::retain`]: the object and
+    /// everything it reaches, traced on the GC workers before the next
+    /// call). The runtime calls the hook again while it answers
+    /// [`WeakPass::Again`] or retains anything, so a binding with
+    /// ephemerons retains each value whose key is live and answers `Again`
+    /// until a pass retains nothing; then it clears its weak references to
+    /// dead objects and answers [`WeakPass::Done`]. A binding with plain
+    /// weak references only clears and answers `Done` in one call.
+    ///
+    /// Weak slots are the binding's to process: [`Binding::scan_object`]
+    /// and the root scans do not report them (a reported slot is strong),
+    /// a store into one needs no barrier, and after relocation
+    /// [`Binding::forward_weak_refs`] gives each survivor its new address.
+    /// The runtime's own [`WeakHandle`](crate::WeakHandle)s,
+    /// [`Ephemeron`](crate::Ephemeron)s and finalizers are processed beside
+    /// this hook: its ephemerons reach their fixpoint before each call, its
+    /// weak handles are cleared and its finalizers run after the last call.
+    /// Default: no weak references.
+    fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
+        let _ = refs;
+        WeakPass::Done
+    }
+
+    /// After relocation, when some objects moved: replace each weak
+    /// reference that [`Binding::process_weak_refs`] left in place (to a
+    /// live object) by `refs.forwarded(r)`, its object's new address. The
+    /// binding's tables are found where they are now (every strong slot and
+    /// root was updated already). Default: nothing.
+    fn forward_weak_refs(&self, refs: &WeakForwarding<'_>) {
+        let _ = refs;
     }
 }

@@ -45,7 +45,10 @@
 mod binding;
 mod object_reference;
 mod slot;
+mod weak;
 
 pub use binding::Binding;
 pub use object_reference::ObjectReference;
 pub use slot::{SimpleSlot, Slot, SlotVisitor};
+pub(crate) use weak::{Forwarder, WeakTracer};
+pub use weak::{WeakForwarding, WeakPass, WeakRefs};

@@ -1,0 +1,265 @@
+//! Reference processing: what happens to the references that are not
+//! strong, after the strong closure and before relocation (HotSpot's
+//! "Reference Processing", ZGC's "Concurrent Process Non-Strong
+//! References", MMTk's `process_weak_refs`).
+//!
+//! In order, each step tracing what it retained before the next:
+//! 1. **ephemerons and the binding's hook, to a fixpoint**: every runtime
+//!    [`Ephemeron`](crate::Ephemeron) whose key is live retains its value,
+//!    until no pass retains more; then the binding's
+//!    [`process_weak_refs`](crate::Binding::process_weak_refs) runs; both
+//!    repeat while the hook retains anything or asks for another pass;
+//! 2. **weak handles** whose object is dead are cleared (before
+//!    finalization, as Java clears its weak references);
+//! 3. **finalization**: each registered object that is dead is retained,
+//!    with what it reaches, and queued for the embedder; the ephemerons run
+//!    to their fixpoint again (a resurrected object may be a key);
+//! 4. **ephemerons** whose key is dead are cleared.
+//!
+//! After relocation the runtime's tables follow the objects that moved, and
+//! the binding's [`forward_weak_refs`](crate::Binding::forward_weak_refs)
+//! updates its own. Each step costs in proportion to its references, not
+//! to the heap.
+
+use super::binding_panic::call_model;
+use super::cycle::Cycle;
+use super::generations::CollectionKind;
+use super::mark::Marker;
+use super::stats::{RefStats, StrengthCounts};
+use super::workers::GcWorkers;
+use crate::GcError;
+use crate::vm::{
+    Binding, Forwarder, ObjectReference, WeakForwarding, WeakPass, WeakRefs, WeakTracer,
+};
+use std::time::Instant;
+
+/// Calls of the binding's hook after which a collection gives up: a hook
+/// that asks for another pass forever (a binding bug) must not hang the
+/// collection.
+const MAX_BINDING_PASSES: u32 = 10_000;
+
+/// The marker as the binding's hook and the runtime's tables see it.
+struct Tracer<'m, 'a, B: Binding> {
+    marker: &'m Marker<'a, B>,
+    /// Objects this tracer marked, not yet traced.
+    pending: u64,
+    /// Objects it marked in all.
+    retained: u64,
+    /// The first invalid reference retained.
+    error: Option<GcError>,
+}
+
+impl<B: Binding> WeakTracer for Tracer<'_, '_, B> {
+    fn is_live(&self, obj: ObjectReference) -> bool {
+        self.marker.is_live(obj)
+    }
+
+    fn retain(&mut self, obj: ObjectReference) -> bool {
+        match self.marker.mark_root(obj, None) {
+            Ok(true) => {
+                self.pending += 1;
+                self.retained += 1;
+                true
+            }
+            Ok(false) => false,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                false
+            }
+        }
+    }
+
+    fn kind(&self) -> CollectionKind {
+        if self.marker.young_only() {
+            CollectionKind::Young
+        } else {
+            CollectionKind::Full
+        }
+    }
+}
+
+impl<'m, 'a, B: Binding> Tracer<'m, 'a, B> {
+    /// Traces what was retained since the last call, on the workers.
+    fn trace(&mut self, cycle: &Cycle<'_, B>, workers: &mut GcWorkers) -> Result<(), GcError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if self.pending > 0 {
+            self.pending = 0;
+            self.marker.trace(cycle.heap, workers)?;
+        }
+        Ok(())
+    }
+}
+
+impl<B: Binding> Cycle<'_, B> {
+    /// Processes weak handles, ephemerons, finalizers and the binding's
+    /// weak references (see the module docs), after the strong closure.
+    pub(super) fn process_weak_refs(
+        &self,
+        marker: &Marker<'_, B>,
+        workers: &mut GcWorkers,
+    ) -> Result<RefStats, GcError> {
+        let start = Instant::now();
+        let mut stats = RefStats::default();
+        let mut tracer = Tracer {
+            marker,
+            pending: 0,
+            retained: 0,
+            error: None,
+        };
+        self.binding_fixpoint(&mut tracer, workers, &mut stats)?;
+        stats.weak = self.clear_weak_handles(marker);
+        let marked_before = marker.marked();
+        let refs = &self.heap.refs;
+        let (found, queued) = refs.finalizers.queue_dead(
+            |r| marker.is_live(r),
+            |r| {
+                tracer.retain(r);
+            },
+        );
+        tracer.trace(self, workers)?;
+        stats.finalizable = StrengthCounts {
+            found,
+            cleared: 0,
+            retained: marker.marked() - marked_before,
+            enqueued: queued,
+        };
+        self.ephemeron_fixpoint(&mut tracer, workers, &mut stats.ephemeron)?;
+        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker);
+        stats.ns = start.elapsed().as_nanos() as u64;
+        Ok(stats)
+    }
+
+    /// Step 1: the runtime's ephemerons to their fixpoint, then the
+    /// binding's hook, while the hook retains or asks for more.
+    fn binding_fixpoint(
+        &self,
+        tracer: &mut Tracer<'_, '_, B>,
+        workers: &mut GcWorkers,
+        stats: &mut RefStats,
+    ) -> Result<(), GcError> {
+        loop {
+            self.ephemeron_fixpoint(tracer, workers, &mut stats.ephemeron)?;
+            let before = tracer.retained;
+            let pass = stats.binding_passes;
+            let answer = call_model(|| {
+                self.binding
+                    .process_weak_refs(&mut WeakRefs::new(&mut *tracer, pass))
+            })?;
+            stats.binding_passes += 1;
+            let retained = tracer.retained - before;
+            stats.binding_retained += retained;
+            tracer.trace(self, workers)?;
+            if retained == 0 && answer == WeakPass::Done {
+                return Ok(());
+            }
+            if stats.binding_passes >= MAX_BINDING_PASSES {
+                return Err(GcError::WeakRefsDidNotConverge {
+                    passes: stats.binding_passes,
+                });
+            }
+        }
+    }
+
+    /// Retains the value of every ephemeron whose key is live, tracing
+    /// after each pass, until a pass retains nothing. Each pass looks only
+    /// at the pairs whose key was not live in the pass before.
+    fn ephemeron_fixpoint(
+        &self,
+        tracer: &mut Tracer<'_, '_, B>,
+        workers: &mut GcWorkers,
+        counts: &mut StrengthCounts,
+    ) -> Result<(), GcError> {
+        let table = &self.heap.refs.ephemerons;
+        let mut waiting: Vec<usize> = table.with_pairs(|pairs| {
+            let live: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].is_some()).collect();
+            counts.found = counts.found.max(live.len() as u64);
+            live
+        });
+        loop {
+            let before = tracer.retained;
+            table.with_pairs(|pairs| {
+                waiting.retain(|&i| match pairs[i] {
+                    Some((key, value)) if tracer.is_live(key) => {
+                        tracer.retain(value);
+                        false
+                    }
+                    Some(_) => true,
+                    None => false,
+                })
+            });
+            let retained = tracer.retained - before;
+            counts.retained += retained;
+            tracer.trace(self, workers)?;
+            if retained == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Step 2: clears the weak handles whose object is dead.
+    fn clear_weak_handles(&self, marker: &Marker<'_, B>) -> StrengthCounts {
+        let mut counts = StrengthCounts::default();
+        self.heap.refs.weak.update(|r| {
+            counts.found += 1;
+            if marker.is_live(r) {
+                Some(r)
+            } else {
+                counts.cleared += 1;
+                None
+            }
+        });
+        counts
+    }
+
+    /// Step 4: clears the ephemerons whose key is dead; how many.
+    fn clear_dead_ephemerons(&self, marker: &Marker<'_, B>) -> u64 {
+        self.heap.refs.ephemerons.with_pairs(|pairs| {
+            let mut cleared = 0;
+            for pair in pairs.iter_mut() {
+                if pair.is_some_and(|(key, _)| !marker.is_live(key)) {
+                    *pair = None;
+                    cleared += 1;
+                }
+            }
+            cleared
+        })
+    }
+
+    /// After the update: the runtime's weak handles, ephemerons and
+    /// registered finalizers follow their moved objects (the queue of
+    /// finalizable objects is a root, updated with the others), and the
+    /// binding forwards its own weak references.
+    pub(super) fn forward_weak_refs(&mut self) -> Result<(), GcError> {
+        if !self.forwarding.any() {
+            return Ok(());
+        }
+        let start = Instant::now();
+        let refs = &self.heap.refs;
+        refs.weak.update(|r| Some(self.forwarded_or_same(r)));
+        refs.ephemerons.with_pairs(|pairs| {
+            for (key, value) in pairs.iter_mut().flatten() {
+                *key = self.forwarded_or_same(*key);
+                *value = self.forwarded_or_same(*value);
+            }
+        });
+        refs.finalizers
+            .update_registered(|r| self.forwarded_or_same(r));
+        let this = &*self;
+        let result = call_model(|| this.binding.forward_weak_refs(&WeakForwarding::new(this)));
+        self.stats.refs.ns += start.elapsed().as_nanos() as u64;
+        result
+    }
+
+    /// `r`'s new address, or `r` if it did not move.
+    fn forwarded_or_same(&self, r: ObjectReference) -> ObjectReference {
+        self.forwarded(r).unwrap_or(r)
+    }
+}
+
+impl<B: Binding> Forwarder for Cycle<'_, B> {
+    fn forwarded(&self, obj: ObjectReference) -> ObjectReference {
+        self.forwarded_or_same(obj)
+    }
+}

@@ -1,0 +1,99 @@
+//! [`Ephemeron`]: a key and a value, the value kept alive only while the
+//! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
+
+use crate::vm::ObjectReference;
+use parking_lot::Mutex;
+use std::fmt;
+use std::sync::Arc;
+
+/// One pair: its key and value while the key lives; `None` once cleared
+/// or free.
+type Pair = Option<(ObjectReference, ObjectReference)>;
+
+/// Every ephemeron of a runtime.
+#[derive(Default)]
+pub(crate) struct EphemeronTable {
+    entries: Mutex<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    pairs: Vec<Pair>,
+    free: Vec<usize>,
+}
+
+impl EphemeronTable {
+    pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {
+        let mut e = self.entries.lock();
+        let index = match e.free.pop() {
+            Some(i) => {
+                e.pairs[i] = Some((key, value));
+                i
+            }
+            None => {
+                e.pairs.push(Some((key, value)));
+                e.pairs.len() - 1
+            }
+        };
+        Ephemeron {
+            table: self.clone(),
+            index,
+        }
+    }
+
+    /// Runs `f` on every pair (the live ones and the cleared or free
+    /// `None`s, in a stable order for as long as the lock is held). At a
+    /// safepoint.
+    pub(crate) fn with_pairs<R>(&self, f: impl FnOnce(&mut [Pair]) -> R) -> R {
+        f(&mut self.entries.lock().pairs)
+    }
+}
+
+/// An ephemeron the runtime owns: the value is reachable through it only
+/// while the key is reachable from elsewhere. A collection keeps the value
+/// (and what it reaches) alive exactly while the key is, to a fixpoint: a
+/// value may hold the key of another ephemeron, in chains of any length
+/// and registration order. Once the key is unreachable, both are cleared
+/// ([`Ephemeron::get`] returns `None`); while it lives, both follow their
+/// objects when they move. The ephemeron itself does not keep the key
+/// alive.
+///
+/// Made by [`Runtime::ephemeron`](crate::Runtime::ephemeron); dropping it
+/// drops the pair.
+pub struct Ephemeron {
+    table: Arc<EphemeronTable>,
+    index: usize,
+}
+
+impl Ephemeron {
+    /// The key and the value at their current addresses, or `None` once a
+    /// collection found the key unreachable. Read it again after anything
+    /// that may collect.
+    pub fn get(&self) -> Option<(ObjectReference, ObjectReference)> {
+        self.table.entries.lock().pairs[self.index]
+    }
+
+    /// The key, while it lives.
+    pub fn key(&self) -> Option<ObjectReference> {
+        self.get().map(|(k, _)| k)
+    }
+
+    /// The value, while the key lives.
+    pub fn value(&self) -> Option<ObjectReference> {
+        self.get().map(|(_, v)| v)
+    }
+}
+
+impl Drop for Ephemeron {
+    fn drop(&mut self) {
+        let mut e = self.table.entries.lock();
+        e.pairs[self.index] = None;
+        e.free.push(self.index);
+    }
+}
+
+impl fmt::Debug for Ephemeron {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Ephemeron").field(&self.get()).finish()
+    }
+}
