@@ -1,0 +1,21 @@
+//! hotmem-lox: a bytecode VM for the Lox language of *Crafting Interpreters*,
+//! whose objects are to live in the hotmem heap.
+//!
+//! This crate holds the part of the VM that never touches the heap:
+//!
+//! - [`scanner`]: source text to tokens, lexemes as byte ranges;
+//! - [`compiler`]: a single-pass Pratt compiler from tokens to a tree of plain
+//!   [`FunctionProto`]s (no heap objects), with clox's error messages and
+//!   limits, errors returned as data;
+//! - [`bytecode`]: the opcode set, chunks, constants, the line table and the
+//!   disassembler;
+//! - [`format_number`]: numbers printed as C's `printf("%g")`;
+//! - [`suite`]: the conformance-suite runner that checks an interpreter
+//!   against the expectations written in the official tests;
+//! - [`cli`]: the `lox` binary's command line.
+//!
+#![forbid(unsafe_code)]
+
+mod number;
+
+pub use number::{NumberDisplay, format_number};
