@@ -17,5 +17,6 @@
 #![forbid(unsafe_code)]
 
 mod number;
+pub mod scanner;
 
 pub use number::{NumberDisplay, format_number};
