@@ -16,7 +16,11 @@
 //!
 #![forbid(unsafe_code)]
 
+pub mod bytecode;
+pub mod compiler;
 mod number;
 pub mod scanner;
 
+pub use bytecode::{Chunk, Constant, FunctionKind, FunctionProto, LineTable, OpCode, UpvalueDesc};
+pub use compiler::{CompileError, CompileErrors, ErrorKind, compile};
 pub use number::{NumberDisplay, format_number};
