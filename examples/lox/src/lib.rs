@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bytecode;
+pub mod cli;
 pub mod compiler;
 mod number;
 pub mod scanner;
