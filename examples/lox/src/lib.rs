@@ -21,6 +21,7 @@ pub mod cli;
 pub mod compiler;
 mod number;
 pub mod scanner;
+pub mod suite;
 
 pub use bytecode::{Chunk, Constant, FunctionKind, FunctionProto, LineTable, OpCode, UpvalueDesc};
 pub use compiler::{CompileError, CompileErrors, ErrorKind, compile};
