@@ -14,6 +14,16 @@
 //!   against the expectations written in the official tests;
 //! - [`cli`]: the `lox` binary's command line.
 //!
+//! ```
+//! use hotmem_lox::{compile, Constant};
+//!
+//! let script = compile("var greeting = \"hi\"; print greeting;").unwrap();
+//! assert!(script.name.is_none());
+//! assert!(matches!(&script.chunk.constants[1], Constant::String(s) if &**s == "hi"));
+//!
+//! let errors = compile("print;").unwrap_err();
+//! assert_eq!(errors.to_string(), "[line 1] Error at ';': Expect expression.");
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod bytecode;

@@ -5,7 +5,7 @@
 //! same instructions, the same constants (one per use, never deduplicated),
 //! the same limits and the same errors. Errors are collected, never printed.
 //!
-//! The parts: [`parser`] (tokens and error reporting), [`function`] (one
+//! The parts: `parser` (tokens and error reporting), `function` (one
 //! function's locals, scopes and upvalues), `emit` (writing bytecode),
 //! `variables` (declaring and resolving names), `expressions`, `statements`
 //! and `classes`.
