@@ -28,6 +28,7 @@ pub enum Mode {
 
 /// How the collector is driven.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum GcMode {
     /// Collect when the heap policy says so.
     #[default]

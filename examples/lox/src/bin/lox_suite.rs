@@ -2,13 +2,16 @@
 //!
 //! ```text
 //! lox-suite [--suite DIR] [--compile-errors] [--filter PREFIX] [--jobs N]
-//!           [--timeout SECS] [--verbose] [--] INTERPRETER [ARGS...]
+//!           [--timeout SECS] [--quiet] [--] INTERPRETER [ARGS...]
 //! ```
 //!
 //! The suite directory defaults to `$LOX_TESTS`, else `../shared/lox-tests`
 //! beside the workspace. Everything from `INTERPRETER` on is the command
 //! each test file is appended to. Exits 0 when every test passed (or there
 //! was no suite: skipped), 1 when some failed, 64 on a bad command line.
+//! Every test is listed as PASS or FAIL (with its first mismatches and a
+//! stdout diff); `--quiet` lists only the failures. The last line is the
+//! total, e.g. `246/246 passed`.
 
 #![forbid(unsafe_code)]
 
@@ -20,13 +23,13 @@ use std::time::Duration;
 use hotmem_lox::suite::{Interpreter, Selection, SuiteConfig, SuiteRun, run_suite};
 
 const USAGE: &str = "Usage: lox-suite [--suite DIR] [--compile-errors] [--filter PREFIX] \
-                     [--jobs N] [--timeout SECS] [--verbose] [--] INTERPRETER [ARGS...]";
+                     [--jobs N] [--timeout SECS] [--quiet] [--] INTERPRETER [ARGS...]";
 
-/// Whether passing tests are listed too.
+/// Which tests are listed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Verbosity {
     FailuresOnly,
-    Everything,
+    EveryTest,
 }
 
 fn main() -> ExitCode {
@@ -55,12 +58,15 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         SuiteRun::Completed(report) => {
-            if verbosity == Verbosity::Everything {
-                for result in report.results().iter().filter(|r| r.passed()) {
-                    print!("{result}");
+            match verbosity {
+                Verbosity::EveryTest => {
+                    for result in report.results() {
+                        print!("{result}");
+                    }
+                    println!("{}", report.summary());
                 }
+                Verbosity::FailuresOnly => print!("{report}"),
             }
-            print!("{report}");
             if report.all_passed() {
                 ExitCode::SUCCESS
             } else {
@@ -77,7 +83,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(SuiteConfig, Verbo
     let mut filter = None;
     let mut jobs = None;
     let mut timeout = None;
-    let mut verbosity = Verbosity::FailuresOnly;
+    let mut verbosity = Verbosity::EveryTest;
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -103,7 +109,7 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<(SuiteConfig, Verbo
                     .ok_or_else(|| format!("--timeout takes positive seconds, not {text:?}"))?;
                 timeout = Some(Duration::from_secs_f64(seconds));
             }
-            "--verbose" => verbosity = Verbosity::Everything,
+            "--quiet" => verbosity = Verbosity::FailuresOnly,
             "--" => {
                 command.extend(args.by_ref());
             }

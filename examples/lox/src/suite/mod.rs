@@ -55,6 +55,7 @@ pub fn default_suite_dir() -> PathBuf {
 
 /// Which tests to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Selection {
     /// Every test.
     #[default]

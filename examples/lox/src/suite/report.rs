@@ -8,6 +8,10 @@ use super::check::Mismatch;
 /// Lines of stderr shown under a failure.
 const STDERR_SHOWN: usize = 10;
 
+/// Mismatches listed under a failure (the first is the one that matters;
+/// a wrong value usually makes every later line differ too).
+const MISMATCHES_SHOWN: usize = 5;
+
 /// How one test went.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -43,8 +47,8 @@ impl TestResult {
 }
 
 impl fmt::Display for TestResult {
-    /// `PASS path`, or `FAIL path` with the first mismatch, the stdout diff
-    /// and the start of stderr.
+    /// `PASS path`, or `FAIL path` with the first few mismatches, the stdout
+    /// diff and the start of stderr.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = self.path.display();
         match &self.outcome {
@@ -56,8 +60,12 @@ impl fmt::Display for TestResult {
                 stderr,
             } => {
                 writeln!(f, "FAIL {path}")?;
-                for mismatch in mismatches {
+                for mismatch in mismatches.iter().take(MISMATCHES_SHOWN) {
                     writeln!(f, "    {mismatch}")?;
+                }
+                if mismatches.len() > MISMATCHES_SHOWN {
+                    let more = mismatches.len() - MISMATCHES_SHOWN;
+                    writeln!(f, "    ... {more} more mismatches")?;
                 }
                 if let Some(diff) = diff {
                     for line in diff.lines() {
