@@ -225,6 +225,12 @@ pub enum GcError {
         /// Calls made.
         passes: u32,
     },
+    /// A mutator has a [`ShadowStack`](crate::ShadowStack), but the
+    /// binding cannot decode its words
+    /// ([`Binding::slot_at`](crate::Binding::slot_at) answered `None`).
+    /// Found before anything moved.
+    #[error("a shadow stack's words cannot be scanned: the binding's slot_at gives no slot")]
+    ShadowStackWithoutSlotAt,
 }
 
 /// Where an invalid reference was found, as [`GcError::InvalidReference`]
@@ -278,4 +284,17 @@ pub enum FinalizerError {
     /// each registration runs once.
     #[error("{0} is registered for finalization already")]
     AlreadyRegistered(ObjectReference),
+}
+
+/// Why [`Mutator::new_shadow_stack`](crate::Mutator::new_shadow_stack)
+/// refused.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ShadowStackError {
+    /// Zero words, or more than the address space holds.
+    #[error("a shadow stack of {0} words cannot be made")]
+    Size(usize),
+    /// The memory could not be reserved or committed.
+    #[error("cannot map the shadow stack: {0}")]
+    Memory(String),
 }

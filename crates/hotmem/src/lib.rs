@@ -179,7 +179,7 @@ pub mod objects;
 
 pub use error::{
     AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
-    SafepointRequestError,
+    SafepointRequestError, ShadowStackError,
 };
 pub use gc::generations::{CollectionKind, Generations};
 pub use gc::tlab::{TlabStats, Tlabs};
@@ -187,7 +187,7 @@ pub use gc::workers::{PhaseSummary, WorkerBinding};
 pub use gc::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};
 pub use mutator::Mutator;
 pub use refs::{Ephemeron, WeakHandle};
-pub use roots::{Handle, PinGuard};
+pub use roots::{Handle, PinGuard, ShadowStack};
 pub use runtime::Runtime;
 pub use runtime::builder::RuntimeBuilder;
 pub use runtime::class_loader::ClassLoader;

@@ -1,5 +1,5 @@
 //! The roots of a collection: the binding's global and mutator roots, the
-//! runtime's own handles and pins ([`RootRegistry`](crate::roots::RootRegistry)),
+//! mutators' shadow stacks, the runtime's own handles and pins ([`RootRegistry`](crate::roots::RootRegistry)),
 //! the objects queued for finalization, and in a young collection the
 //! slots the store barrier remembered.
 //! Marking starts from them; the update phase visits them again.
@@ -56,6 +56,7 @@ impl<B: Binding> Cycle<'_, B> {
                 self.binding.scan_mutator_roots(m, &mut visit);
             }
         })?;
+        self.scan_shadow_stacks(&mut visit)?;
         for slot in &self.barrier_slots {
             visit(*slot);
         }
@@ -101,6 +102,7 @@ impl<B: Binding> Cycle<'_, B> {
                 self.binding.scan_mutator_roots(m, &mut visit);
             }
         })?;
+        self.scan_shadow_stacks(&mut visit)?;
         let update = |r: &mut ObjectReference| {
             if let Some(n) = self.forwarded(*r) {
                 *r = n;
@@ -110,6 +112,23 @@ impl<B: Binding> Cycle<'_, B> {
             table.for_each(update);
         }
         self.heap.refs.finalizers.for_each_queued(update);
+        Ok(())
+    }
+
+    /// Visits every word in use of every shadow stack, as the binding's
+    /// slot at its address.
+    fn scan_shadow_stacks(&self, visit: &mut impl FnMut(B::Slot)) -> Result<(), GcError> {
+        for stack in self.heap.roots.stacks() {
+            call_model(|| {
+                for word in stack.words_in_use() {
+                    match self.binding.slot_at(word) {
+                        Some(slot) => visit(slot),
+                        None => return Err(GcError::ShadowStackWithoutSlotAt),
+                    }
+                }
+                Ok(())
+            })??;
+        }
         Ok(())
     }
 }

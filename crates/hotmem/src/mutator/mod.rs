@@ -6,10 +6,11 @@ mod alloc;
 mod barrier;
 pub(crate) mod thread_stack;
 
+use crate::error::ShadowStackError;
 use crate::gc::generations::CollectionKind;
 use crate::gc::tlab::Tlab;
 use crate::gc::{CollectStats, GcCause, GcRequest};
-use crate::roots::{Handle, HandleTable, PinGuard};
+use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
 use barrier::StoreBarrier;
@@ -133,6 +134,19 @@ impl Mutator {
     pub fn take_finalizable(&self) -> Vec<Handle> {
         let queued = self.runtime.inner.gc.refs.finalizers.take_queue();
         queued.into_iter().map(|r| self.handle(r)).collect()
+    }
+
+    /// A new [`ShadowStack`] of (at least) `words` words: roots of this
+    /// mutator that the runtime scans and updates in place, decoded by the
+    /// binding's [`Binding::slot_at`](crate::Binding::slot_at).
+    ///
+    /// # Errors
+    /// [`ShadowStackError`] if the size is zero or the memory cannot be
+    /// mapped.
+    pub fn new_shadow_stack(&self, words: usize) -> Result<ShadowStack, ShadowStackError> {
+        let stack = ShadowStack::new(&self.runtime.inner.memory, words)?;
+        self.runtime.inner.gc.roots.add_stack(&stack);
+        Ok(stack)
     }
 
     /// Pins `obj` for native code: it stays alive and never moves (its page

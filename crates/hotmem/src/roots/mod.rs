@@ -1,16 +1,20 @@
 //! Roots the runtime owns, which every collection scans and updates
 //! besides the ones the binding reports: [`Handle`]s for Rust embedders that
 //! keep references in Rust locals, pins ([`PinGuard`]) for objects handed
-//! to native code, and the list of attached mutators whose roots the
-//! binding reports.
+//! to native code, [`ShadowStack`]s (an interpreter's value stack, scanned
+//! in place), and the list of attached mutators whose roots the binding
+//! reports.
 
 mod handles;
 mod pins;
+mod shadow_stack;
 
 pub use handles::Handle;
 pub(crate) use handles::HandleTable;
 pub use pins::PinGuard;
 pub(crate) use pins::PinTable;
+pub use shadow_stack::ShadowStack;
+pub(crate) use shadow_stack::StackArea;
 
 use crate::vm::ObjectReference;
 use hotmem_safepoint::MutatorId;
@@ -26,6 +30,8 @@ pub(crate) struct RootRegistry {
     pub(crate) pins: Arc<PinTable>,
     /// The attached mutators, whose roots the binding reports.
     mutators: Mutex<Vec<MutatorId>>,
+    /// Every shadow stack, scanned while it lives.
+    stacks: Mutex<Vec<Weak<StackArea>>>,
 }
 
 impl RootRegistry {
@@ -55,6 +61,22 @@ impl RootRegistry {
     /// The attached mutators now.
     pub(crate) fn mutators(&self) -> Vec<MutatorId> {
         self.mutators.lock().clone()
+    }
+
+    /// Registers a shadow stack: scanned until it is dropped.
+    pub(crate) fn add_stack(&self, stack: &ShadowStack) {
+        let mut stacks = self.stacks.lock();
+        stacks.retain(|w| w.strong_count() > 0);
+        stacks.push(Arc::downgrade(stack.area()));
+    }
+
+    /// Every live shadow stack.
+    pub(crate) fn stacks(&self) -> Vec<Arc<StackArea>> {
+        self.stacks
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// Every live table, the global one first.

@@ -65,16 +65,20 @@ pub trait Binding: Send + Sync + 'static {
     }
 
     /// The slot whose [`Slot::address`] is `addr`: a slot a mutator stored
-    /// into through [`Mutator::store_ref`](crate::Mutator::store_ref).
+    /// into through [`Mutator::store_ref`](crate::Mutator::store_ref), or a
+    /// word of a [`ShadowStack`](crate::ShadowStack).
     /// Young collections ([`Generations::YoungAndOld`](crate::Generations))
     /// need it: they mark from, and update, the slots of old objects that
-    /// the store barrier remembered, and the barrier keeps only addresses.
+    /// the store barrier remembered, and the barrier keeps only addresses;
+    /// shadow stacks need it to decode their words.
     ///
     /// Called at a safepoint, from the collecting thread, only with an
     /// 8-aligned address whose word lies inside the used part of an old
-    /// heap page that stays allocated for the whole collection, and that no
-    /// mutator writes meanwhile. Default: `None`: the runtime cannot rebuild
-    /// the binding's slots, and runs full collections only.
+    /// heap page that stays allocated for the whole collection, or inside
+    /// the part in use of a shadow stack, and that no mutator writes
+    /// meanwhile. Default: `None`: the runtime cannot rebuild the binding's
+    /// slots, and runs full collections only (and a shadow stack fails the
+    /// collection with [`GcError::ShadowStackWithoutSlotAt`](crate::GcError::ShadowStackWithoutSlotAt)).
     fn slot_at(&self, addr: Address) -> Option<Self::Slot> {
         let _ = addr;
         None

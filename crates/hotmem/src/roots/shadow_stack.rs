@@ -1,0 +1,166 @@
+//! [`ShadowStack`]: a stack of words the runtime scans and updates as roots
+//! of one mutator, so that an interpreter's value stack needs no binding
+//! code of its own.
+
+use crate::error::ShadowStackError;
+use crate::vm::ObjectReference;
+use hotmem_os::{MemTag, Memory, Reservation, round_to_pages};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The words of one shadow stack and how many are in use: what a
+/// collection reads.
+pub(crate) struct StackArea {
+    base: *mut u64,
+    capacity: usize,
+    len: AtomicUsize,
+    /// Keeps the words mapped (and tracked by NMT) while anyone holds the
+    /// area: the stack's owner, or a collection scanning it.
+    _memory: Reservation,
+}
+
+// SAFETY: the area is a mapping that lives as long as the `Reservation`
+// it holds; its words are written only by the owning mutator between
+// safepoints and read and updated by the collector at safepoints
+// (`ShadowStack`'s contract), which the safepoint protocol orders.
+unsafe impl Send for StackArea {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for StackArea {}
+
+impl StackArea {
+    /// The address of every word in use (clamped to the capacity).
+    pub(crate) fn words_in_use(&self) -> impl Iterator<Item = hotmem_os::Address> + '_ {
+        let len = self.len.load(Ordering::Acquire).min(self.capacity);
+        (0..len).map(|i| hotmem_os::Address::from_ptr(self.base.wrapping_add(i)))
+    }
+}
+
+/// A stack of words that the runtime scans as roots of the mutator that
+/// made it, and updates when their objects move: an interpreter's value
+/// stack, used in place. Each word in use (the first [`ShadowStack::len`])
+/// is decoded by the binding's [`Binding::slot_at`](crate::Binding::slot_at),
+/// so it may hold the binding's tagged values (a NaN-boxed number, an
+/// object); a binding without `slot_at` cannot use one.
+///
+/// The interpreter reads and writes the words through
+/// [`ShadowStack::as_ptr`] and publishes how many are in use with
+/// [`ShadowStack::set_len`] before anything that may collect. The memory is
+/// reserved through the runtime's memory (native memory tracking shows it
+/// as Thread Stack) and released when the stack is dropped. Not `Send`: it
+/// belongs to the thread of the mutator that made it.
+///
+/// ```
+/// # use hotmem::{Runtime, NumaConfig};
+/// # let rt = Runtime::builder().numa(NumaConfig::Off).build()?;
+/// let me = rt.attach_mutator()?;
+/// let stack = me.new_shadow_stack(1024)?;
+/// // SAFETY: two words, within the capacity, each 0 (null).
+/// unsafe {
+///     stack.as_ptr().write(0);
+///     stack.as_ptr().add(1).write(0);
+///     stack.set_len(2);
+/// }
+/// assert_eq!(stack.len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ShadowStack {
+    area: Arc<StackArea>,
+    _not_send: PhantomData<*mut u64>,
+}
+
+impl ShadowStack {
+    /// A stack of `words` words in `memory`.
+    pub(crate) fn new(memory: &Memory, words: usize) -> Result<ShadowStack, ShadowStackError> {
+        let bytes = words
+            .checked_mul(8)
+            .filter(|&b| b > 0)
+            .and_then(round_to_pages)
+            .ok_or(ShadowStackError::Size(words))?;
+        let reservation = memory
+            .reserve(bytes, MemTag::THREAD_STACK)
+            .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
+        reservation
+            .commit(reservation.range())
+            .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
+        Ok(ShadowStack {
+            area: Arc::new(StackArea {
+                base: reservation.start().as_ptr(),
+                capacity: bytes / 8,
+                len: AtomicUsize::new(0),
+                _memory: reservation,
+            }),
+            _not_send: PhantomData,
+        })
+    }
+
+    /// The part the collector reads, for the registry.
+    pub(crate) fn area(&self) -> &Arc<StackArea> {
+        &self.area
+    }
+
+    /// How many words it holds (the size asked for, rounded up to whole
+    /// pages).
+    pub fn capacity(&self) -> usize {
+        self.area.capacity
+    }
+
+    /// How many words are in use: the ones the collector scans.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.area.len.load(Ordering::Relaxed)
+    }
+
+    /// Whether no word is in use.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The first word. Reading and writing the words is the caller's (see
+    /// [`ShadowStack::set_len`] for what a collection expects of them).
+    pub fn as_ptr(&self) -> *mut u64 {
+        self.area.base
+    }
+
+    /// Publishes that the first `len` words are in use: the next collection
+    /// scans them, and may rewrite each one that holds a reference to an
+    /// object it moves.
+    ///
+    /// # Safety
+    /// `len` is at most [`ShadowStack::capacity`]; each of the first `len`
+    /// words holds, whenever a collection may run (at a poll, an
+    /// allocation, a collection of this mutator, or while it is in a native
+    /// region), a value the binding's `slot_at` decodes: a reference to a
+    /// live object, or no reference. Words are written only on this
+    /// mutator's thread, never while it is in a native region (a collection
+    /// may run then).
+    #[inline]
+    pub unsafe fn set_len(&self, len: usize) {
+        debug_assert!(len <= self.area.capacity, "shadow stack overflow");
+        self.area.len.store(len, Ordering::Release);
+    }
+
+    /// The word at `index`, if in use.
+    pub fn get(&self, index: usize) -> Option<u64> {
+        // SAFETY: `index < len <= capacity`: a mapped word of this stack,
+        // written only by this thread (the stack is not `Send`).
+        (index < self.len().min(self.area.capacity))
+            .then(|| unsafe { self.area.base.add(index).read() })
+    }
+
+    /// The reference in word `index` as an [`ObjectReference`], for a
+    /// stack of plain addresses (0 for null).
+    pub fn get_ref(&self, index: usize) -> Option<ObjectReference> {
+        self.get(index)
+            .and_then(|w| ObjectReference::from_address(hotmem_os::Address::new(w as usize)))
+    }
+}
+
+impl std::fmt::Debug for ShadowStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShadowStack")
+            .field("capacity", &self.capacity())
+            .field("len", &self.len())
+            .finish()
+    }
+}
