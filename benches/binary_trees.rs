@@ -45,8 +45,13 @@ fn binary_trees(c: &mut Criterion) {
         ("runtime", hotmem::Generations::YoungAndOld),
         ("runtime_single", hotmem::Generations::Single),
     ] {
-        let runtime = RuntimeTrees::new(HEAP, hotmem::log::LogConfig::new(), generations)
-            .expect("the runtime builds");
+        let runtime = RuntimeTrees::new(
+            HEAP,
+            hotmem::log::LogConfig::new(),
+            generations,
+            hotmem::HeapSizing::default(),
+        )
+        .expect("the runtime builds");
         group.bench_function(BenchmarkId::new(name, DEPTH), |b| {
             b.iter(|| assert_eq!(program(&runtime), expected))
         });

@@ -23,7 +23,7 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
 //!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1] \
-//!     [--generations young|single] [--report DIR]
+//!     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] [--report DIR]
 //! ```
 //!
 //! `--generations young` (the default) runs the runtime with young
@@ -46,7 +46,8 @@ use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
                      [--variant all|box|arena|runtime] [--runs N] \
-                     [--generations young|single] [--report DIR]";
+                     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
+                     [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
@@ -88,6 +89,8 @@ struct Options {
     runs: usize,
     /// The runtime variant's generations.
     generations: hotmem::Generations,
+    /// The runtime variant's heap sizing.
+    sizing: hotmem::HeapSizing,
     /// Run one variant once and print its result as a `RESULT {json}` line.
     child: bool,
     /// `--report DIR`: the runtime variant writes its page of charts there
@@ -104,6 +107,7 @@ fn parse() -> Result<Options, String> {
         variants: Variant::ALL.to_vec(),
         runs: 1,
         generations: hotmem::Generations::YoungAndOld,
+        sizing: hotmem::HeapSizing::default(),
         child: false,
         report: None,
     };
@@ -125,6 +129,24 @@ fn parse() -> Result<Options, String> {
                         return Err(format!("--generations {other}: expected young or single"));
                     }
                 }
+            }
+            "--sizing" => {
+                o.sizing = match value()?.as_str() {
+                    "adaptive" => hotmem::HeapSizing::default(),
+                    "maximum" => hotmem::HeapSizing::Maximum,
+                    other => {
+                        return Err(format!("--sizing {other}: expected adaptive or maximum"));
+                    }
+                }
+            }
+            "--young-max" => {
+                let mib: usize = value()?.parse().map_err(|e| format!("--young-max: {e}"))?;
+                let hotmem::HeapSizing::Adaptive(mut a) = o.sizing else {
+                    return Err("--young-max needs --sizing adaptive (before it)".into());
+                };
+                a.young_max = mib << 20;
+                a.young_min = a.young_min.min(a.young_max);
+                o.sizing = hotmem::HeapSizing::Adaptive(a);
             }
             "--report" => o.report = Some(value()?.into()),
             "--help" | "-h" => return Err(USAGE.into()),
@@ -234,7 +256,7 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 )
             })?;
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations)
+            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations, o.sizing)
                 .map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
             let sampling = match &recorder {
@@ -266,6 +288,19 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
     })
 }
 
+/// The flags that give a child `sizing`.
+fn sizing_args(sizing: hotmem::HeapSizing) -> Vec<String> {
+    match sizing {
+        hotmem::HeapSizing::Adaptive(a) => vec![
+            "--sizing".into(),
+            "adaptive".into(),
+            "--young-max".into(),
+            (a.young_max >> 20).to_string(),
+        ],
+        _ => vec!["--sizing".into(), "maximum".into()],
+    }
+}
+
 /// Runs `variant` once in a fresh child process.
 fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
@@ -281,6 +316,7 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 _ => "young",
             },
         ])
+        .args(sizing_args(o.sizing))
         .args(match (&o.report, variant) {
             (Some(dir), Variant::Runtime) => vec!["--report".into(), dir.clone()],
             _ => vec![],

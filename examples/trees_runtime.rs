@@ -194,17 +194,20 @@ pub(crate) struct RuntimeFigures {
 }
 
 impl RuntimeTrees {
-    /// A runtime with a heap of `heap` bytes that logs as `log` says.
+    /// A runtime with a heap of `heap` bytes, sized by `sizing`, that logs
+    /// as `log` says.
     pub(crate) fn new(
         heap: usize,
         log: hotmem::log::LogConfig,
         generations: hotmem::Generations,
+        sizing: hotmem::HeapSizing,
     ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
         let runtime = Runtime::builder()
             .heap_max(heap)
             .log(log)
             .generations(generations)
+            .heap_sizing(sizing)
             .binding(nodes.clone())
             .build()?;
         Ok(RuntimeTrees { runtime, nodes })

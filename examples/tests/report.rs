@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 fn small_run() -> RunData {
     let objects = SimpleObjects::new();
     let recorder = Recorder::new("report test");
+    // Collections when the run asks for them: the charts' count is known.
     let rt = Runtime::builder()
         .heap_max(32 << 20)
+        .heap_sizing(hotmem::HeapSizing::Maximum)
         .numa(NumaConfig::Off)
         .gc_workers(2)
         .log(recorder.log_config(LogConfig::new()))

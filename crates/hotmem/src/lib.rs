@@ -182,6 +182,7 @@ pub use error::{
     SafepointRequestError, ShadowStackError,
 };
 pub use gc::generations::{CollectionKind, Generations};
+pub use gc::sizing::{AdaptiveSizing, HeapSizing};
 pub use gc::tlab::{TlabStats, Tlabs};
 pub use gc::workers::{PhaseSummary, WorkerBinding};
 pub use gc::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};

@@ -19,7 +19,10 @@ mod common;
 use common::{HOLDER_SLOTS, garbage, holder_and_young, moved, young_into_holder};
 
 fn runtime(objects: &Arc<SimpleObjects>, generations: Generations) -> Runtime {
+    // Collections run when the tests ask for them (or the heap is full):
+    // the tests count what each one found.
     common::builder(64 << 20, Some(2))
+        .heap_sizing(hotmem::HeapSizing::Maximum)
         .generations(generations)
         .binding(objects.clone())
         .build()

@@ -125,3 +125,70 @@ fn an_object_larger_than_the_heap_is_a_bad_size_without_collecting() {
     // The heap still serves ordinary requests.
     me.alloc(64).unwrap();
 }
+
+/// The adaptive sizing policy keeps a small program's heap small: with a
+/// live set of about 1 MiB and 200 MiB allocated, collections run every
+/// few MiB and the heap never commits more than a few pages, although its
+/// maximum is 256 MiB; a live set that grows makes the heap grow with it;
+/// the maximum policy fills the heap before its first collection.
+#[test]
+fn the_heap_grows_with_the_live_set_not_to_the_maximum() {
+    use hotmem::objects::{Ids, build};
+    use hotmem::{AdaptiveSizing, Generations, HeapSizing};
+    // Growth on the live set only: the growth on collection time depends on
+    // the machine's speed (its own unit test uses a given clock).
+    let live_set_only = HeapSizing::Adaptive(AdaptiveSizing {
+        gc_time_percent: 100.0,
+        ..AdaptiveSizing::default()
+    });
+    for generations in [Generations::Single, Generations::YoungAndOld] {
+        let objects = SimpleObjects::new();
+        let rt = common::builder(256 << 20, Some(1))
+            .heap_sizing(live_set_only)
+            .generations(generations)
+            .binding(objects.clone())
+            .build()
+            .unwrap();
+        let mut me = rt.attach_mutator().unwrap();
+        let roots = objects.root_table();
+        let mut ids = Ids::from(1);
+        build::list(&mut me, &roots, 10_000, 8, false, &mut ids).unwrap();
+        let mut peak = 0;
+        for _ in 0..25 {
+            build::garbage(&mut me, &roots, 8 << 10, &mut ids).unwrap();
+            peak = peak.max(rt.heap().committed_bytes());
+        }
+        let totals = rt.gc_totals();
+        assert!(
+            totals.cycles >= 10,
+            "{generations:?}: {} collections",
+            totals.cycles
+        );
+        assert!(
+            peak <= 32 << 20,
+            "{generations:?}: committed up to {} MiB",
+            peak >> 20
+        );
+        // A live set of ~40 MiB: the heap grows past the initial size.
+        for _ in 0..40 {
+            build::list(&mut me, &roots, 8_000, 14, false, &mut ids).unwrap();
+        }
+        build::garbage(&mut me, &roots, 64 << 10, &mut ids).unwrap();
+        assert!(rt.heap().committed_bytes() >= 48 << 20, "{generations:?}");
+        // SAFETY: the only mutator; nothing collects during the check.
+        let live = unsafe { objects.verify() }.unwrap();
+        assert_eq!(live.objects, 10_000 + 40 * 8_000);
+    }
+    // The policy before sizing: no collection until the maximum is reached.
+    let objects = SimpleObjects::new();
+    let rt = common::builder(64 << 20, Some(1))
+        .heap_sizing(HeapSizing::Maximum)
+        .binding(objects.clone())
+        .build()
+        .unwrap();
+    let mut me = rt.attach_mutator().unwrap();
+    let roots = objects.root_table();
+    build::garbage(&mut me, &roots, 48 << 10, &mut Ids::from(1)).unwrap();
+    assert_eq!(rt.gc_totals().cycles, 0);
+    assert!(rt.heap().committed_bytes() >= 48 << 20);
+}

@@ -106,8 +106,9 @@ impl GcHeap {
         self.tlabs.retire_all(&retired);
     }
 
-    /// Runs the cycle with the binding's collector, then tells the
-    /// generational state how it went.
+    /// Runs the cycle with the binding's collector, then tells the sizing
+    /// policy (the mutators' next budget) and the generational state how
+    /// it went.
     fn run_cycle(
         &self,
         workers: &mut GcWorkers,
@@ -123,11 +124,26 @@ impl GcHeap {
                 None => Err(GcError::NoBinding),
             }
         };
-        if let Some(g) = &self.generations {
-            match &result {
-                Ok(stats) => g.collected(&self.pages, stats.kind),
-                // The remembered slots were taken; young pages may be left.
-                Err(_) => g.failed(),
+        match &result {
+            Ok(stats) => {
+                let generational = self.generations.is_some();
+                let next = self.sizing.collected_at(
+                    stats.kind,
+                    stats.used_after,
+                    generational,
+                    stats.pause_ns,
+                    Instant::now(),
+                );
+                self.mutator_alloc.source().set(next.budget);
+                if let Some(g) = &self.generations {
+                    g.collected(&self.pages, stats.kind, next.full_at);
+                }
+            }
+            // The remembered slots were taken; young pages may be left.
+            Err(_) => {
+                if let Some(g) = &self.generations {
+                    g.failed();
+                }
             }
         }
         result

@@ -4,6 +4,7 @@
 use super::collector::Collect;
 use super::generations::GenerationalState;
 use super::record::GcRecord;
+use super::sizing::{BudgetedPages, Sizing};
 use super::tlab::TlabShared;
 use super::workers::GcWorkers;
 use crate::refs::RefRegistry;
@@ -14,9 +15,6 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-/// An object allocator over the runtime's page allocator.
-type Allocator = ObjectAllocator<Arc<PageAllocator>>;
-
 /// The heap's pages, the allocators and buffers that fill them, the roots
 /// the runtime owns, the generational state, the GC workers and what
 /// collections leave behind.
@@ -25,11 +23,14 @@ pub(crate) struct GcHeap {
     pub(crate) memory: Memory,
     /// The page allocator.
     pub(crate) pages: Arc<PageAllocator>,
-    /// Where mutators allocate (shared pages and their buffers' pages).
-    pub(crate) mutator_alloc: Allocator,
+    /// Where mutators allocate (shared pages and their buffers' pages),
+    /// within the budget the sizing policy gives them.
+    pub(crate) mutator_alloc: ObjectAllocator<Arc<BudgetedPages>>,
     /// Where GC workers copy survivors to. Synchronized medium pages, so
     /// that workers do not race for the medium target page.
-    pub(crate) gc_alloc: Allocator,
+    pub(crate) gc_alloc: ObjectAllocator<Arc<PageAllocator>>,
+    /// When the next collection runs: the heap sizing policy.
+    pub(crate) sizing: Sizing,
     /// The mutators' thread-local allocation buffers.
     pub(crate) tlabs: TlabShared,
     /// Young and old objects, when the runtime has generations.

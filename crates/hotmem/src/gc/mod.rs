@@ -10,6 +10,7 @@
 //! - [`meta`]: the collection's side tables (live maps, forwarding tables);
 //! - [`generations`]: young and old objects, the remembered slots, the
 //!   policy that picks young or full collections;
+//! - [`sizing`]: when the next collection runs, how far the heap grows;
 //! - [`workers`]: the GC workers (NUMA-bound or plain threads);
 //! - [`tlab`]: the mutators' allocation buffers, which each collection
 //!   retires;
@@ -33,6 +34,7 @@ mod record;
 mod relocate;
 mod relocation_set;
 mod roots;
+pub(crate) mod sizing;
 mod stats;
 pub(crate) mod tlab;
 mod update;

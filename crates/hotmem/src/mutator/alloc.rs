@@ -6,7 +6,7 @@ use crate::AllocError;
 use crate::gc::GcCause;
 use crate::gc::in_collection;
 use hotmem_os::Address;
-use hotmem_page::{Age, ObjectLayout};
+use hotmem_page::{Age, ObjectLayout, PageRequest};
 use std::sync::atomic::Ordering;
 
 /// Collections an allocation that finds the heap full may wait for before
@@ -128,13 +128,12 @@ impl Mutator {
             // Collect, unless another thread finished a collection since our
             // attempt failed. Whatever the outcome, the retry decides.
             let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
-            let gc = &self.runtime.inner.gc;
-            match gc.mutator_alloc.alloc_object(layout, age, self.partition) {
+            match self.retry_after_collection(layout, age) {
                 Ok(addr) => return Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
                     // A young collection did not make room: mark everything
                     // next time.
-                    if let Some(g) = &gc.generations {
+                    if let Some(g) = &self.runtime.inner.gc.generations {
                         g.ask_full();
                     }
                     last = e;
@@ -143,6 +142,32 @@ impl Mutator {
             }
         }
         Err(self.oom_or(layout, last))
+    }
+
+    /// The allocation after a collection. If the sizing policy's budget
+    /// still refuses it (an object larger than the budget) while the heap
+    /// has room, the budget grows by the page it needs.
+    fn retry_after_collection(
+        &mut self,
+        layout: ObjectLayout,
+        age: Age,
+    ) -> Result<Address, hotmem_page::AllocError> {
+        let gc = &self.runtime.inner.gc;
+        let first = gc.mutator_alloc.alloc_object(layout, age, self.partition);
+        let Err(e) = &first else { return first };
+        let sizes = gc.mutator_alloc.page_sizes();
+        let page = PageRequest::for_object(&sizes, layout, age, self.partition).map(|r| r.size);
+        let room = self.runtime.inner.config.heap_max
+            - gc.pages
+                .used_bytes()
+                .min(self.runtime.inner.config.heap_max);
+        match page {
+            Ok(bytes) if e.is_heap_exhausted() && bytes <= room => {
+                gc.mutator_alloc.source().grant(bytes);
+                gc.mutator_alloc.alloc_object(layout, age, self.partition)
+            }
+            _ => first,
+        }
     }
 
     fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {

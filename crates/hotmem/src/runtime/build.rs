@@ -7,6 +7,7 @@ use super::inner::Inner;
 use super::numa::{NumaParts, numa_parts, record_worker_stacks};
 use crate::error::BuildError;
 use crate::gc::generations::{GenerationalState, Generations};
+use crate::gc::sizing::{BudgetedPages, Sizing};
 use crate::gc::tlab::{TlabShared, TlabSizing};
 use crate::gc::{Collect, GcHeap, GcRecord, GcTotals};
 use crate::log::Logger;
@@ -100,7 +101,9 @@ fn gc_heap(
     workers: crate::gc::workers::GcWorkers,
     collector: Option<Arc<dyn Collect>>,
 ) -> GcHeap {
-    let mutator_alloc = ObjectAllocator::new(pages.clone(), config.medium_page_mode);
+    let sizing = Sizing::new(config.heap_sizing, config.heap_max);
+    let budgeted = BudgetedPages::new(pages.clone(), config.heap_max, sizing.initial_budget());
+    let mutator_alloc = ObjectAllocator::new(Arc::new(budgeted), config.medium_page_mode);
     let sizes = mutator_alloc.page_sizes();
     let tlabs = TlabShared::new(TlabSizing::new(config.tlabs, sizes.small_object_max()));
     let generations = (config.generations == Generations::YoungAndOld).then(|| {
@@ -110,7 +113,6 @@ fn gc_heap(
             reserved.len(),
             sizes.small_page(),
             sizes.medium_object_max(),
-            config.heap_max,
         ))
     });
     GcHeap {
@@ -120,6 +122,7 @@ fn gc_heap(
         // workers do not race for the medium target page.
         gc_alloc: ObjectAllocator::new(pages.clone(), MediumPageMode::Synchronized),
         tlabs,
+        sizing,
         generations,
         roots: RootRegistry::default(),
         refs: RefRegistry::default(),

@@ -4,6 +4,7 @@ use super::Runtime;
 use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
 use crate::gc::generations::Generations;
+use crate::gc::sizing::HeapSizing;
 use crate::gc::tlab::Tlabs;
 use crate::gc::{Collect, Collector};
 use crate::log::LogConfig;
@@ -52,6 +53,7 @@ impl Default for RuntimeBuilder {
                 log: LogConfig::new(),
                 tlabs: Tlabs::DEFAULT,
                 generations: Generations::Single,
+                heap_sizing: HeapSizing::default(),
             },
             collector: None,
         }
@@ -152,6 +154,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// When collections run and how far the heap grows between them
+    /// (default: [`HeapSizing::Adaptive`], which starts at 8 MiB and grows
+    /// to twice what survives; [`HeapSizing::Maximum`] collects only when
+    /// the maximum is exhausted).
+    pub fn heap_sizing(mut self, sizing: HeapSizing) -> Self {
+        self.config.heap_sizing = sizing;
+        self
+    }
+
     /// The embedder's [`Binding`]: how big its objects are, where their
     /// references are, where its roots are. The runtime's collector is
     /// compiled for `B` here (static dispatch on every per-object path) and
@@ -189,6 +200,9 @@ impl RuntimeBuilder {
             ));
         }
         if let Err(why) = c.tlabs.validate() {
+            return bad(why);
+        }
+        if let Err(why) = c.heap_sizing.validate() {
             return bad(why);
         }
         if c.gc_workers == Some(0) {

@@ -2,6 +2,7 @@
 //! from (made by a [`RuntimeBuilder`](crate::RuntimeBuilder)).
 
 use crate::gc::generations::Generations;
+use crate::gc::sizing::HeapSizing;
 use crate::gc::tlab::Tlabs;
 use crate::log::LogConfig;
 use hotmem_nmt::Level;
@@ -43,6 +44,7 @@ pub struct RuntimeConfig {
     pub(crate) log: LogConfig,
     pub(crate) tlabs: Tlabs,
     pub(crate) generations: Generations,
+    pub(crate) heap_sizing: HeapSizing,
 }
 
 impl RuntimeConfig {
@@ -69,6 +71,11 @@ impl RuntimeConfig {
     /// Whether collections split young and old objects.
     pub fn generations(&self) -> Generations {
         self.generations
+    }
+
+    /// When collections run and how far the heap grows between them.
+    pub fn heap_sizing(&self) -> HeapSizing {
+        self.heap_sizing
     }
 }
 

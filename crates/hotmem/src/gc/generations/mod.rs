@@ -7,8 +7,9 @@
 //! and free or evacuate only young pages. Old objects are taken as live
 //! without being visited, which is what makes a young collection cheap when
 //! most of the heap is long-lived. A full collection marks everything; it
-//! runs when asked for, when old objects fill half of the heap, and after a
-//! young collection that did not make room.
+//! runs when asked for, when what survives reaches the heap's target (see
+//! [`sizing`](super::sizing)), and after a young collection that did not
+//! make room.
 //!
 //! The invariant both kinds end with: no young page is left. A young page
 //! with live objects is either evacuated (its objects copied to old pages)
@@ -52,8 +53,8 @@ pub enum Generations {
     /// barrier records nothing.
     #[default]
     Single,
-    /// Young collections, with a full one when old objects fill half of the
-    /// heap. Every store of a reference into an object that may be old must
+    /// Young collections, with a full one when what survives reaches the
+    /// heap's target (see [`HeapSizing`](crate::HeapSizing)). Every store of a reference into an object that may be old must
     /// go through [`Mutator::store_ref`](crate::Mutator::store_ref), and the
     /// binding must rebuild slots from their addresses
     /// ([`Binding::slot_at`](crate::Binding::slot_at)); a binding that
@@ -71,10 +72,6 @@ pub enum CollectionKind {
     Full,
 }
 
-/// After a young collection, the next one is full when the heap in use is
-/// at least this share of the maximum (in percent).
-const FULL_WHEN_USED_PERCENT: usize = 50;
-
 /// The generational state of a runtime that has [`Generations::YoungAndOld`].
 pub(crate) struct GenerationalState {
     pub(crate) old: OldTable,
@@ -88,24 +85,16 @@ pub(crate) struct GenerationalState {
     /// full until one succeeds.
     slots_lost: AtomicBool,
     medium_object_max: usize,
-    heap_max: usize,
 }
 
 impl GenerationalState {
-    pub(crate) fn new(
-        base: usize,
-        len: usize,
-        unit: usize,
-        medium_object_max: usize,
-        heap_max: usize,
-    ) -> Self {
+    pub(crate) fn new(base: usize, len: usize, unit: usize, medium_object_max: usize) -> Self {
         GenerationalState {
             old: OldTable::new(base, len, unit),
             buffers: Mutex::new(Vec::new()),
             full_next: AtomicBool::new(false),
             slots_lost: AtomicBool::new(false),
             medium_object_max,
-            heap_max,
         }
     }
 
@@ -162,12 +151,11 @@ impl GenerationalState {
     }
 
     /// After a successful collection of `kind`: every page is old now, and
-    /// the next collection is full if the heap is still half full.
-    pub(crate) fn collected(&self, heap: &PageAllocator, kind: CollectionKind) {
+    /// the next collection is full if a young one left at least `full_at`
+    /// bytes in use (the sizing policy's target).
+    pub(crate) fn collected(&self, heap: &PageAllocator, kind: CollectionKind, full_at: usize) {
         self.old.rebuild(&heap.pages());
-        let used = heap.usage().used;
-        let full = kind == CollectionKind::Young
-            && used.saturating_mul(100) >= self.heap_max.saturating_mul(FULL_WHEN_USED_PERCENT);
+        let full = kind == CollectionKind::Young && heap.used_bytes() >= full_at;
         self.full_next.store(full, Ordering::Relaxed);
         if kind == CollectionKind::Full {
             self.slots_lost.store(false, Ordering::Relaxed);
