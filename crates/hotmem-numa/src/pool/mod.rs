@@ -15,7 +15,8 @@ use crate::binder::{BindingEvent, Record, ThreadBinder};
 use crate::error::BindError;
 use crate::heuristics::{WorkerKind, workers_for};
 use crate::stats::{NodePhaseStats, PhaseStats};
-use crate::sync::{Arc, Mutex, Sender, into_inner, lock, unbounded};
+use crate::sync::channel::{self, Sender};
+use crate::sync::{Arc, Mutex};
 use crate::{AffinityPolicy, BindingKind, CpuSet, NodeId, Topology};
 use phase::Phase;
 use std::fmt;
@@ -123,7 +124,7 @@ impl WorkerPool {
                 bindable[index % bindable.len()]
             };
             let name = format!("{}-{index}", config.name);
-            let (tx, rx) = unbounded();
+            let (tx, rx) = channel::unbounded();
             let binder = ThreadBinder::new(topology, index, pool.record.as_ref());
             let thread_name = name.clone();
             let thread = std::thread::Builder::new()
@@ -196,7 +197,7 @@ impl WorkerPool {
     /// the order they made them; `None` on a detected topology, where the
     /// bindings are real (read them with [`WorkerPool::worker_bindings`]).
     pub fn binding_record(&self) -> Option<Vec<BindingEvent>> {
-        self.record.as_ref().map(|r| lock(r).clone())
+        self.record.as_ref().map(|r| r.lock().clone())
     }
 
     /// Runs `f` once on every worker thread, with the worker's index, and
@@ -218,7 +219,7 @@ impl WorkerPool {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let (tx, rx) = crossbeam_channel::bounded(1);
+                let (tx, rx) = channel::bounded(1);
                 let f = f.clone();
                 let jobs = w.jobs.as_ref().expect("pool is running");
                 jobs.send(Job::Call(Box::new(move || {
@@ -249,7 +250,7 @@ impl WorkerPool {
         self.workers
             .iter()
             .map(|w| {
-                let (tx, rx) = crossbeam_channel::bounded(1);
+                let (tx, rx) = channel::bounded(1);
                 let jobs = w.jobs.as_ref().expect("pool is running");
                 jobs.send(Job::ReadBinding(tx))
                     .expect("worker thread alive");
@@ -328,7 +329,8 @@ impl WorkerPool {
         let mut results = Vec::new();
         let mut payload = None;
         for (i, slot) in phase.slots.into_iter().enumerate() {
-            let report = into_inner(slot)
+            let report = slot
+                .into_inner()
                 .unwrap_or_else(|| panic!("worker {i} handed in no report (worker thread gone)"));
             for (ns, (items, local)) in node_stats.iter_mut().zip(&report.per_node) {
                 ns.items += items;

@@ -7,7 +7,7 @@ use super::worker::WorkerState;
 use crate::binder::Original;
 use crate::error::BindError;
 use crate::stats::WorkerPhaseStats;
-use crate::sync::{ArrayQueue, Mutex, lock};
+use crate::sync::{ArrayQueue, Mutex};
 use crate::topology::current_cpu;
 use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
 use std::any::Any;
@@ -273,6 +273,6 @@ where
     /// under counts the phase down after this returns.
     fn run(&self, w: &mut WorkerState) {
         let report = self.work(w);
-        *lock(&self.slots[w.index]) = Some(report);
+        *self.slots[w.index].lock() = Some(report);
     }
 }

@@ -4,7 +4,7 @@ use super::handoff::PhaseTicket;
 use super::phase::drop_payload;
 use crate::binder::ThreadBinder;
 use crate::error::BindError;
-use crate::sync::{Receiver, Sender};
+use crate::sync::channel::{Receiver, Sender};
 use crate::{CpuSet, NodeId};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
