@@ -29,7 +29,7 @@ pub enum OsOp {
 
 /// A system call failed; carries the errno.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
-#[error("{op:?} failed: {}", std::io::Error::from_raw_os_error(*errno))]
+#[error("{op:?} failed: {}", std::io::Error::from_raw_os_error(*.errno))]
 pub struct OsError {
     op: OsOp,
     errno: i32,
