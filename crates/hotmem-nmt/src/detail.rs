@@ -2,9 +2,10 @@
 //! These allocate (region lists, resolved symbols); only the summary
 //! reports are allocation-free.
 
+use crate::region_state::RegionState;
 use crate::scale::Scale;
-use crate::stack::{CallStack, ResolvedFrame, StackId};
-use crate::state::RegionState;
+use crate::stack::{CallStack, ResolvedFrame};
+use crate::stack_id::StackId;
 use crate::store::RegionStore;
 use crate::summary::{Label, NameOf, Summary, SummaryDiffReport, SummaryReport, diff};
 use crate::tracker::Tracker;

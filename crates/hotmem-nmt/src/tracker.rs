@@ -2,8 +2,9 @@
 
 use crate::delta::{Delta, Totals};
 use crate::error::{TagError, TrackError};
-use crate::stack::{CallStack, StackId, StackStore};
-use crate::state::RegionState;
+use crate::region_state::RegionState;
+use crate::stack::{CallStack, StackStore};
+use crate::stack_id::StackId;
 use crate::store::{Change, RegionStore};
 use crate::summary::Summary;
 use crate::sync::{Mutex, MutexGuard};
