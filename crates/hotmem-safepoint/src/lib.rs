@@ -84,6 +84,8 @@
 //!
 //! Linux only: it parks threads with the futex system call.
 
+#![forbid(unsafe_code)]
+
 mod backoff;
 mod barrier;
 mod coordinator;
