@@ -64,12 +64,12 @@
 //! registry for registered threads), and such calls return typed errors.
 
 use crate::barrier::{WaitBarrier, Wake};
-use crate::coordinator::{SafepointLog, Strategy};
 use crate::error::{BeginError, HandshakeError, RegisterError};
 use crate::handshake::{Executor, HandshakeOp};
 use crate::ids::SafepointId;
 use crate::legacy::{self, LegacyGate};
 use crate::operation::{Busy, HandshakeTicket, OperationGate};
+use crate::options::{SafepointLog, Strategy};
 use crate::pending::Pending;
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
