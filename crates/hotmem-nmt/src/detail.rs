@@ -470,6 +470,35 @@ impl<S: RegionStore> Tracker<S> {
     ) -> fmt::Result {
         write!(w, "{}", self.detail_diff_report(baseline, scale))
     }
+
+    /// The summary diff report against `baseline` (taken by
+    /// [`Tracker::baseline`]).
+    pub fn summary_diff_report<'a>(
+        &'a self,
+        baseline: &'a Baseline,
+        scale: Scale,
+    ) -> SummaryDiffReport<'a> {
+        SummaryDiffReport {
+            now: self.summary(),
+            before: baseline.summary(),
+            tags: &self.tags,
+            scale,
+        }
+    }
+
+    /// Writes the summary diff against `baseline` into `w`, allocating
+    /// nothing.
+    ///
+    /// # Errors
+    /// Whatever `w` returns.
+    pub fn write_summary_diff(
+        &self,
+        baseline: &Baseline,
+        w: &mut dyn fmt::Write,
+        scale: Scale,
+    ) -> fmt::Result {
+        write!(w, "{}", self.summary_diff_report(baseline, scale))
+    }
 }
 
 crate::summary::to_json!(DetailReport, DetailDiffReport);
