@@ -4,6 +4,9 @@ use hotmem_os::{MemRange, MemTag};
 use std::fmt;
 use thiserror::Error;
 
+// Defined next to the tag registry, the one place that returns it.
+pub use crate::tags::TagError;
+
 /// A tracker operation, named in errors.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[non_exhaustive]
@@ -54,29 +57,6 @@ pub enum TrackError {
     TagOutOfRange {
         /// The tag.
         tag: MemTag,
-    },
-}
-
-/// Why a custom tag could not be registered.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum TagError {
-    /// The name is empty or only white space.
-    #[error("tag name is empty")]
-    EmptyName,
-    /// The name is longer than [`MAX_TAG_NAME`](crate::MAX_TAG_NAME) bytes.
-    #[error("tag name of {len} bytes is longer than {max}")]
-    NameTooLong {
-        /// Its length.
-        len: usize,
-        /// The limit.
-        max: usize,
-    },
-    /// Every custom tag number is taken.
-    #[error("all {capacity} custom tags are registered")]
-    Full {
-        /// How many custom tags there can be.
-        capacity: usize,
     },
 }
 
