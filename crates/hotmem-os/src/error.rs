@@ -1,7 +1,9 @@
 //! Typed errors. A failed operation leaves every mapping as it was.
 
-use crate::{Address, MemRange};
 use thiserror::Error;
+
+// Defined next to MemRange, whose constructors return it.
+pub use crate::address::RangeError;
 
 /// Which system call failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -58,39 +60,6 @@ impl From<OsError> for std::io::Error {
     fn from(e: OsError) -> Self {
         std::io::Error::from_raw_os_error(e.errno)
     }
-}
-
-/// A range argument that cannot be used.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum RangeError {
-    /// The range has no bytes.
-    #[error("empty range")]
-    Empty,
-    /// `start + len` overflows the address space.
-    #[error("range of {len} bytes at {start} wraps around the address space")]
-    Wraps {
-        /// Requested start.
-        start: Address,
-        /// Requested length.
-        len: usize,
-    },
-    /// Start or length is not a multiple of the required alignment.
-    #[error("range {range} is not aligned to {align} bytes")]
-    Misaligned {
-        /// The range.
-        range: MemRange,
-        /// The alignment it needed.
-        align: usize,
-    },
-    /// The range is not inside the range it must lie in.
-    #[error("range {range} is outside {within}")]
-    OutOfRange {
-        /// The range.
-        range: MemRange,
-        /// Where it had to be.
-        within: MemRange,
-    },
 }
 
 /// Why a reservation could not be made.
