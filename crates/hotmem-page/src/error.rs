@@ -4,32 +4,8 @@ use crate::{NodeId, OwnedPage, PageType};
 use hotmem_os::{CommitError, MapError, PhysicalError, ReserveError};
 use thiserror::Error;
 
-/// An object size or alignment that cannot be allocated.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
-#[non_exhaustive]
-pub enum LayoutError {
-    /// Zero bytes were asked for.
-    #[error("object of zero bytes")]
-    ZeroSize,
-    /// The alignment is not a power of two.
-    #[error("alignment {align} is not a power of two")]
-    BadAlignment {
-        /// The alignment asked for.
-        align: usize,
-    },
-    /// The alignment is larger than [`ObjectLayout::MAX_ALIGN`](crate::ObjectLayout::MAX_ALIGN).
-    #[error("alignment {align} is larger than a virtual memory page")]
-    AlignTooLarge {
-        /// The alignment asked for.
-        align: usize,
-    },
-    /// Rounding the size up overflows.
-    #[error("object size {size} overflows")]
-    Overflow {
-        /// The size asked for.
-        size: usize,
-    },
-}
+// Defined next to ObjectLayout, whose constructors return it.
+pub use crate::types::LayoutError;
 
 /// A heap configuration that cannot be built.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
