@@ -3,6 +3,7 @@
 
 pub(crate) mod handoff;
 mod outcome;
+mod payload;
 mod phase;
 mod work;
 mod worker;
@@ -345,7 +346,7 @@ impl WorkerPool {
                 (None, first) => payload = first,
                 // Only the first payload is handed back; the others are
                 // dropped without letting their `Drop` unwind out of here.
-                (Some(_), Some(other)) => phase::drop_payload(other),
+                (Some(_), Some(other)) => payload::drop_payload(other),
                 (Some(_), None) => {}
             }
             workers.push(report.stats);
