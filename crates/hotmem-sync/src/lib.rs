@@ -45,20 +45,15 @@ pub use crossbeam_utils::CachePadded;
 pub use futex::FutexWord;
 pub use lock::{Condvar, Mutex, MutexGuard};
 
+// The crate the modelled names come from: std normally, loom under
+// `cfg(hotmem_loom)`, whose modules mirror std's.
 #[cfg(not(hotmem_loom))]
-pub use std::{
-    hint,
-    sync::{
-        Arc,
-        atomic::{
-            AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
-        },
-    },
-    thread_local,
-};
+use std as base;
 
 #[cfg(hotmem_loom)]
-pub use loom::{
+use loom as base;
+
+pub use base::{
     hint,
     sync::{
         Arc,

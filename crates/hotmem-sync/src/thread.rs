@@ -4,11 +4,7 @@
 //! Under loom, [`sleep`] yields (a model has no time) and
 //! [`available_parallelism`] is std's (it asks the machine, not the model).
 
-#[cfg(not(hotmem_loom))]
-pub use std::thread::*;
-
-#[cfg(hotmem_loom)]
-pub use loom::thread::*;
+pub use crate::base::thread::*;
 
 #[cfg(hotmem_loom)]
 pub use std::thread::available_parallelism;
