@@ -1,4 +1,4 @@
 //! Synthetic topology descriptions, structured and free text, against a model.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| hotmem_numa::fuzz::fuzz(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| hotmem_numa::model::fuzz(data));

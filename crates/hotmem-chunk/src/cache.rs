@@ -22,9 +22,9 @@
 
 use crate::chunk::Chunk;
 use crate::lock::SpinLock;
+use crate::sync::{CounterUsize, Ordering};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Whether a space keeps dropped arenas' small chunks for the next arena.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ pub(crate) struct ChunkCache {
 }
 
 /// Hands each thread a shard number on its first use, round robin.
-static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+static NEXT_SHARD: CounterUsize = CounterUsize::new(0);
 
 thread_local! {
     static MY_SHARD: Cell<usize> = const { Cell::new(usize::MAX) };

@@ -5,6 +5,42 @@ use crate::ChunkLevel;
 use hotmem_os::{Address, MemRange};
 use std::fmt;
 
+/// The accessors that [`Chunk`] and [`ChunkView`] both have, written once
+/// over the `start`, `level` and `size` fields that both have.
+macro_rules! placement_accessors {
+    () => {
+        /// The first byte.
+        #[inline]
+        pub fn start(&self) -> Address {
+            self.start
+        }
+
+        /// One past the last byte.
+        #[inline]
+        pub fn end(&self) -> Address {
+            self.start + self.size
+        }
+
+        /// The chunk's level.
+        #[inline]
+        pub fn level(&self) -> ChunkLevel {
+            self.level
+        }
+
+        /// Its size in bytes (a power of two; the start is aligned to it).
+        #[inline]
+        pub fn size(&self) -> usize {
+            self.size
+        }
+
+        /// Its address range.
+        #[inline]
+        pub fn range(&self) -> MemRange {
+            MemRange::new(self.start, self.size).expect("chunk inside its space")
+        }
+    };
+}
+
 /// A chunk handed out by [`ChunkManager::get_chunk`](crate::ChunkManager::get_chunk),
 /// owned by whoever holds this value: the capability to give the chunk back.
 ///
@@ -77,35 +113,7 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    /// The first byte.
-    #[inline]
-    pub fn start(&self) -> Address {
-        self.start
-    }
-
-    /// One past the last byte.
-    #[inline]
-    pub fn end(&self) -> Address {
-        self.start + self.size
-    }
-
-    /// The chunk's level.
-    #[inline]
-    pub fn level(&self) -> ChunkLevel {
-        self.level
-    }
-
-    /// Its size in bytes (a power of two; the start is aligned to it).
-    #[inline]
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// Its address range.
-    #[inline]
-    pub fn range(&self) -> MemRange {
-        self.view().range()
-    }
+    placement_accessors!();
 
     /// A read-only view of it (which cannot be returned).
     #[inline]
@@ -177,35 +185,7 @@ pub struct ChunkView {
 }
 
 impl ChunkView {
-    /// The first byte.
-    #[inline]
-    pub fn start(&self) -> Address {
-        self.start
-    }
-
-    /// One past the last byte.
-    #[inline]
-    pub fn end(&self) -> Address {
-        self.start + self.size
-    }
-
-    /// The chunk's level.
-    #[inline]
-    pub fn level(&self) -> ChunkLevel {
-        self.level
-    }
-
-    /// Its size in bytes.
-    #[inline]
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
-    /// Its address range.
-    #[inline]
-    pub fn range(&self) -> MemRange {
-        MemRange::new(self.start, self.size).expect("chunk inside its space")
-    }
+    placement_accessors!();
 }
 
 impl fmt::Display for ChunkView {

@@ -2,11 +2,11 @@
 //! [`Coalescing`] and [`SpaceConfig`].
 
 use crate::cache::ArenaCache;
-use crate::error::ConfigError;
 use crate::level::Geometry;
 use hotmem_os::{MemTag, page_size};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use thiserror::Error;
 
 /// Which of the two metaspaces a chunk manager serves. The review of
 /// 8198423 asked for this instead of `bool is_class`.
@@ -220,4 +220,57 @@ impl Default for SpaceConfig {
     fn default() -> Self {
         Self::class_space()
     }
+}
+
+/// A [`SpaceConfig`](crate::SpaceConfig) that cannot be used.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A size that must be a power of two is not.
+    #[error("{what} {value} is not a power of two")]
+    NotPowerOfTwo {
+        /// Which size.
+        what: &'static str,
+        /// Its value.
+        value: usize,
+    },
+    /// The smallest chunk is under 64 bytes or above the root chunk, the root
+    /// chunk is above 1 GiB, or there are more than 2^20 smallest chunks in a
+    /// root chunk.
+    #[error(
+        "chunk sizes root {root} / smallest {min}: need 64 <= smallest <= root <= 1 GiB \
+         and at most 2^20 smallest chunks per root chunk"
+    )]
+    ChunkSizes {
+        /// Root chunk size.
+        root: usize,
+        /// Smallest chunk size.
+        min: usize,
+    },
+    /// The commit granule is below a page or the smallest chunk, or above the
+    /// root chunk.
+    #[error(
+        "commit granule {granule} must be at least a page ({page}) and the smallest \
+         chunk, and at most a root chunk"
+    )]
+    Granule {
+        /// The granule.
+        granule: usize,
+        /// The page size.
+        page: usize,
+    },
+    /// The space is empty or not a multiple of the commit granule.
+    #[error("space size {size} must be a non-zero multiple of the commit granule {granule}")]
+    SpaceSize {
+        /// The size.
+        size: usize,
+        /// The granule.
+        granule: usize,
+    },
+    /// The space has more smallest chunks than chunk ids can number.
+    #[error("space of {size} bytes is too large")]
+    TooLarge {
+        /// The size.
+        size: usize,
+    },
 }

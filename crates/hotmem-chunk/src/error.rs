@@ -3,164 +3,66 @@
 
 use crate::{Chunk, ChunkLevel, ChunkView, MetadataType};
 use hotmem_os::{Address, CommitError, ReserveError};
-use std::fmt;
+use thiserror::Error;
 
-macro_rules! error_source {
-    ($ty:ty { $($variant:ident),* }) => {
-        impl std::error::Error for $ty {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                match self {
-                    $(Self::$variant(e) => Some(e),)*
-                    #[allow(unreachable_patterns)]
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-/// A [`SpaceConfig`](crate::SpaceConfig) that cannot be used.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// A size that must be a power of two is not.
-    NotPowerOfTwo {
-        /// Which size.
-        what: &'static str,
-        /// Its value.
-        value: usize,
-    },
-    /// The smallest chunk is under 64 bytes or above the root chunk, the root
-    /// chunk is above 1 GiB, or there are more than 2^20 smallest chunks in a
-    /// root chunk.
-    ChunkSizes {
-        /// Root chunk size.
-        root: usize,
-        /// Smallest chunk size.
-        min: usize,
-    },
-    /// The commit granule is below a page or the smallest chunk, or above the
-    /// root chunk.
-    Granule {
-        /// The granule.
-        granule: usize,
-        /// The page size.
-        page: usize,
-    },
-    /// The space is empty or not a multiple of the commit granule.
-    SpaceSize {
-        /// The size.
-        size: usize,
-        /// The granule.
-        granule: usize,
-    },
-    /// The space has more smallest chunks than chunk ids can number.
-    TooLarge {
-        /// The size.
-        size: usize,
-    },
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::NotPowerOfTwo { what, value } => {
-                write!(f, "{what} {value} is not a power of two")
-            }
-            ConfigError::ChunkSizes { root, min } => write!(
-                f,
-                "chunk sizes root {root} / smallest {min}: need 64 <= smallest <= root <= 1 GiB \
-                 and at most 2^20 smallest chunks per root chunk"
-            ),
-            ConfigError::Granule { granule, page } => write!(
-                f,
-                "commit granule {granule} must be at least a page ({page}) and the smallest \
-                 chunk, and at most a root chunk"
-            ),
-            ConfigError::SpaceSize { size, granule } => write!(
-                f,
-                "space size {size} must be a non-zero multiple of the commit granule {granule}"
-            ),
-            ConfigError::TooLarge { size } => write!(f, "space of {size} bytes is too large"),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
+// Defined next to SpaceConfig, whose validation returns it.
+pub use crate::config::ConfigError;
 
 /// Why a space could not be created.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum SpaceError {
     /// The configuration is invalid.
-    Config(ConfigError),
+    #[error("invalid space configuration: {0}")]
+    Config(#[source] ConfigError),
     /// The reservation failed.
-    Reserve(ReserveError),
+    #[error("cannot reserve the space: {0}")]
+    Reserve(#[source] ReserveError),
 }
-
-impl fmt::Display for SpaceError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SpaceError::Config(e) => write!(f, "invalid space configuration: {e}"),
-            SpaceError::Reserve(e) => write!(f, "cannot reserve the space: {e}"),
-        }
-    }
-}
-
-error_source!(SpaceError { Config, Reserve });
 
 /// A chunk handle that this space does not accept.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum ChunkError {
     /// The chunk belongs to another space.
+    #[error("{chunk} belongs to another space")]
     Foreign {
         /// The chunk.
         chunk: ChunkView,
     },
     /// The level does not exist in this space.
+    #[error("level {level} does not exist here")]
     BadLevel {
         /// The level.
         level: ChunkLevel,
     },
     /// No chunk of that level starts at that address.
+    #[error("no such chunk: {chunk}")]
     NoSuchChunk {
         /// The chunk.
         chunk: ChunkView,
     },
     /// The chunk is free: it was returned already (or never handed out).
+    #[error("{chunk} is not in use (double return?)")]
     NotInUse {
         /// The chunk.
         chunk: ChunkView,
     },
     /// The chunk was returned and handed out again since this handle was made.
+    #[error("{chunk} is a stale handle: handed out again since")]
     Stale {
         /// The chunk.
         chunk: ChunkView,
     },
 }
 
-impl fmt::Display for ChunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ChunkError::Foreign { chunk } => write!(f, "{chunk} belongs to another space"),
-            ChunkError::BadLevel { level } => write!(f, "level {level} does not exist here"),
-            ChunkError::NoSuchChunk { chunk } => write!(f, "no such chunk: {chunk}"),
-            ChunkError::NotInUse { chunk } => write!(f, "{chunk} is not in use (double return?)"),
-            ChunkError::Stale { chunk } => {
-                write!(f, "{chunk} is a stale handle: handed out again since")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ChunkError {}
-
 /// Why [`ChunkManager::return_chunk`](crate::ChunkManager::return_chunk)
 /// refused a chunk; it hands the chunk back, and the space is unchanged.
-#[derive(Debug)]
+#[derive(Debug, Error)]
+#[error("cannot return the chunk: {reason}")]
 pub struct ReturnChunkError {
     pub(crate) chunk: Chunk,
+    #[source]
     pub(crate) reason: ChunkError,
 }
 
@@ -176,29 +78,22 @@ impl ReturnChunkError {
     }
 }
 
-impl fmt::Display for ReturnChunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot return the chunk: {}", self.reason)
-    }
-}
-
-impl std::error::Error for ReturnChunkError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.reason)
-    }
-}
-
 /// Why [`ChunkManager::get_chunk`](crate::ChunkManager::get_chunk) failed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum GetChunkError {
     /// A level does not exist in this space.
+    #[error("level {level} does not exist here")]
     BadLevel {
         /// The level.
         level: ChunkLevel,
     },
     /// The preferred level is smaller (a higher number) than the smallest
     /// acceptable one, or the commit wish exceeds the preferred chunk.
+    #[error(
+        "bad chunk request: preferred {preferred}, smallest acceptable {max_level}, \
+         commit {min_committed} bytes"
+    )]
     BadRequest {
         /// Preferred level.
         preferred: ChunkLevel,
@@ -208,6 +103,7 @@ pub enum GetChunkError {
         min_committed: usize,
     },
     /// No free chunk and no untouched space of an acceptable size is left.
+    #[error("{space} exhausted: no chunk of level {max_level} or larger")]
     Exhausted {
         /// Which space.
         space: MetadataType,
@@ -215,73 +111,41 @@ pub enum GetChunkError {
         max_level: ChunkLevel,
     },
     /// Committing the chunk's first bytes failed.
-    Commit(CommitError),
+    #[error("committing the chunk failed: {0}")]
+    Commit(#[source] CommitError),
 }
-
-impl fmt::Display for GetChunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GetChunkError::BadLevel { level } => write!(f, "level {level} does not exist here"),
-            GetChunkError::BadRequest {
-                preferred,
-                max_level,
-                min_committed,
-            } => write!(
-                f,
-                "bad chunk request: preferred {preferred}, smallest acceptable {max_level}, \
-                 commit {min_committed} bytes"
-            ),
-            GetChunkError::Exhausted { space, max_level } => {
-                write!(
-                    f,
-                    "{space} exhausted: no chunk of level {max_level} or larger"
-                )
-            }
-            GetChunkError::Commit(e) => write!(f, "committing the chunk failed: {e}"),
-        }
-    }
-}
-
-error_source!(GetChunkError { Commit });
 
 /// Why a chunk could not be enlarged in place.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum EnlargeError {
     /// The handle is not accepted.
-    Chunk(ChunkError),
+    #[error("{0}")]
+    Chunk(#[source] ChunkError),
     /// The space runs the [`Coalescing::None`](crate::Coalescing::None) baseline.
+    #[error("this space does not coalesce")]
     Disabled,
     /// A root chunk has no buddy.
+    #[error("a root chunk cannot grow")]
     Root,
     /// The chunk is the upper half of its would-be parent: it cannot grow
     /// without moving.
+    #[error("the chunk is the upper buddy")]
     NotLeader,
     /// The buddy is in use, split, or outside the space.
+    #[error("the buddy is not free and whole")]
     BuddyNotFree,
 }
 
-impl fmt::Display for EnlargeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EnlargeError::Chunk(e) => e.fmt(f),
-            EnlargeError::Disabled => f.write_str("this space does not coalesce"),
-            EnlargeError::Root => f.write_str("a root chunk cannot grow"),
-            EnlargeError::NotLeader => f.write_str("the chunk is the upper buddy"),
-            EnlargeError::BuddyNotFree => f.write_str("the buddy is not free and whole"),
-        }
-    }
-}
-
-error_source!(EnlargeError { Chunk });
-
 /// Why part of a chunk could not be committed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum CommitChunkError {
     /// The handle is not accepted.
-    Chunk(ChunkError),
+    #[error("{0}")]
+    Chunk(#[source] ChunkError),
     /// More bytes than the chunk has.
+    #[error("cannot commit {bytes} bytes of a {size} byte chunk")]
     BeyondChunk {
         /// Bytes asked for.
         bytes: usize,
@@ -289,46 +153,24 @@ pub enum CommitChunkError {
         size: usize,
     },
     /// The OS refused.
-    Os(CommitError),
+    #[error("commit failed: {0}")]
+    Os(#[source] CommitError),
 }
-
-impl fmt::Display for CommitChunkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CommitChunkError::Chunk(e) => e.fmt(f),
-            CommitChunkError::BeyondChunk { bytes, size } => {
-                write!(f, "cannot commit {bytes} bytes of a {size} byte chunk")
-            }
-            CommitChunkError::Os(e) => write!(f, "commit failed: {e}"),
-        }
-    }
-}
-
-error_source!(CommitChunkError { Chunk, Os });
 
 /// An uncommit failed during a purge; what was uncommitted before stays so.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct PurgeError(pub CommitError);
-
-impl fmt::Display for PurgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "purge: uncommit failed: {}", self.0)
-    }
-}
-
-impl std::error::Error for PurgeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[error("purge: uncommit failed: {0}")]
+pub struct PurgeError(#[source] pub CommitError);
 
 /// Why an [`Arena`](crate::Arena) allocation failed. The arena is unchanged.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AllocError {
     /// Zero bytes were asked for.
+    #[error("zero-size metadata allocation")]
     ZeroSize,
     /// Larger than a root chunk.
+    #[error("{size} bytes exceed the largest chunk ({max} bytes)")]
     TooLarge {
         /// Bytes asked for.
         size: usize,
@@ -336,33 +178,22 @@ pub enum AllocError {
         max: usize,
     },
     /// The space has no chunk for it: metaspace out of memory.
-    Chunk(GetChunkError),
+    #[error("out of metaspace: {0}")]
+    Chunk(#[source] GetChunkError),
     /// Committing memory for it failed.
-    Commit(CommitChunkError),
+    #[error("out of memory: {0}")]
+    Commit(#[source] CommitChunkError),
 }
-
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AllocError::ZeroSize => f.write_str("zero-size metadata allocation"),
-            AllocError::TooLarge { size, max } => {
-                write!(f, "{size} bytes exceed the largest chunk ({max} bytes)")
-            }
-            AllocError::Chunk(e) => write!(f, "out of metaspace: {e}"),
-            AllocError::Commit(e) => write!(f, "out of memory: {e}"),
-        }
-    }
-}
-
-error_source!(AllocError { Chunk, Commit });
 
 /// Why a block could not be given back to its arena. The arena is unchanged.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum DeallocError {
     /// Zero bytes.
+    #[error("zero-size deallocation")]
     ZeroSize,
     /// Address or size is not a multiple of the word size.
+    #[error("block {addr} of {size} bytes is not word aligned")]
     Misaligned {
         /// The address.
         addr: Address,
@@ -370,6 +201,7 @@ pub enum DeallocError {
         size: usize,
     },
     /// The block is not inside memory this arena handed out.
+    #[error("block {addr} of {size} bytes was not allocated by this arena")]
     NotOwned {
         /// The address.
         addr: Address,
@@ -377,6 +209,7 @@ pub enum DeallocError {
         size: usize,
     },
     /// The block overlaps a block already deallocated (double free).
+    #[error("block {addr} of {size} bytes is already free")]
     AlreadyFree {
         /// The address.
         addr: Address,
@@ -385,30 +218,9 @@ pub enum DeallocError {
     },
 }
 
-impl fmt::Display for DeallocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DeallocError::ZeroSize => f.write_str("zero-size deallocation"),
-            DeallocError::Misaligned { addr, size } => {
-                write!(f, "block {addr} of {size} bytes is not word aligned")
-            }
-            DeallocError::NotOwned { addr, size } => {
-                write!(
-                    f,
-                    "block {addr} of {size} bytes was not allocated by this arena"
-                )
-            }
-            DeallocError::AlreadyFree { addr, size } => {
-                write!(f, "block {addr} of {size} bytes is already free")
-            }
-        }
-    }
-}
-
-impl std::error::Error for DeallocError {}
-
 /// A broken invariant found by `verify()`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("invariant broken: {invariant}: {detail}")]
 pub struct VerifyError {
     /// Which invariant.
     pub invariant: &'static str,
@@ -424,11 +236,3 @@ impl VerifyError {
         }
     }
 }
-
-impl fmt::Display for VerifyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invariant broken: {}: {}", self.invariant, self.detail)
-    }
-}
-
-impl std::error::Error for VerifyError {}

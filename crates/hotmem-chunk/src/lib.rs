@@ -101,6 +101,7 @@ mod arena;
 mod cache;
 mod chunk;
 mod config;
+mod counters;
 mod error;
 pub mod experiment;
 mod freeblocks;
@@ -127,6 +128,7 @@ pub use arena::{Arena, ArenaStatistics, WORD};
 pub use cache::ArenaCache;
 pub use chunk::{Chunk, ChunkView};
 pub use config::{Coalescing, MetadataType, SpaceConfig};
+pub use counters::ChunkCounters;
 pub use error::{
     AllocError, ChunkError, CommitChunkError, ConfigError, DeallocError, EnlargeError,
     GetChunkError, PurgeError, ReturnChunkError, SpaceError, VerifyError,
@@ -136,4 +138,4 @@ pub use level::{ChunkLevel, Geometry};
 pub use manager::{ChunkManager, PurgeReport};
 pub use map::SpaceMap;
 pub use metaspace::{LoaderMetaspace, Metaspace, MetaspaceConfig, MetaspaceStatistics};
-pub use stats::{Bytes, ChunkCounters, LevelStatistics, SpaceStatistics};
+pub use stats::{Bytes, LevelStatistics, SpaceStatistics};

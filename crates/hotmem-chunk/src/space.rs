@@ -3,10 +3,10 @@
 //! enlarging in place, committing on demand and purging. Runs under the
 //! manager's lock; knows nothing about locking or handles.
 
+use crate::counters::ChunkCounters;
 use crate::freelist::{End, FreeLists};
 use crate::granules::CommitMap;
 use crate::occupancy::{Occupancy, SERIAL_BITS, UnitState};
-use crate::stats::ChunkCounters;
 use crate::sync::CounterU32;
 use crate::table::LazyTable;
 use crate::{ChunkLevel, Coalescing, Geometry};

@@ -40,12 +40,17 @@ impl Totals {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TagDelta {
     /// The tag.
-    #[serde(serialize_with = "crate::summary::serialize_tag")]
+    #[serde(serialize_with = "serialize_tag")]
     pub tag: MemTag,
     /// Change of reserved bytes.
     pub reserved: isize,
     /// Change of committed bytes.
     pub committed: isize,
+}
+
+/// Serializes a tag as its number.
+pub(crate) fn serialize_tag<S: serde::Serializer>(tag: &MemTag, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u16(tag.raw())
 }
 
 /// Entries kept inline before a [`Delta`] spills to the heap. An operation

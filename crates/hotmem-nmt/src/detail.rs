@@ -2,9 +2,10 @@
 //! These allocate (region lists, resolved symbols); only the summary
 //! reports are allocation-free.
 
+use crate::region_state::RegionState;
 use crate::scale::Scale;
-use crate::stack::{CallStack, ResolvedFrame, StackId};
-use crate::state::RegionState;
+use crate::stack::{CallStack, ResolvedFrame};
+use crate::stack_id::StackId;
 use crate::store::RegionStore;
 use crate::summary::{Label, NameOf, Summary, SummaryDiffReport, SummaryReport, diff};
 use crate::tracker::Tracker;
@@ -468,6 +469,35 @@ impl<S: RegionStore> Tracker<S> {
         scale: Scale,
     ) -> fmt::Result {
         write!(w, "{}", self.detail_diff_report(baseline, scale))
+    }
+
+    /// The summary diff report against `baseline` (taken by
+    /// [`Tracker::baseline`]).
+    pub fn summary_diff_report<'a>(
+        &'a self,
+        baseline: &'a Baseline,
+        scale: Scale,
+    ) -> SummaryDiffReport<'a> {
+        SummaryDiffReport {
+            now: self.summary(),
+            before: baseline.summary(),
+            tags: &self.tags,
+            scale,
+        }
+    }
+
+    /// Writes the summary diff against `baseline` into `w`, allocating
+    /// nothing.
+    ///
+    /// # Errors
+    /// Whatever `w` returns.
+    pub fn write_summary_diff(
+        &self,
+        baseline: &Baseline,
+        w: &mut dyn fmt::Write,
+        scale: Scale,
+    ) -> fmt::Result {
+        write!(w, "{}", self.summary_diff_report(baseline, scale))
     }
 }
 

@@ -71,10 +71,11 @@ mod map;
 #[cfg(any(test, fuzzing))]
 pub mod model;
 mod points;
+mod region_state;
 mod scale;
 mod stack;
-mod state;
-mod states;
+mod stack_id;
+mod state_table;
 mod store;
 mod summary;
 mod sync;
@@ -88,9 +89,10 @@ pub use detail::{
 };
 pub use error::{MapError, Operation, TagError, TrackError};
 pub use map::{AnnotatedMap, MapEntry, MapTotals, TagResidency};
+pub use region_state::{Kind, RegionState};
 pub use scale::{Amount, Change, Scale};
-pub use stack::{CallStack, MAX_FRAMES, ResolvedFrame, StackId};
-pub use state::{Kind, RegionState};
+pub use stack::{CallStack, MAX_FRAMES, ResolvedFrame};
+pub use stack_id::StackId;
 pub use store::RegionStore;
 pub use summary::{Summary, SummaryDiffReport, SummaryReport};
 pub use tags::{MAX_CUSTOM_TAGS, MAX_TAG_NAME, MAX_TAGS};

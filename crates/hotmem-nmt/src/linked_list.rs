@@ -7,8 +7,8 @@
 //! like the tree (same splits and merges), behind the same [`Tracker`] API.
 
 use crate::error::TrackError;
-use crate::stack::StackId;
-use crate::state::RegionState;
+use crate::region_state::RegionState;
+use crate::stack_id::StackId;
 use crate::store::{Change, check, sealed::StoreImpl};
 use crate::tracker::Tracker;
 use hotmem_os::{Address, MemRange, MemTag};

@@ -5,8 +5,8 @@
 
 use crate::delta::Totals;
 use crate::error::MapError;
+use crate::region_state::RegionState;
 use crate::scale::Scale;
-use crate::state::RegionState;
 use crate::store::RegionStore;
 use crate::summary::{Label, NameOf};
 use crate::tags::{MAX_TAGS, TagRegistry};

@@ -3,7 +3,8 @@
 
 use crate::error::TrackError;
 use crate::linked_list::LinkedList;
-use crate::stack::{CallStack, StackId};
+use crate::stack::CallStack;
+use crate::stack_id::StackId;
 use crate::store::RegionStore;
 use crate::tracker::{Level, Tracker};
 use crate::tree::VmaTree;

@@ -18,7 +18,7 @@
 //! the first leaf's fence is 0; a leaf's points lie in
 //! `[its fence, the next leaf's fence)`.
 
-use crate::states::StateId;
+use crate::state_table::StateId;
 use std::cell::Cell;
 use std::ops::ControlFlow;
 

@@ -1,7 +1,8 @@
 //! Call stacks: captured as bare instruction pointers (cheap), stored once per
 //! distinct stack, resolved to symbols only when a detail report is printed.
 
-use crate::state::MAX_STACK_ID;
+use crate::region_state::MAX_STACK_ID;
+use crate::stack_id::StackId;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -9,34 +10,6 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// How many frames a [`CallStack`] keeps (HotSpot's NMT keeps 4; we keep
 /// more because the frames of `hotmem-os` itself take some of them).
 pub const MAX_FRAMES: usize = 12;
-
-/// The identity of a distinct call stack in a tracker's stack store.
-/// [`StackId::NONE`] stands for "no stack recorded".
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
-#[serde(transparent)]
-pub struct StackId(u32);
-
-impl StackId {
-    /// No stack: summary level, an empty [`CallStack`], or a full store.
-    pub const NONE: StackId = StackId(0);
-
-    #[inline]
-    pub(crate) const fn new(raw: u32) -> StackId {
-        StackId(raw)
-    }
-
-    /// The number (0 for [`StackId::NONE`]).
-    #[inline]
-    pub const fn get(self) -> u32 {
-        self.0
-    }
-}
-
-impl fmt::Debug for StackId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "stack#{}", self.0)
-    }
-}
 
 /// A call stack as up to [`MAX_FRAMES`] instruction pointers, innermost first.
 /// Plain data: capturing it resolves nothing and allocates nothing.

@@ -5,8 +5,8 @@
 //! [`Tracker`]: crate::Tracker
 
 use crate::error::{Operation, TrackError};
-use crate::stack::StackId;
-use crate::state::RegionState;
+use crate::region_state::RegionState;
+use crate::stack_id::StackId;
 use hotmem_os::{MemRange, MemTag};
 
 /// A structure that maps address ranges to [`RegionState`]s: the

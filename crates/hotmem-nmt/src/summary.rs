@@ -3,9 +3,7 @@
 
 use crate::delta::Totals;
 use crate::scale::{Scale, put_amount, put_spaces};
-use crate::store::RegionStore;
 use crate::tags::{MAX_TAGS, TagRegistry};
-use crate::tracker::Tracker;
 use hotmem_os::MemTag;
 use serde::ser::{SerializeSeq, SerializeStruct};
 use std::fmt::{self, Write as _};
@@ -198,11 +196,6 @@ impl serde::Serialize for NameOf<'_> {
     }
 }
 
-/// Serializes a tag as its number.
-pub(crate) fn serialize_tag<S: serde::Serializer>(tag: &MemTag, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u16(tag.raw())
-}
-
 /// The tags of a summary (or a diff) as a JSON array.
 struct TagList<'a> {
     now: &'a Summary,
@@ -328,56 +321,6 @@ impl serde::Serialize for SummaryDiffReport<'_> {
             },
         )?;
         st.end()
-    }
-}
-
-impl<S: RegionStore> Tracker<S> {
-    /// The summary report in `scale`: print it with `{}` or serialize it.
-    /// Takes the lock only to copy the totals.
-    pub fn summary_report(&self, scale: Scale) -> SummaryReport<'_> {
-        SummaryReport {
-            summary: self.summary(),
-            tags: &self.tags,
-            scale,
-        }
-    }
-
-    /// Writes the summary report into `w`. Allocates nothing, so it may run
-    /// where the heap cannot be trusted (out-of-memory reporting, samplers).
-    ///
-    /// # Errors
-    /// Whatever `w` returns.
-    pub fn write_summary(&self, w: &mut dyn fmt::Write, scale: Scale) -> fmt::Result {
-        write!(w, "{}", self.summary_report(scale))
-    }
-
-    /// The summary diff report against `baseline` (taken by
-    /// [`Tracker::baseline`]).
-    pub fn summary_diff_report<'a>(
-        &'a self,
-        baseline: &'a crate::Baseline,
-        scale: Scale,
-    ) -> SummaryDiffReport<'a> {
-        SummaryDiffReport {
-            now: self.summary(),
-            before: baseline.summary(),
-            tags: &self.tags,
-            scale,
-        }
-    }
-
-    /// Writes the summary diff against `baseline` into `w`, allocating
-    /// nothing.
-    ///
-    /// # Errors
-    /// Whatever `w` returns.
-    pub fn write_summary_diff(
-        &self,
-        baseline: &crate::Baseline,
-        w: &mut dyn fmt::Write,
-        scale: Scale,
-    ) -> fmt::Result {
-        write!(w, "{}", self.summary_diff_report(baseline, scale))
     }
 }
 

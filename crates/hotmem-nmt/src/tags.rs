@@ -1,9 +1,9 @@
 //! Tag names: the built-in categories of `hotmem-os` plus the ones an
 //! embedder registers, readable without locking or allocating.
 
-use crate::error::TagError;
 use crate::sync::{Mutex, OnceLock};
 use hotmem_os::MemTag;
+use thiserror::Error;
 
 /// Tags a tracker accounts for: numbers `0..MAX_TAGS`. The built-in tags sit
 /// below [`MemTag::FIRST_CUSTOM`], registered ones above it.
@@ -14,6 +14,29 @@ pub const MAX_CUSTOM_TAGS: usize = MAX_TAGS - MemTag::FIRST_CUSTOM as usize;
 
 /// The longest custom tag name, in bytes.
 pub const MAX_TAG_NAME: usize = 64;
+
+/// Why a custom tag could not be registered.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TagError {
+    /// The name is empty or only white space.
+    #[error("tag name is empty")]
+    EmptyName,
+    /// The name is longer than [`MAX_TAG_NAME`](crate::MAX_TAG_NAME) bytes.
+    #[error("tag name of {len} bytes is longer than {max}")]
+    NameTooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Every custom tag number is taken.
+    #[error("all {capacity} custom tags are registered")]
+    Full {
+        /// How many custom tags there can be.
+        capacity: usize,
+    },
+}
 
 /// Names of custom tags. Append-only: a slot is written once, before its tag
 /// is handed out, so readers never lock.

@@ -2,10 +2,12 @@
 
 use crate::delta::{Delta, Totals};
 use crate::error::{TagError, TrackError};
-use crate::stack::{CallStack, StackId, StackStore};
-use crate::state::RegionState;
+use crate::region_state::RegionState;
+use crate::scale::Scale;
+use crate::stack::{CallStack, StackStore};
+use crate::stack_id::StackId;
 use crate::store::{Change, RegionStore};
-use crate::summary::Summary;
+use crate::summary::{Summary, SummaryReport};
 use crate::sync::{Mutex, MutexGuard};
 use crate::tags::{MAX_TAGS, TagRegistry};
 use crate::tree::VmaTree;
@@ -287,6 +289,25 @@ impl<S: RegionStore> Tracker<S> {
     /// A consistent copy of every tag's totals. O(tags), no allocation.
     pub fn summary(&self) -> Summary {
         Summary::from_totals(self.lock().totals)
+    }
+
+    /// The summary report in `scale`: print it with `{}` or serialize it.
+    /// Takes the lock only to copy the totals.
+    pub fn summary_report(&self, scale: Scale) -> SummaryReport<'_> {
+        SummaryReport {
+            summary: self.summary(),
+            tags: &self.tags,
+            scale,
+        }
+    }
+
+    /// Writes the summary report into `w`. Allocates nothing, so it may run
+    /// where the heap cannot be trusted (out-of-memory reporting, samplers).
+    ///
+    /// # Errors
+    /// Whatever `w` returns.
+    pub fn write_summary(&self, w: &mut dyn fmt::Write, scale: Scale) -> fmt::Result {
+        write!(w, "{}", self.summary_report(scale))
     }
 
     /// Boundary points (tree) or list nodes (baseline) the tracker holds.

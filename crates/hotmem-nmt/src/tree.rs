@@ -4,8 +4,8 @@
 
 use crate::error::TrackError;
 use crate::points::Points;
-use crate::state::RegionState;
-use crate::states::{StateId, StateTable};
+use crate::region_state::RegionState;
+use crate::state_table::{StateId, StateTable};
 use crate::store::{Change, sealed::StoreImpl};
 use hotmem_os::{Address, MemRange};
 use std::ops::ControlFlow;

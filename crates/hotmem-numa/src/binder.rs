@@ -16,7 +16,7 @@
 //! the pool's [`BindingEvent`] record, which tests check.
 
 use crate::error::{BindError, BindOp};
-use crate::sync::{Arc, Mutex, lock};
+use crate::sync::{Arc, Mutex};
 use crate::{CpuSet, NodeId, Topology};
 use hwlocality::cpu::binding::CpuBindingFlags;
 use serde::{Deserialize, Serialize};
@@ -233,7 +233,7 @@ impl ThreadBinder {
                 record,
             } => {
                 current.clone_from(cpus);
-                lock(record).push(BindingEvent {
+                record.lock().push(BindingEvent {
                     phase,
                     worker: *worker,
                     action,

@@ -3,17 +3,20 @@
 
 use crate::{CpuSet, NodeId};
 use std::fmt;
+use thiserror::Error;
 
 /// Why a [`Topology`](crate::Topology) could not be built.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum TopologyError {
     /// hwloc could not discover this machine.
+    #[error("hwloc could not detect the topology: {message}")]
     Detect {
         /// hwloc's message.
         message: String,
     },
     /// The synthetic description is not one hwloc accepts.
+    #[error("invalid synthetic topology {description:?}: {}", what_is_wrong(.reason))]
     InvalidDescription {
         /// The description as given.
         description: String,
@@ -22,6 +25,7 @@ pub enum TopologyError {
     },
     /// The topology has no NUMA node (hwloc 2 always reports at least one;
     /// kept so that a broken library is an error, not a panic).
+    #[error("the topology has no NUMA node")]
     NoNumaNodes,
 }
 
@@ -43,32 +47,17 @@ pub enum InvalidDescription {
     TooLarge,
 }
 
-impl fmt::Display for TopologyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TopologyError::Detect { message } => {
-                write!(f, "hwloc could not detect the topology: {message}")
-            }
-            TopologyError::InvalidDescription {
-                description,
-                reason,
-            } => {
-                let why = match reason {
-                    InvalidDescription::ContainsNul => "contains a NUL character",
-                    InvalidDescription::Rejected => "rejected by hwloc's parser",
-                    InvalidDescription::Unbuildable => "accepted but not buildable",
-                    InvalidDescription::TooLarge => {
-                        "too many processing units, or too many children per object"
-                    }
-                };
-                write!(f, "invalid synthetic topology {description:?}: {why}")
-            }
-            TopologyError::NoNumaNodes => f.write_str("the topology has no NUMA node"),
+/// How [`TopologyError::InvalidDescription`] words its reason.
+fn what_is_wrong(reason: &InvalidDescription) -> &'static str {
+    match reason {
+        InvalidDescription::ContainsNul => "contains a NUL character",
+        InvalidDescription::Rejected => "rejected by hwloc's parser",
+        InvalidDescription::Unbuildable => "accepted but not buildable",
+        InvalidDescription::TooLarge => {
+            "too many processing units, or too many children per object"
         }
     }
 }
-
-impl std::error::Error for TopologyError {}
 
 /// Which side of a thread CPU binding failed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -81,7 +70,7 @@ pub enum BindOp {
 }
 
 /// A thread CPU binding failed on the real topology.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub struct BindError {
     pub(crate) op: BindOp,
     pub(crate) target: Option<CpuSet>,
@@ -100,6 +89,9 @@ impl BindError {
     }
 }
 
+// Written by hand: the first half of the message depends on the operation
+// and on whether there is a target, which thiserror can only express for
+// enums (`#[error(fmt = ...)]`).
 impl fmt::Display for BindError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.op, &self.target) {
@@ -110,8 +102,6 @@ impl fmt::Display for BindError {
         f.write_str(&self.message)
     }
 }
-
-impl std::error::Error for BindError {}
 
 /// Why memory binding is not available.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -126,16 +116,20 @@ pub enum MemoryUnsupported {
 }
 
 /// Binding a memory range to a node failed; the range's policy is unchanged.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum MemoryBindError {
     /// Memory binding is not available here.
+    #[error("{}", unsupported(.0))]
     Unsupported(MemoryUnsupported),
     /// The node is not in the topology.
+    #[error("{0} is not in the topology")]
     UnknownNode(NodeId),
     /// The range has no bytes.
+    #[error("cannot bind an empty range")]
     EmptyRange,
     /// The system refused the binding (for example, a node without memory).
+    #[error("binding memory to {node} was refused: {message}")]
     Rejected {
         /// The node asked for.
         node: NodeId,
@@ -144,60 +138,40 @@ pub enum MemoryBindError {
     },
 }
 
-impl fmt::Display for MemoryBindError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemoryBindError::Unsupported(MemoryUnsupported::NotThisSystem) => {
-                f.write_str("memory binding is unsupported: the topology is synthetic")
-            }
-            MemoryBindError::Unsupported(MemoryUnsupported::Os) => {
-                f.write_str("memory binding is unsupported by the operating system")
-            }
-            MemoryBindError::UnknownNode(n) => write!(f, "{n} is not in the topology"),
-            MemoryBindError::EmptyRange => f.write_str("cannot bind an empty range"),
-            MemoryBindError::Rejected { node, message } => {
-                write!(f, "binding memory to {node} was refused: {message}")
-            }
+/// How [`MemoryBindError::Unsupported`] words its reason.
+fn unsupported(why: &MemoryUnsupported) -> &'static str {
+    match why {
+        MemoryUnsupported::NotThisSystem => {
+            "memory binding is unsupported: the topology is synthetic"
         }
+        MemoryUnsupported::Os => "memory binding is unsupported by the operating system",
     }
 }
 
-impl std::error::Error for MemoryBindError {}
-
 /// Locating a thread or an address failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum LocateError {
     /// The topology is synthetic: this machine's threads and memory are not on
     /// its nodes.
+    #[error("cannot locate on a synthetic topology: it is not this machine")]
     NotThisSystem,
     /// The operating system cannot tell (or refuses to).
+    #[error("the operating system cannot tell")]
     Unsupported,
     /// The range to locate has no bytes.
+    #[error("cannot locate an empty range")]
     EmptyRange,
     /// The thread runs on a CPU that no node of the topology holds (the
     /// topology was built before a CPU came online).
+    #[error("cpu {0} belongs to no node of the topology")]
     UnknownCpu(usize),
 }
 
-impl fmt::Display for LocateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LocateError::NotThisSystem => {
-                f.write_str("cannot locate on a synthetic topology: it is not this machine")
-            }
-            LocateError::Unsupported => f.write_str("the operating system cannot tell"),
-            LocateError::EmptyRange => f.write_str("cannot locate an empty range"),
-            LocateError::UnknownCpu(c) => write!(f, "cpu {c} belongs to no node of the topology"),
-        }
-    }
-}
-
-impl std::error::Error for LocateError {}
-
 /// An item was pushed for a node that the topology does not have; the item
 /// is handed back.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, Error)]
+#[error("work item for {node}, which the topology does not have")]
 pub struct UnknownNode<T> {
     /// The node asked for.
     pub node: NodeId,
@@ -212,18 +186,6 @@ impl<T> fmt::Debug for UnknownNode<T> {
             .finish_non_exhaustive()
     }
 }
-
-impl<T> fmt::Display for UnknownNode<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "work item for {}, which the topology does not have",
-            self.node
-        )
-    }
-}
-
-impl<T> std::error::Error for UnknownNode<T> {}
 
 /// The system call a [`KernelError`] comes from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -242,23 +204,11 @@ pub enum KernelCall {
 }
 
 /// A [`kernel`](crate::kernel) query the kernel refused.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[error("{call:?} failed: {}", std::io::Error::from_raw_os_error(*.errno))]
 pub struct KernelError {
     /// The call.
     pub call: KernelCall,
     /// Its errno.
     pub errno: i32,
 }
-
-impl fmt::Display for KernelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:?} failed: {}",
-            self.call,
-            std::io::Error::from_raw_os_error(self.errno)
-        )
-    }
-}
-
-impl std::error::Error for KernelError {}

@@ -8,7 +8,7 @@
 //! `tests/loom_phase_end.rs` and `tests/loom_handoff.rs` check it, and check
 //! that the wrong orders fail.
 
-use crate::sync::{Condvar, Mutex, lock, wait};
+use crate::sync::{Condvar, Mutex};
 
 /// Counts down from the number of workers in a phase.
 pub(crate) struct Latch {
@@ -29,7 +29,7 @@ impl Latch {
     /// # Panics
     /// If the count would overflow `usize` (it counts live tickets).
     pub(crate) fn count_up(&self) {
-        let mut n = lock(&self.remaining);
+        let mut n = self.remaining.lock();
         *n = n.checked_add(1).expect("latch count overflow");
     }
 
@@ -39,7 +39,7 @@ impl Latch {
     /// # Panics
     /// If counted down more often than the count it was made with.
     pub(crate) fn count_down(&self) {
-        let mut n = lock(&self.remaining);
+        let mut n = self.remaining.lock();
         *n = n.checked_sub(1).expect("latch counted down below zero");
         if *n == 0 {
             self.zero.notify_all();
@@ -48,9 +48,9 @@ impl Latch {
 
     /// Blocks until every participant has counted down.
     pub(crate) fn wait(&self) {
-        let mut n = lock(&self.remaining);
+        let mut n = self.remaining.lock();
         while *n != 0 {
-            n = wait(&self.zero, n);
+            self.zero.wait(&mut n);
         }
     }
 }

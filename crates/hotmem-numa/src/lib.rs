@@ -63,12 +63,12 @@
 mod binder;
 mod cpuset;
 mod error;
-#[cfg(any(test, fuzzing))]
-pub mod fuzz;
 pub mod heuristics;
 pub mod kernel;
 mod latch;
 mod memory;
+#[cfg(any(test, fuzzing))]
+pub mod model;
 mod node;
 mod pool;
 mod stats;

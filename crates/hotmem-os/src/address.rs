@@ -1,7 +1,7 @@
 //! Addresses, ranges and alignment arithmetic.
 
-use crate::error::RangeError;
 use std::fmt;
+use thiserror::Error;
 
 /// A virtual address. A newtype so that addresses and sizes are not mixed up.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -238,6 +238,39 @@ impl fmt::Display for MemRange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "[{}, {}) {} bytes", self.start, self.end, self.len())
     }
+}
+
+/// A range argument that cannot be used.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum RangeError {
+    /// The range has no bytes.
+    #[error("empty range")]
+    Empty,
+    /// `start + len` overflows the address space.
+    #[error("range of {len} bytes at {start} wraps around the address space")]
+    Wraps {
+        /// Requested start.
+        start: Address,
+        /// Requested length.
+        len: usize,
+    },
+    /// Start or length is not a multiple of the required alignment.
+    #[error("range {range} is not aligned to {align} bytes")]
+    Misaligned {
+        /// The range.
+        range: MemRange,
+        /// The alignment it needed.
+        align: usize,
+    },
+    /// The range is not inside the range it must lie in.
+    #[error("range {range} is outside {within}")]
+    OutOfRange {
+        /// The range.
+        range: MemRange,
+        /// Where it had to be.
+        within: MemRange,
+    },
 }
 
 /// Whether `x` is a multiple of `align`.

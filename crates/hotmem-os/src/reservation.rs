@@ -1,7 +1,7 @@
 //! `Reservation`: a range of address space owned by its holder.
 
 use crate::error::{CommitError, MapError, OsError, OsOp, PhysicalError, RangeError};
-use crate::sync::{Mutex, MutexGuard, PoisonError};
+use crate::sync::{Mutex, MutexGuard};
 use crate::{Address, MemRange, MemTag, Memory, MemoryEvent, PhysicalMemory};
 use crate::{page_size, procfs, sys};
 use std::cell::Cell;
@@ -130,7 +130,7 @@ impl Reservation {
             return Err(Reentrant);
         }
         Ok(Ordered {
-            _lock: self.ops.lock().unwrap_or_else(PoisonError::into_inner),
+            _lock: self.ops.lock(),
             memory: &self.memory,
         })
     }

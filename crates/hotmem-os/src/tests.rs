@@ -20,7 +20,7 @@ struct PageModel(Mutex<BTreeMap<usize, (Page, MemTag)>>);
 impl MemoryObserver for PageModel {
     fn observe(&self, e: &MemoryEvent) {
         let page = page_size();
-        let mut pages = self.0.lock().unwrap();
+        let mut pages = self.0.lock();
         let r = e.range();
         for at in (r.start().get()..r.end().get()).step_by(page) {
             match *e {
@@ -46,7 +46,7 @@ impl MemoryObserver for PageModel {
 impl PageModel {
     /// The observer's view of `range`, page by page.
     fn view(&self, range: MemRange) -> Vec<Option<Page>> {
-        let pages = self.0.lock().unwrap();
+        let pages = self.0.lock();
         (range.start().get()..range.end().get())
             .step_by(page_size())
             .map(|at| pages.get(&at).map(|p| p.0))
@@ -114,7 +114,6 @@ fn a_failed_release_is_undone_for_the_observer() {
             model
                 .0
                 .lock()
-                .unwrap()
                 .range(range.start().get()..range.end().get())
                 .all(|(_, p)| p.1 == MemTag::CODE),
             "with the reservation's tag"
@@ -141,7 +140,7 @@ struct Log(Mutex<Vec<MemoryEvent>>);
 
 impl MemoryObserver for Log {
     fn observe(&self, e: &MemoryEvent) {
-        self.0.lock().unwrap().push(*e);
+        self.0.lock().push(*e);
     }
 }
 
@@ -160,7 +159,7 @@ fn a_refused_padding_trim_is_reported_as_reserved() {
     sys::fail_next_release::set(Errno::NOMEM);
     let r = memory.reserve_aligned(4 * page, align, MemTag::GC).unwrap();
     assert!(r.start().is_aligned(align));
-    let events = log.0.lock().unwrap().clone();
+    let events = log.0.lock().clone();
     let [
         MemoryEvent::Reserve {
             range: leftover,
@@ -200,7 +199,7 @@ impl MemoryObserver for Meddler {
         let MemoryEvent::Commit { .. } = *e else {
             return;
         };
-        let Some(target) = self.target.lock().unwrap().clone() else {
+        let Some(target) = self.target.lock().clone() else {
             return;
         };
         let page = page_size();
@@ -215,7 +214,7 @@ impl MemoryObserver for Meddler {
             // Reserving and releasing take no operation lock: allowed.
             format!("{:?}", target.memory().reserve(page, MemTag::GC).map(drop)),
         ];
-        self.results.lock().unwrap().extend(results);
+        self.results.lock().extend(results);
     }
 }
 
@@ -231,11 +230,11 @@ fn an_observer_operating_on_reservations_gets_an_error_not_a_deadlock() {
     let r = Arc::new(memory.reserve(4 * page, MemTag::GC).unwrap());
     let other = Arc::new(memory.reserve(4 * page, MemTag::GC).unwrap());
     for target in [&r, &other] {
-        *meddler.target.lock().unwrap() = Some(target.clone());
+        *meddler.target.lock() = Some(target.clone());
         let part = r.subrange(page, page).unwrap();
         r.commit(part).unwrap();
         assert_eq!(
-            *meddler.results.lock().unwrap(),
+            *meddler.results.lock(),
             [
                 "Err(Reentrant)",
                 "Err(Reentrant)",
@@ -243,7 +242,7 @@ fn an_observer_operating_on_reservations_gets_an_error_not_a_deadlock() {
                 "Ok(())"
             ]
         );
-        meddler.results.lock().unwrap().clear();
+        meddler.results.lock().clear();
         // Nothing the observer tried happened; the commit did.
         assert_eq!(
             kernel_view(r.range()),
@@ -258,7 +257,7 @@ fn an_observer_operating_on_reservations_gets_an_error_not_a_deadlock() {
         r.uncommit(part).unwrap();
     }
     // Outside a notification, the same calls work.
-    *meddler.target.lock().unwrap() = None;
+    *meddler.target.lock() = None;
     r.commit(r.subrange(0, page).unwrap()).unwrap();
     other.commit(other.subrange(0, page).unwrap()).unwrap();
 }

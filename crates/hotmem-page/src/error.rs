@@ -2,53 +2,17 @@
 
 use crate::{NodeId, OwnedPage, PageType};
 use hotmem_os::{CommitError, MapError, PhysicalError, ReserveError};
-use std::fmt;
+use thiserror::Error;
 
-/// An object size or alignment that cannot be allocated.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LayoutError {
-    /// Zero bytes were asked for.
-    ZeroSize,
-    /// The alignment is not a power of two.
-    BadAlignment {
-        /// The alignment asked for.
-        align: usize,
-    },
-    /// The alignment is larger than [`ObjectLayout::MAX_ALIGN`](crate::ObjectLayout::MAX_ALIGN).
-    AlignTooLarge {
-        /// The alignment asked for.
-        align: usize,
-    },
-    /// Rounding the size up overflows.
-    Overflow {
-        /// The size asked for.
-        size: usize,
-    },
-}
-
-impl fmt::Display for LayoutError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LayoutError::ZeroSize => f.write_str("object of zero bytes"),
-            LayoutError::BadAlignment { align } => {
-                write!(f, "alignment {align} is not a power of two")
-            }
-            LayoutError::AlignTooLarge { align } => {
-                write!(f, "alignment {align} is larger than a virtual memory page")
-            }
-            LayoutError::Overflow { size } => write!(f, "object size {size} overflows"),
-        }
-    }
-}
-
-impl std::error::Error for LayoutError {}
+// Defined next to ObjectLayout, whose constructors return it.
+pub use crate::types::LayoutError;
 
 /// A heap configuration that cannot be built.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The capacity is too small for one medium page per partition.
+    #[error("{per_partition} bytes per partition is less than the minimum of {minimum}")]
     CapacityTooSmall {
         /// Bytes per partition after the split.
         per_partition: usize,
@@ -56,6 +20,7 @@ pub enum ConfigError {
         minimum: usize,
     },
     /// The capacity is not a multiple of the granule size times the number of partitions.
+    #[error("capacity {capacity} is not a multiple of {multiple}")]
     CapacityMisaligned {
         /// The capacity asked for.
         capacity: usize,
@@ -63,124 +28,61 @@ pub enum ConfigError {
         multiple: usize,
     },
     /// No partition was given, or the same node twice.
+    #[error("partitions must be non-empty and distinct")]
     BadPartitions,
     /// A page size that is not a power-of-two multiple of the granule, or a
     /// medium page not larger than a small one.
+    #[error("bad page size {size}")]
     BadPageSize {
         /// The size asked for.
         size: usize,
     },
     /// The address space ratio is below 2 or overflows.
+    #[error("address space ratio {ratio} must be at least 2 and not overflow")]
     BadAddressSpaceRatio {
         /// The ratio asked for.
         ratio: usize,
     },
 }
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::CapacityTooSmall {
-                per_partition,
-                minimum,
-            } => write!(
-                f,
-                "{per_partition} bytes per partition is less than the minimum of {minimum}"
-            ),
-            ConfigError::CapacityMisaligned { capacity, multiple } => {
-                write!(f, "capacity {capacity} is not a multiple of {multiple}")
-            }
-            ConfigError::BadPartitions => f.write_str("partitions must be non-empty and distinct"),
-            ConfigError::BadPageSize { size } => write!(f, "bad page size {size}"),
-            ConfigError::BadAddressSpaceRatio { ratio } => {
-                write!(
-                    f,
-                    "address space ratio {ratio} must be at least 2 and not overflow"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 /// Why a heap could not be created.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum HeapError {
     /// The configuration is invalid.
-    Config(ConfigError),
+    #[error("heap configuration: {0}")]
+    Config(#[from] ConfigError),
     /// Reserving the address space failed.
-    Reserve(ReserveError),
+    #[error("heap address space: {0}")]
+    Reserve(#[source] ReserveError),
     /// Creating the physical memory failed.
-    Physical(PhysicalError),
-}
-
-impl fmt::Display for HeapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HeapError::Config(e) => write!(f, "heap configuration: {e}"),
-            HeapError::Reserve(e) => write!(f, "heap address space: {e}"),
-            HeapError::Physical(e) => write!(f, "heap physical memory: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for HeapError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            HeapError::Config(e) => Some(e),
-            HeapError::Reserve(e) => Some(e),
-            HeapError::Physical(e) => Some(e),
-        }
-    }
-}
-
-impl From<ConfigError> for HeapError {
-    fn from(e: ConfigError) -> Self {
-        HeapError::Config(e)
-    }
+    #[error("heap physical memory: {0}")]
+    Physical(#[source] PhysicalError),
 }
 
 /// A failed system call while mapping or committing heap memory.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum MemoryError {
     /// Committing or uncommitting physical memory failed.
-    Physical(PhysicalError),
+    #[error("physical memory: {0}")]
+    Physical(#[source] PhysicalError),
     /// Mapping physical memory into the heap failed.
-    Map(MapError),
+    #[error("map: {0}")]
+    Map(#[source] MapError),
     /// Unmapping failed.
-    Unmap(CommitError),
-}
-
-impl fmt::Display for MemoryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemoryError::Physical(e) => write!(f, "physical memory: {e}"),
-            MemoryError::Map(e) => write!(f, "map: {e}"),
-            MemoryError::Unmap(e) => write!(f, "unmap: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for MemoryError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            MemoryError::Physical(e) => Some(e),
-            MemoryError::Map(e) => Some(e),
-            MemoryError::Unmap(e) => Some(e),
-        }
-    }
+    #[error("unmap: {0}")]
+    Unmap(#[source] CommitError),
 }
 
 /// Why a page could not be allocated.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AllocPageError {
     /// The heap (every partition the request may use) has no room for the
     /// page: used plus the page would exceed the maximum capacity. The caller
     /// frees memory (runs a GC) and retries.
+    #[error("heap exhausted: no room for a {page_type} page of {size} bytes (preferring {node})")]
     HeapExhausted {
         /// The page type asked for.
         page_type: PageType,
@@ -190,50 +92,27 @@ pub enum AllocPageError {
         node: NodeId,
     },
     /// A large page of zero bytes, or of more than the heap holds.
+    #[error("bad page size {size}")]
     BadSize {
         /// The size asked for.
         size: usize,
     },
     /// The node is not one of the heap's partitions.
+    #[error("{0} is not a heap partition")]
     UnknownNode(NodeId),
     /// The OS refused to commit or map memory; nothing was allocated.
-    Memory(MemoryError),
-}
-
-impl fmt::Display for AllocPageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AllocPageError::HeapExhausted {
-                page_type,
-                size,
-                node,
-            } => write!(
-                f,
-                "heap exhausted: no room for a {page_type} page of {size} bytes (preferring {node})"
-            ),
-            AllocPageError::BadSize { size } => write!(f, "bad page size {size}"),
-            AllocPageError::UnknownNode(n) => write!(f, "{n} is not a heap partition"),
-            AllocPageError::Memory(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for AllocPageError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            AllocPageError::Memory(e) => Some(e),
-            _ => None,
-        }
-    }
+    #[error("{0}")]
+    Memory(#[source] MemoryError),
 }
 
 /// Why an object could not be allocated.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum AllocError {
     /// No page could be had for it. [`AllocPageError::HeapExhausted`] is the
     /// one a GC fixes; see [`AllocError::is_heap_exhausted`].
-    Page(AllocPageError),
+    #[error("object allocation: {0}")]
+    Page(#[from] AllocPageError),
 }
 
 impl AllocError {
@@ -243,59 +122,30 @@ impl AllocError {
     }
 }
 
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AllocError::Page(e) => write!(f, "object allocation: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for AllocError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            AllocError::Page(e) => Some(e),
-        }
-    }
-}
-
-impl From<AllocPageError> for AllocError {
-    fn from(e: AllocPageError) -> Self {
-        AllocError::Page(e)
-    }
-}
-
 /// Why a page could not be freed (or its allocation undone). Nothing changed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum FreeError {
     /// The page belongs to another heap, or is not the very page this heap
     /// handed out (identity is checked, not ids).
+    #[error("the page belongs to another heap")]
     ForeignPage,
     /// The page was already freed.
+    #[error("the page was already freed")]
     AlreadyFreed,
     /// The page is still installed in an object allocator; retire it first
     /// ([`ObjectAllocator::retire_pages`](crate::ObjectAllocator::retire_pages)).
+    #[error("the page is still installed in an object allocator")]
     InUse,
 }
-
-impl fmt::Display for FreeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            FreeError::ForeignPage => "the page belongs to another heap",
-            FreeError::AlreadyFreed => "the page was already freed",
-            FreeError::InUse => "the page is still installed in an object allocator",
-        })
-    }
-}
-
-impl std::error::Error for FreeError {}
 
 /// A page that [`PageAllocator::free_page`](crate::PageAllocator::free_page)
 /// or [`undo_alloc_page`](crate::PageAllocator::undo_alloc_page) did not
 /// take, handed back to its owner with the reason. Nothing changed.
-#[derive(Debug)]
+#[derive(Debug, Error)]
+#[error("page {} not freed: {error}", page.id())]
 pub struct RejectedPage {
+    #[source]
     error: FreeError,
     page: OwnedPage,
 }
@@ -313,17 +163,5 @@ impl RejectedPage {
     /// The page, back to its owner (e.g. to free it in the heap it belongs to).
     pub fn into_page(self) -> OwnedPage {
         self.page
-    }
-}
-
-impl fmt::Display for RejectedPage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "page {} not freed: {}", self.page.id(), self.error)
-    }
-}
-
-impl std::error::Error for RejectedPage {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
     }
 }

@@ -4,7 +4,7 @@ use crate::error::AllocError;
 use crate::error::AllocPageError;
 use crate::shared_page::{Installed, SharedPage};
 use crate::source::{PageRequest, PageSource};
-use crate::sync::{self, Mutex};
+use crate::sync::Mutex;
 use crate::{
     Age, MediumPageMode, NodeId, ObjectLayout, OwnedPage, Page, PageRef, PageSizes, PageState,
     PageType,
@@ -137,7 +137,7 @@ impl<S: PageSource> ObjectAllocator<S> {
                 }
             }
             PageType::Small => {
-                let cpu = sync::current_cpu() % self.cpus;
+                let cpu = current_cpu() % self.cpus;
                 let slot = &self.small[(age.index() * self.nodes.len() + n) * self.cpus + cpu];
                 match slot.alloc_fast(layout) {
                     Some(addr) => Ok(addr),
@@ -263,6 +263,20 @@ impl<S: PageSource> ObjectAllocator<S> {
             .iter()
             .find(|p| std::ptr::eq::<Page>(&***p, ptr))
             .map(OwnedPage::view)
+    }
+}
+
+/// The CPU the calling thread runs on, which picks its small page. Under
+/// loom every model thread is "CPU 0", which keeps the models small.
+#[inline]
+fn current_cpu() -> usize {
+    #[cfg(not(hotmem_loom))]
+    {
+        rustix::thread::sched_getcpu()
+    }
+    #[cfg(hotmem_loom)]
+    {
+        0
     }
 }
 

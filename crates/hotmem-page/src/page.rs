@@ -1,8 +1,7 @@
 //! `Page`: a range of heap memory that objects are bump-allocated in.
 
-use crate::sync::{AtomicU8, AtomicUsize, Ordering};
+use crate::sync::{AtomicU8, AtomicUsize, CachePadded, Ordering};
 use crate::{Age, NodeId, ObjectLayout, PageType};
-use crossbeam_utils::CachePadded;
 use hotmem_os::{Address, MemRange};
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -19,11 +19,10 @@
 
 use crate::block::{Block, Segment, coalesce};
 use crate::cache::{CacheHit, PageCache};
-use crate::sync::Mutex;
+use crate::sync::{CachePadded, Mutex};
 use crate::usage::{CachedPages, PartitionUsage};
 use crate::virt::VirtualSpace;
 use crate::{NodeId, Page, PageRef, PageSizes, PageState, PageType};
-use crossbeam_utils::CachePadded;
 use hotmem_os::{MemRange, PhysicalMemory};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;

@@ -2,6 +2,7 @@
 
 use crate::error::{AllocPageError, RejectedPage};
 use crate::{Age, NodeId, ObjectLayout, OwnedPage, Page, PageSizes, PageType};
+use std::ops::Deref;
 
 /// One page to allocate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -100,25 +101,13 @@ pub trait PageSource: Send + Sync {
     }
 }
 
-impl<S: PageSource + ?Sized> PageSource for std::sync::Arc<S> {
-    fn page_sizes(&self) -> PageSizes {
-        (**self).page_sizes()
-    }
-    fn nodes(&self) -> &[NodeId] {
-        (**self).nodes()
-    }
-    fn alloc_page(&self, request: PageRequest) -> Result<OwnedPage, AllocPageError> {
-        (**self).alloc_page(request)
-    }
-    fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
-        (**self).undo_alloc_page(page)
-    }
-    fn page_installed(&self, page: &Page) {
-        (**self).page_installed(page)
-    }
-}
-
-impl<S: PageSource + ?Sized> PageSource for &S {
+/// A pointer to a page source (`&S`, `Arc<S>`, `Box<S>`, ...) is a page
+/// source: it forwards every call to the source it points to.
+impl<P> PageSource for P
+where
+    P: Deref + Send + Sync,
+    P::Target: PageSource,
+{
     fn page_sizes(&self) -> PageSizes {
         (**self).page_sizes()
     }

@@ -1,8 +1,8 @@
-//! Small value types: node ids (re-exported from `hotmem-os`), object ages, page types, object layouts.
+//! Small value types: node ids (re-exported from `hotmem-os`), object ages, page types, object layouts and the error of making one.
 
-use crate::error::LayoutError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use thiserror::Error;
 
 /// A NUMA node, the one node number of every hotmem crate (see
 /// [`hotmem_os::NodeId`]). This crate never interprets it, it only keys
@@ -177,6 +177,33 @@ impl ObjectLayout {
     pub const fn footprint(self) -> usize {
         self.size + self.align - Self::MIN_ALIGN
     }
+}
+
+/// An object size or alignment that cannot be allocated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// Zero bytes were asked for.
+    #[error("object of zero bytes")]
+    ZeroSize,
+    /// The alignment is not a power of two.
+    #[error("alignment {align} is not a power of two")]
+    BadAlignment {
+        /// The alignment asked for.
+        align: usize,
+    },
+    /// The alignment is larger than [`ObjectLayout::MAX_ALIGN`](crate::ObjectLayout::MAX_ALIGN).
+    #[error("alignment {align} is larger than a virtual memory page")]
+    AlignTooLarge {
+        /// The alignment asked for.
+        align: usize,
+    },
+    /// Rounding the size up overflows.
+    #[error("object size {size} overflows")]
+    Overflow {
+        /// The size asked for.
+        size: usize,
+    },
 }
 
 #[cfg(all(test, not(hotmem_loom)))]

@@ -26,10 +26,10 @@ pub(crate) fn spin_then_yield(
         }
         if round < spin_rounds {
             for _ in 0..(2u32 << round) {
-                crate::sync::spin_hint();
+                crate::sync::hint::spin_loop();
             }
         } else {
-            crate::sync::yield_now();
+            crate::sync::thread::yield_now();
         }
     }
     #[cfg(hotmem_loom)]

@@ -3,50 +3,45 @@
 use crate::guard::SafepointTicket;
 use crate::ids::{MutatorId, SafepointId};
 use std::fmt;
+use thiserror::Error;
 
 /// Why a thread could not register.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RegisterError {
     /// The calling thread is already registered with this coordinator (two
     /// handles on one thread could disagree about its state and hang a
     /// safepoint).
+    #[error("this thread is already registered as {0}")]
     AlreadyRegistered(MutatorId),
     /// The calling thread owns the safepoint in progress: registering would
     /// stop it in its own safepoint. End the safepoint first.
+    #[error(fmt = owns_safepoint)]
     OwnsSafepoint(Option<SafepointId>),
     /// The calling thread is running a handshake operation.
+    #[error("a handshake operation cannot register its thread")]
     InsideHandshake,
 }
 
-impl fmt::Display for RegisterError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RegisterError::AlreadyRegistered(id) => {
-                write!(f, "this thread is already registered as {id}")
-            }
-            RegisterError::OwnsSafepoint(Some(id)) => write!(
-                f,
-                "this thread owns safepoint {id}: registering would stop it in its own safepoint"
-            ),
-            RegisterError::OwnsSafepoint(None) => {
-                write!(f, "this thread is beginning a safepoint")
-            }
-            RegisterError::InsideHandshake => {
-                write!(f, "a handshake operation cannot register its thread")
-            }
-        }
+/// [`RegisterError::OwnsSafepoint`]'s message, by whether the safepoint
+/// has an id yet.
+fn owns_safepoint(id: &Option<SafepointId>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match id {
+        Some(id) => write!(
+            f,
+            "this thread owns safepoint {id}: registering would stop it in its own safepoint"
+        ),
+        None => f.write_str("this thread is beginning a safepoint"),
     }
 }
 
-impl std::error::Error for RegisterError {}
-
 /// Why a safepoint could not begin.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum BeginError {
     /// The calling thread already owns the safepoint in progress: safepoints
     /// do not nest.
+    #[error(fmt = nested)]
     Nested {
         /// The safepoint in progress (`None` if it is still synchronizing).
         current: Option<SafepointId>,
@@ -58,49 +53,36 @@ pub enum BeginError {
     ///
     /// [`MutatorHandle::safepoint`]: crate::MutatorHandle::safepoint
     /// [`SafeRegion::safepoint`]: crate::SafeRegion::safepoint
+    #[error("the caller is {0}: begin through its MutatorHandle or SafeRegion")]
     CallerIsMutator(MutatorId),
     /// The calling thread is running a handshake operation: the safepoint
     /// would wait for that handshake to finish.
+    #[error("a handshake operation cannot begin a safepoint: it would wait for its own handshake")]
     InsideHandshake,
     /// The safepoint counter is used up (after 2^62 safepoints).
+    #[error("the safepoint counter is used up")]
     Exhausted,
 }
 
-impl fmt::Display for BeginError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BeginError::Nested { current: Some(id) } => {
-                write!(
-                    f,
-                    "safepoint {id} is in progress and owned by this thread: safepoints do not nest"
-                )
-            }
-            BeginError::Nested { current: None } => {
-                write!(
-                    f,
-                    "this thread is already beginning a safepoint: safepoints do not nest"
-                )
-            }
-            BeginError::CallerIsMutator(id) => write!(
-                f,
-                "the caller is {id}: begin through its MutatorHandle or SafeRegion"
-            ),
-            BeginError::InsideHandshake => write!(
-                f,
-                "a handshake operation cannot begin a safepoint: it would wait for its own handshake"
-            ),
-            BeginError::Exhausted => write!(f, "the safepoint counter is used up"),
-        }
+/// [`BeginError::Nested`]'s message, by whether the safepoint in progress
+/// has an id yet.
+fn nested(current: &Option<SafepointId>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match current {
+        Some(id) => write!(
+            f,
+            "safepoint {id} is in progress and owned by this thread: safepoints do not nest"
+        ),
+        None => f.write_str("this thread is already beginning a safepoint: safepoints do not nest"),
     }
 }
 
-impl std::error::Error for BeginError {}
-
 /// Why a safepoint could not end. The ticket comes back, still owning its
 /// safepoint.
+#[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum EndError {
     /// The ticket belongs to another coordinator.
+    #[error("the ticket of safepoint {} belongs to another coordinator", .0.id())]
     ForeignTicket(SafepointTicket),
 }
 
@@ -113,74 +95,42 @@ impl EndError {
     }
 }
 
-impl fmt::Debug for EndError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EndError::ForeignTicket(t) => f.debug_tuple("ForeignTicket").field(t).finish(),
-        }
-    }
-}
-
-impl fmt::Display for EndError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EndError::ForeignTicket(t) => write!(
-                f,
-                "the ticket of safepoint {} belongs to another coordinator",
-                t.id()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for EndError {}
-
 /// Why a handshake failed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum HandshakeError {
     /// No thread with this id is registered.
+    #[error("no registered mutator {0}")]
     NoSuchMutator(MutatorId),
     /// The calling thread is a registered mutator in managed code and would
     /// block a safepoint while it waits. Use
     /// [`MutatorHandle::handshake`](crate::MutatorHandle::handshake).
+    #[error(
+        "the caller is {0}, running managed code: request handshakes through its MutatorHandle"
+    )]
     CallerIsManaged(MutatorId),
     /// The calling thread owns the safepoint in progress: every thread is
     /// stopped already, so do the work directly.
+    #[error(fmt = inside_safepoint)]
     InsideSafepoint(Option<SafepointId>),
     /// The calling thread is running a handshake operation: handshakes do
     /// not nest.
+    #[error("a handshake operation cannot request handshakes")]
     InsideHandshake,
     /// The operation panicked on the target thread (the panic continued
     /// there).
+    #[error("the handshake operation panicked on {0}")]
     OperationPanicked(MutatorId),
 }
 
-impl fmt::Display for HandshakeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            HandshakeError::NoSuchMutator(id) => write!(f, "no registered mutator {id}"),
-            HandshakeError::CallerIsManaged(id) => write!(
-                f,
-                "the caller is {id}, running managed code: request handshakes through its MutatorHandle"
-            ),
-            HandshakeError::InsideSafepoint(Some(id)) => {
-                write!(
-                    f,
-                    "the caller owns safepoint {id}: all threads are stopped already"
-                )
-            }
-            HandshakeError::InsideSafepoint(None) => {
-                write!(f, "the caller is beginning a safepoint")
-            }
-            HandshakeError::InsideHandshake => {
-                write!(f, "a handshake operation cannot request handshakes")
-            }
-            HandshakeError::OperationPanicked(id) => {
-                write!(f, "the handshake operation panicked on {id}")
-            }
-        }
+/// [`HandshakeError::InsideSafepoint`]'s message, by whether the safepoint
+/// has an id yet.
+fn inside_safepoint(id: &Option<SafepointId>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match id {
+        Some(id) => write!(
+            f,
+            "the caller owns safepoint {id}: all threads are stopped already"
+        ),
+        None => f.write_str("the caller is beginning a safepoint"),
     }
 }
-
-impl std::error::Error for HandshakeError {}

@@ -3,6 +3,10 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The bits a safepoint id may occupy: the poll word (`poll.rs`) keeps its
+/// flags in the bits above them.
+pub(crate) const ID_BITS: u64 = (1 << 62) - 1;
+
 /// The id of one safepoint: the value of the safepoint counter while it is in
 /// progress. The counter is odd while a safepoint is in progress and even
 /// between safepoints (as in HotSpot), so an id is always odd and never zero.
@@ -23,7 +27,7 @@ impl SafepointId {
     /// below the poll word's flag bits. Crate-private: an id is
     /// information, never a capability, and only the coordinator makes them.
     pub(crate) fn from_counter(counter: u64) -> Option<Self> {
-        (counter & 1 == 1 && counter & crate::poll::FLAG_BITS == 0).then_some(SafepointId(counter))
+        (counter & 1 == 1 && counter & !ID_BITS == 0).then_some(SafepointId(counter))
     }
 
     /// The raw counter value.

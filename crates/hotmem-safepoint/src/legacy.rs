@@ -24,7 +24,7 @@
 
 use crate::ids::SafepointId;
 use crate::registry::Slot;
-use crate::sync::{self, Arc, FutexWord, Ordering};
+use crate::sync::{Arc, FutexWord, Ordering, hint, thread};
 use std::time::Duration;
 
 /// HotSpot's `SafepointSpinBeforeYield`: walks followed by one spin pause.
@@ -89,11 +89,11 @@ pub(crate) fn wait_until_safe(threads: &mut Vec<Arc<Slot>>, cpus: usize) -> u32 
         }
         steps += 1;
         if cpus > 1 && steps < SPIN_BEFORE_YIELD {
-            sync::spin_hint();
+            hint::spin_loop();
         } else if steps < YIELD_BEFORE_SLEEP {
-            sync::yield_now();
+            thread::yield_now();
         } else {
-            sync::sleep(SLEEP);
+            thread::sleep(SLEEP);
         }
     }
 }

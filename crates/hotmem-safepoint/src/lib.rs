@@ -84,6 +84,8 @@
 //!
 //! Linux only: it parks threads with the futex system call.
 
+#![forbid(unsafe_code)]
+
 mod backoff;
 mod barrier;
 mod coordinator;
@@ -96,6 +98,7 @@ mod leaving;
 mod legacy;
 mod mutator;
 mod operation;
+mod options;
 mod pending;
 mod poll;
 mod protocol;
@@ -108,12 +111,13 @@ mod sync;
 #[cfg(all(test, hotmem_loom))]
 mod tests;
 
-pub use coordinator::{Coordinator, CoordinatorBuilder, SafepointLog, Strategy};
+pub use coordinator::{Coordinator, CoordinatorBuilder};
 pub use error::{BeginError, EndError, HandshakeError, RegisterError};
 pub use guard::{SafepointGuard, SafepointTicket};
 pub use handshake::{Executor, HandshakeContext, HandshakeReport};
 pub use histogram::{Histogram, Percentiles};
 pub use ids::{MutatorId, SafepointId};
 pub use mutator::{MutatorHandle, MutatorSafepoint, SafeRegion};
+pub use options::{SafepointLog, Strategy};
 pub use state::ThreadState;
 pub use stats::{LeaveEnd, SafepointRecord, SafepointStats};

@@ -8,20 +8,21 @@
 //! itself.
 
 use crate::ids::SafepointId;
-use crate::sync::{self, Condvar, Mutex, MutexGuard, ThreadKey};
+use crate::sync::thread::ThreadId;
+use crate::sync::{Condvar, Mutex, MutexGuard, thread_local};
 use std::cell::RefCell;
 
 #[derive(Debug, Default)]
 struct Operations {
     /// The thread that began the safepoint in progress, and its id once
     /// known.
-    safepoint: Option<(ThreadKey, Option<SafepointId>)>,
+    safepoint: Option<(ThreadId, Option<SafepointId>)>,
     safepoints_waiting: usize,
     handshakes: usize,
 }
 
 #[cfg(not(hotmem_loom))]
-sync::thread_local! {
+thread_local! {
     /// The gates (by address) whose handshake operations run on this
     /// thread right now, as the requester of a safe target or as the target
     /// at its poll: such a thread holds a handshake ticket or a processing
@@ -33,7 +34,7 @@ sync::thread_local! {
 
 // loom's macro takes no `const` block.
 #[cfg(hotmem_loom)]
-sync::thread_local! {
+thread_local! {
     static RUNNING_OPS: RefCell<Vec<usize>> = RefCell::new(Vec::new());
 }
 
@@ -66,7 +67,7 @@ impl OperationGate {
         std::ptr::from_ref(self) as usize
     }
 
-    fn busy(&self, ops: &MutexGuard<'_, Operations>, caller: ThreadKey) -> Result<(), Busy> {
+    fn busy(&self, ops: &MutexGuard<'_, Operations>, caller: ThreadId) -> Result<(), Busy> {
         if let Some((owner, id)) = ops.safepoint {
             if owner == caller {
                 return Err(Busy::OwnsSafepoint(id));
@@ -84,13 +85,13 @@ impl OperationGate {
     }
 
     /// May `caller` wait for other operations to finish?
-    pub(crate) fn check(&self, caller: ThreadKey) -> Result<(), Busy> {
+    pub(crate) fn check(&self, caller: ThreadId) -> Result<(), Busy> {
         let ops = self.state.lock();
         self.busy(&ops, caller)
     }
 
     /// Wait until no safepoint and no handshake runs, then own the gate.
-    pub(crate) fn start_safepoint(&self, caller: ThreadKey) -> Result<(), Busy> {
+    pub(crate) fn start_safepoint(&self, caller: ThreadId) -> Result<(), Busy> {
         let mut ops = self.state.lock();
         self.busy(&ops, caller)?;
         ops.safepoints_waiting += 1;
@@ -117,7 +118,7 @@ impl OperationGate {
     }
 
     /// Wait until no safepoint runs or waits, then count one handshake in.
-    pub(crate) fn start_handshake(&self, caller: ThreadKey) -> Result<HandshakeTicket<'_>, Busy> {
+    pub(crate) fn start_handshake(&self, caller: ThreadId) -> Result<HandshakeTicket<'_>, Busy> {
         let mut ops = self.state.lock();
         self.busy(&ops, caller)?;
         loop {

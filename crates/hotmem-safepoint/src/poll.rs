@@ -12,7 +12,7 @@
 //! queue lock; the yield bit is set by handshake requesters and cleared by
 //! the owner. All use read-modify-writes so none can erase another.
 
-use crate::ids::SafepointId;
+use crate::ids::{ID_BITS, SafepointId};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
 
 /// Set while handshake operations are queued for the thread.
@@ -22,6 +22,7 @@ pub(crate) const HANDSHAKE_BIT: u64 = 1 << 63;
 pub(crate) const YIELD_BIT: u64 = 1 << 62;
 /// Every bit that is not the safepoint id.
 pub(crate) const FLAG_BITS: u64 = HANDSHAKE_BIT | YIELD_BIT;
+const _: () = assert!(FLAG_BITS == !ID_BITS, "the flags sit right above the id");
 
 /// What an armed poll word asks for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -64,18 +64,19 @@
 //! registry for registered threads), and such calls return typed errors.
 
 use crate::barrier::{WaitBarrier, Wake};
-use crate::coordinator::{SafepointLog, Strategy};
 use crate::error::{BeginError, HandshakeError, RegisterError};
 use crate::handshake::{Executor, HandshakeOp};
 use crate::ids::SafepointId;
 use crate::legacy::{self, LegacyGate};
 use crate::operation::{Busy, HandshakeTicket, OperationGate};
+use crate::options::{SafepointLog, Strategy};
 use crate::pending::Pending;
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
 use crate::state::ThreadState;
-use crate::sync::{self, Arc, AtomicU32, CachePadded, Mutex, MutexGuard, Ordering, fence};
+use crate::sync::{Arc, AtomicU32, CachePadded, Mutex, MutexGuard, Ordering, fence, thread};
 use std::borrow::Cow;
+use std::num::NonZero;
 use std::time::Duration;
 
 /// How the coordinator waits for the last threads to reach a safepoint
@@ -150,7 +151,7 @@ const HANDSHAKE_GRACE: Duration = Duration::from_micros(50);
 
 impl Shared {
     pub(crate) fn new(strategy: Strategy, log: SafepointLog) -> Self {
-        let cpus = sync::available_cpus();
+        let cpus = thread::available_parallelism().map_or(1, NonZero::get);
         Shared {
             strategy,
             registry: Mutex::new(Registry::default()),
@@ -178,7 +179,7 @@ impl Shared {
     /// Add the calling thread's slot (safe, `Blocked`); the caller then
     /// leaves the safe state through [`Shared::leave_safe`].
     pub(crate) fn register(&self) -> Result<Arc<Slot>, RegisterError> {
-        let me = sync::current_thread();
+        let me = thread::current().id();
         // Registering leaves a safe state, which waits out the safepoint in
         // progress: never for one the caller owns.
         self.operations.check(me).map_err(|busy| match busy {
@@ -207,7 +208,7 @@ impl Shared {
         name: Cow<'static, str>,
         caller: Caller<'_>,
     ) -> Result<(SafepointId, Arc<OwnerToken>), BeginError> {
-        let me = sync::current_thread();
+        let me = thread::current().id();
         match caller {
             Caller::Outsider => {
                 // A registered thread could leave its safe state while its
@@ -430,7 +431,7 @@ impl Shared {
     #[cold]
     fn yield_for_handshake(&self, slot: &Slot) {
         if self.urgent.load(Ordering::SeqCst) > 0 {
-            sync::yield_now();
+            thread::yield_now();
             return;
         }
         slot.poll.disarm_yield();
@@ -468,7 +469,7 @@ impl Shared {
     /// Check that the calling thread may request a handshake and take the
     /// ticket that keeps safepoints out while it lasts.
     pub(crate) fn start_handshake(&self) -> Result<HandshakeTicket<'_>, HandshakeError> {
-        let me = sync::current_thread();
+        let me = thread::current().id();
         if let Some(slot) = self.registry.lock().owned_by(me) {
             if slot.state.snapshot().state == ThreadState::Managed {
                 return Err(HandshakeError::CallerIsManaged(slot.id));

@@ -2,9 +2,9 @@
 //! leaving it, its record and log line. The protocol (`protocol.rs`) calls
 //! in here at fixed points; nothing here decides who stops or runs.
 
-use crate::coordinator::{SafepointLog, Strategy};
 use crate::ids::SafepointId;
 use crate::leaving::LeaveTracker;
+use crate::options::{SafepointLog, Strategy};
 use crate::stats::{InFlight, LeaveEnd, SafepointRecord, SafepointStats, StatsCollector};
 use crate::sync::Mutex;
 use std::borrow::Cow;

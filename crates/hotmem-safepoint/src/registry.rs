@@ -11,13 +11,14 @@ use crate::handshake::HandshakeQueue;
 use crate::ids::{MutatorId, SafepointId};
 use crate::poll::PollWord;
 use crate::state::{StateWord, ThreadState};
-use crate::sync::{Arc, AtomicU64, CachePadded, Ordering, ThreadKey};
+use crate::sync::thread::ThreadId;
+use crate::sync::{Arc, AtomicU64, CachePadded, Ordering};
 
 /// Everything shared about one registered thread.
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) id: MutatorId,
-    pub(crate) owner: ThreadKey,
+    pub(crate) owner: ThreadId,
     pub(crate) poll: PollWord,
     pub(crate) state: StateWord,
     /// The newest safepoint this thread has been counted as safe for.
@@ -30,7 +31,7 @@ impl Slot {
     /// leaves the safe state like any other, which blocks it if a safepoint
     /// is in progress. A slot created during safepoint `id` is armed for it
     /// and already counted (the coordinator's count did not include it).
-    fn new(id: MutatorId, owner: ThreadKey, in_progress: Option<SafepointId>) -> Self {
+    fn new(id: MutatorId, owner: ThreadId, in_progress: Option<SafepointId>) -> Self {
         Slot {
             id,
             owner,
@@ -71,7 +72,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// The slot owned by thread `who`, if it is registered.
-    pub(crate) fn owned_by(&self, who: ThreadKey) -> Option<&Arc<Slot>> {
+    pub(crate) fn owned_by(&self, who: ThreadId) -> Option<&Arc<Slot>> {
         self.slots.iter().find(|s| s.owner == who)
     }
 
@@ -81,7 +82,7 @@ impl Registry {
     }
 
     /// Add a slot for thread `owner`.
-    pub(crate) fn insert(&mut self, owner: ThreadKey) -> Arc<Slot> {
+    pub(crate) fn insert(&mut self, owner: ThreadId) -> Arc<Slot> {
         self.next_mutator += 1;
         let slot = Arc::new(Slot::new(
             MutatorId(self.next_mutator),

@@ -1,9 +1,9 @@
 //! Safepoint statistics: one record per safepoint, histograms over all of
 //! them, and log lines shaped like HotSpot's `-Xlog:safepoint`.
 
-use crate::Strategy;
 use crate::histogram::{Histogram, Percentiles};
 use crate::ids::SafepointId;
+use crate::options::Strategy;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;

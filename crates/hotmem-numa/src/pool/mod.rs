@@ -3,6 +3,7 @@
 
 pub(crate) mod handoff;
 mod outcome;
+mod payload;
 mod phase;
 mod work;
 mod worker;
@@ -15,7 +16,8 @@ use crate::binder::{BindingEvent, Record, ThreadBinder};
 use crate::error::BindError;
 use crate::heuristics::{WorkerKind, workers_for};
 use crate::stats::{NodePhaseStats, PhaseStats};
-use crate::sync::{Arc, Mutex, Sender, into_inner, lock, unbounded};
+use crate::sync::channel::{self, Sender};
+use crate::sync::{Arc, Mutex};
 use crate::{AffinityPolicy, BindingKind, CpuSet, NodeId, Topology};
 use phase::Phase;
 use std::fmt;
@@ -123,7 +125,7 @@ impl WorkerPool {
                 bindable[index % bindable.len()]
             };
             let name = format!("{}-{index}", config.name);
-            let (tx, rx) = unbounded();
+            let (tx, rx) = channel::unbounded();
             let binder = ThreadBinder::new(topology, index, pool.record.as_ref());
             let thread_name = name.clone();
             let thread = std::thread::Builder::new()
@@ -196,7 +198,7 @@ impl WorkerPool {
     /// the order they made them; `None` on a detected topology, where the
     /// bindings are real (read them with [`WorkerPool::worker_bindings`]).
     pub fn binding_record(&self) -> Option<Vec<BindingEvent>> {
-        self.record.as_ref().map(|r| lock(r).clone())
+        self.record.as_ref().map(|r| r.lock().clone())
     }
 
     /// Runs `f` once on every worker thread, with the worker's index, and
@@ -218,7 +220,7 @@ impl WorkerPool {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                let (tx, rx) = crossbeam_channel::bounded(1);
+                let (tx, rx) = channel::bounded(1);
                 let f = f.clone();
                 let jobs = w.jobs.as_ref().expect("pool is running");
                 jobs.send(Job::Call(Box::new(move || {
@@ -249,7 +251,7 @@ impl WorkerPool {
         self.workers
             .iter()
             .map(|w| {
-                let (tx, rx) = crossbeam_channel::bounded(1);
+                let (tx, rx) = channel::bounded(1);
                 let jobs = w.jobs.as_ref().expect("pool is running");
                 jobs.send(Job::ReadBinding(tx))
                     .expect("worker thread alive");
@@ -328,7 +330,8 @@ impl WorkerPool {
         let mut results = Vec::new();
         let mut payload = None;
         for (i, slot) in phase.slots.into_iter().enumerate() {
-            let report = into_inner(slot)
+            let report = slot
+                .into_inner()
                 .unwrap_or_else(|| panic!("worker {i} handed in no report (worker thread gone)"));
             for (ns, (items, local)) in node_stats.iter_mut().zip(&report.per_node) {
                 ns.items += items;
@@ -343,7 +346,7 @@ impl WorkerPool {
                 (None, first) => payload = first,
                 // Only the first payload is handed back; the others are
                 // dropped without letting their `Drop` unwind out of here.
-                (Some(_), Some(other)) => phase::drop_payload(other),
+                (Some(_), Some(other)) => payload::drop_payload(other),
                 (Some(_), None) => {}
             }
             workers.push(report.stats);

@@ -3,11 +3,12 @@
 //! node and restoring its original binding at the end.
 
 use super::handoff::PhaseTask;
+use super::payload::drop_payload;
 use super::worker::WorkerState;
 use crate::binder::Original;
 use crate::error::BindError;
 use crate::stats::WorkerPhaseStats;
-use crate::sync::{ArrayQueue, Mutex, lock};
+use crate::sync::{ArrayQueue, Mutex};
 use crate::topology::current_cpu;
 use crate::{AffinityPolicy, CpuSet, NodeId, Topology};
 use std::any::Any;
@@ -20,24 +21,6 @@ pub(crate) struct WorkerReport<R> {
     pub(crate) results: Vec<R>,
     pub(crate) per_node: Vec<(u64, u64)>,
     pub(crate) panic: Option<Box<dyn Any + Send>>,
-}
-
-/// Drops a panic payload, whose own `Drop` may panic (`panic_any` of a
-/// value that panics when dropped): that second panic is caught, so that a
-/// worker never unwinds past its restore, and its payload (usually a plain
-/// message) is dropped the same way. Only a payload that still panics after
-/// a few rounds is leaked.
-pub(crate) fn drop_payload(payload: Box<dyn Any + Send>) {
-    /// Payloads whose drop panics, each yielding the next, before giving up.
-    const ROUNDS: usize = 8;
-    let mut next = payload;
-    for _ in 0..ROUNDS {
-        match catch_unwind(AssertUnwindSafe(move || drop(next))) {
-            Ok(()) => return,
-            Err(again) => next = again,
-        }
-    }
-    std::mem::forget(next);
 }
 
 pub(crate) struct Phase<'a, T, R, F> {
@@ -273,6 +256,6 @@ where
     /// under counts the phase down after this returns.
     fn run(&self, w: &mut WorkerState) {
         let report = self.work(w);
-        *lock(&self.slots[w.index]) = Some(report);
+        *self.slots[w.index].lock() = Some(report);
     }
 }

@@ -1,10 +1,10 @@
 //! The worker threads: each waits for jobs on its own channel and runs them.
 
 use super::handoff::PhaseTicket;
-use super::phase::drop_payload;
+use super::payload::drop_payload;
 use crate::binder::ThreadBinder;
 use crate::error::BindError;
-use crate::sync::{Receiver, Sender};
+use crate::sync::channel::{Receiver, Sender};
 use crate::{CpuSet, NodeId};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

@@ -10,7 +10,7 @@
 //! still bound when the coordinator goes on) and must be caught.
 
 use crate::pool::handoff::{PhaseTask, PhaseTicket, run_on_workers};
-use crate::sync::{Arc, Mutex, lock};
+use crate::sync::{Arc, Mutex};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum ThreadBinding {
@@ -38,11 +38,11 @@ struct ModelPhase {
 
 impl PhaseTask<usize> for ModelPhase {
     fn run(&self, &mut i: &mut usize) {
-        *lock(&self.bindings.0[i]) = ThreadBinding::Bound;
+        *self.bindings.0[i].lock() = ThreadBinding::Bound;
         if self.order == Order::RestoreInRun {
-            *lock(&self.bindings.0[i]) = ThreadBinding::Restored;
+            *self.bindings.0[i].lock() = ThreadBinding::Restored;
         }
-        *lock(&self.slots[i]) = Some(i + 10);
+        *self.slots[i].lock() = Some(i + 10);
     }
 }
 
@@ -64,13 +64,13 @@ fn model(order: Order) {
                 let mut index = i;
                 ticket.run(&mut index);
                 if order == Order::RestoreAfterTicket {
-                    *lock(&b.0[i]) = ThreadBinding::Restored;
+                    *b.0[i].lock() = ThreadBinding::Restored;
                 }
             }));
         });
         for i in 0..2 {
-            assert_eq!(*lock(&bindings.0[i]), ThreadBinding::Restored);
-            assert_eq!(*lock(&phase.slots[i]), Some(i + 10));
+            assert_eq!(*bindings.0[i].lock(), ThreadBinding::Restored);
+            assert_eq!(*phase.slots[i].lock(), Some(i + 10));
         }
         for w in workers {
             w.join().unwrap();

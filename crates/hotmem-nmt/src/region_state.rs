@@ -1,6 +1,6 @@
 //! The state of one interval of address space, packed into 8 bytes.
 
-use crate::stack::StackId;
+use crate::stack_id::StackId;
 use hotmem_os::MemTag;
 use std::fmt;
 

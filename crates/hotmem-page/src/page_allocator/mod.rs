@@ -15,7 +15,7 @@ use crate::error::{ConfigError, HeapError};
 use crate::partition::Partition;
 use crate::source::{PageRequest, PageSource};
 use crate::stats::counters::Counters;
-use crate::sync::{self, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, CounterU64, Ordering};
 use crate::{
     AllocPageError, HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageRef, PageSizes, PageType,
     RejectedPage,
@@ -153,7 +153,7 @@ impl PageAllocator {
             ));
         }
         Ok(PageAllocator {
-            id: sync::next_heap_id(),
+            id: next_heap_id(),
             sizes,
             partition_capacity: per_partition,
             nodes: config.partitions.clone(),
@@ -232,6 +232,13 @@ impl PageAllocator {
         }
         Ok(part)
     }
+}
+
+/// A process-wide unique id for each heap, so that a page of one heap is
+/// recognised as foreign by another.
+fn next_heap_id() -> u64 {
+    static NEXT: CounterU64 = CounterU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl PageSource for PageAllocator {

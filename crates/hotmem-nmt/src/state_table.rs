@@ -3,7 +3,7 @@
 //! payload. A runtime has few distinct states (tags x call sites), so the
 //! table stays small; ids are never reused, so equal ids mean equal states.
 
-use crate::state::RegionState;
+use crate::region_state::RegionState;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -93,7 +93,7 @@ impl StateTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stack::StackId;
+    use crate::stack_id::StackId;
     use hotmem_os::MemTag;
 
     #[test]

@@ -12,9 +12,8 @@
 
 use crate::error::AllocPageError;
 use crate::source::{PageRequest, PageSource};
-use crate::sync::{AtomicPtr, Mutex, Ordering};
+use crate::sync::{AtomicPtr, CachePadded, Mutex, Ordering};
 use crate::{MediumPageMode, ObjectLayout, OwnedPage, Page, PageState};
-use crossbeam_utils::CachePadded;
 use hotmem_os::Address;
 use std::ptr;
 

@@ -1,6 +1,6 @@
-//! Fuzzing of synthetic topology descriptions (`fuzz/fuzz_targets/numa.rs`).
-//!
-//! Two kinds of input, chosen by the first byte:
+//! A reference model of synthetic topology descriptions that the fuzz
+//! target (`fuzz/fuzz_targets/numa.rs`) and the tests drive the real
+//! topology against. Two kinds of input, chosen by the first byte:
 //! - structured: a description built from the bytes (levels in hierarchy
 //!   order, arities 1..=4) against a reference model of what it describes:
 //!   node count, CPU count, CPUs per node, disjoint node cpusets, and the
