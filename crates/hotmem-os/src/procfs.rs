@@ -92,6 +92,28 @@ pub fn smaps() -> io::Result<Vec<Mapping>> {
     Ok(out)
 }
 
+/// The mapping that holds `addr`, from `/proc/self/maps` (the header lines
+/// of smaps without their statistics: `rss`, `anonymous` and `swap` are 0),
+/// read only up to it. Much cheaper than [`smaps`] for one address, e.g. to
+/// find the calling thread's stack.
+///
+/// # Errors
+/// If the file cannot be read.
+pub fn mapping_containing(addr: Address) -> io::Result<Option<Mapping>> {
+    let file = std::fs::File::open("/proc/self/maps")?;
+    for line in io::BufReader::new(file).lines() {
+        if let Some(m) = parse_header(&line?) {
+            if m.range.contains(addr) {
+                return Ok(Some(m));
+            }
+            if m.range.start() > addr {
+                return Ok(None);
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// The mappings that share at least one byte with `range`.
 ///
 /// # Errors

@@ -268,3 +268,27 @@ fn threads_commit_disjoint_parts_concurrently() {
     }
     assert_eq!(procfs::resident_bytes(r.range()).unwrap(), 0);
 }
+
+#[test]
+fn the_mapping_of_an_address_is_found_as_smaps_shows_it() {
+    let memory = Memory::new();
+    let r = memory.reserve(4 * page_size(), MemTag::INTERNAL).unwrap();
+    let inside = r.start() + page_size();
+    let m = procfs::mapping_containing(inside)
+        .unwrap()
+        .expect("a reservation is a mapping");
+    assert!(m.range.contains(inside));
+    // The same mapping as smaps lists it (a neighbour merged into the same
+    // VMA is in both).
+    let s = procfs::mappings_overlapping(MemRange::new(inside, 8).unwrap()).unwrap();
+    assert_eq!(s.len(), 1);
+    assert_eq!((s[0].range, &s[0].perms), (m.range, &m.perms));
+    // The calling thread's stack.
+    let local = 0u8;
+    let here = Address::from_ptr(std::hint::black_box(&local));
+    let stack = procfs::mapping_containing(here)
+        .unwrap()
+        .expect("the stack");
+    assert!(stack.range.contains(here) && stack.is_accessible());
+    assert_eq!(procfs::mapping_containing(Address::new(0)).unwrap(), None);
+}

@@ -172,8 +172,11 @@ mod roots;
 // ephemerons, finalizers.
 mod refs;
 // The collector: the driver, one file per phase, the side tables.
-mod error;
 mod gc;
+// The errors of every operation.
+mod error;
+// Threads' stacks in native memory tracking (mutators and GC workers).
+mod thread_stack;
 pub mod log;
 pub mod objects;
 

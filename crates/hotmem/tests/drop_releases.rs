@@ -17,7 +17,9 @@ fn dropping_the_runtime_releases_everything() {
         .build()
         .unwrap();
     let nmt = rt.nmt().clone();
-    // GC worker threads (with the numa feature) are recorded while they live.
+    // GC worker threads are recorded while they live (plain workers from
+    // the first collection, which starts them).
+    rt.collect().unwrap();
     let workers_stacks = nmt.totals(MemTag::THREAD_STACK).reserved;
     {
         let roots = objects.root_table();

@@ -4,20 +4,19 @@
 
 mod alloc;
 mod barrier;
-pub(crate) mod thread_stack;
 
 use crate::error::ShadowStackError;
 use crate::gc::generations::CollectionKind;
 use crate::gc::tlab::Tlab;
 use crate::gc::{CollectStats, GcCause, GcRequest};
 use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
+use crate::thread_stack::ThreadStack;
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
 use barrier::StoreBarrier;
 use hotmem_page::NodeId;
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
 use std::sync::Arc;
-use thread_stack::ThreadStack;
 
 /// A thread attached to a [`Runtime`]: it allocates objects, polls for
 /// safepoints, and marks the regions where it runs native code. Not `Send`:

@@ -33,7 +33,7 @@ impl Runtime {
         let log = Logger::new(&config.log, Instant::now());
         let nmt = Arc::new(Tracker::new(config.nmt));
         let memory = Memory::with_observer(nmt.clone());
-        let parts = numa_parts(&config)?;
+        let parts = numa_parts(&config, &nmt)?;
         let pages = Arc::new(heap(&config, &memory, &parts)?);
         let metaspace = Metaspace::new(
             &memory,

@@ -4,7 +4,7 @@ use super::config::RuntimeConfig;
 use super::numa::NumaSummary;
 use crate::gc::{DriverContext, GcHeap};
 use crate::log::Logger;
-use crate::mutator::thread_stack::ThreadStack;
+use crate::thread_stack::ThreadStack;
 use hotmem_chunk::Metaspace;
 use hotmem_nmt::Tracker;
 use hotmem_os::Memory;

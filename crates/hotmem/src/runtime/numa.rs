@@ -5,8 +5,8 @@ use super::config::{NumaConfig, RuntimeConfig};
 use crate::error::BuildError;
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
-use crate::gc::workers::{GcWorkers, WorkerBinding};
-use crate::mutator::thread_stack::ThreadStack;
+use crate::gc::workers::{GcWorkers, PlainPool, WorkerBinding};
+use crate::thread_stack::ThreadStack;
 use hotmem_nmt::Tracker;
 use hotmem_page::NodeId;
 use std::sync::Arc;
@@ -14,7 +14,8 @@ use std::sync::Arc;
 /// How the runtime's NUMA side turned out.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct NumaSummary {
-    /// Where the topology came from: "detected", "synthetic: ...", or "off".
+    /// Where the topology came from: "detected", "detected: one node" (no
+    /// topology discovery), "synthetic: ...", or "off".
     pub source: String,
     /// Nodes, and so heap partitions.
     pub nodes: usize,
@@ -35,7 +36,7 @@ pub(super) struct NumaParts {
     pub(super) topology: Option<Arc<hotmem_numa::Topology>>,
 }
 
-fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
+fn plain_parts(config: &RuntimeConfig, nmt: &Arc<Tracker>, source: &str) -> NumaParts {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The parallel-worker heuristic: 60% of the CPUs, at least one.
     let threads = config
@@ -44,7 +45,7 @@ fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
     NumaParts {
         partitions: vec![NodeId::ZERO],
         binder: None,
-        workers: GcWorkers::Plain { threads },
+        workers: GcWorkers::Plain(PlainPool::new(threads, Some(nmt.clone()))),
         summary: NumaSummary {
             source: source.into(),
             nodes: 1,
@@ -56,11 +57,34 @@ fn plain_parts(config: &RuntimeConfig, source: &str) -> NumaParts {
     }
 }
 
+/// How many NUMA nodes the kernel has online, from
+/// `/sys/devices/system/node/online` (`0`, `0-1`, `0,2-3`); `None` where it
+/// cannot be read (no NUMA support in the kernel: one node).
 #[cfg(feature = "numa")]
-pub(super) fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
+fn online_nodes() -> Option<usize> {
+    let text = std::fs::read_to_string("/sys/devices/system/node/online").ok()?;
+    let mut count = 0;
+    for part in text.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b) = (a.parse::<usize>().ok()?, b.parse::<usize>().ok()?);
+        count += b.checked_sub(a)? + 1;
+    }
+    Some(count)
+}
+
+#[cfg(feature = "numa")]
+pub(super) fn numa_parts(
+    config: &RuntimeConfig,
+    nmt: &Arc<Tracker>,
+) -> Result<NumaParts, BuildError> {
     use hotmem_numa::{AffinityPolicy, MemoryPolicy, PoolConfig, Topology, WorkerKind, heuristics};
     let (topology, source) = match &config.numa {
-        NumaConfig::Off => return Ok(plain_parts(config, "off")),
+        NumaConfig::Off => return Ok(plain_parts(config, nmt, "off")),
+        // One node has nothing to bind: no topology discovery (hwloc's takes
+        // milliseconds, on every start of a script runner).
+        NumaConfig::Detect if online_nodes().is_none_or(|n| n <= 1) => {
+            return Ok(plain_parts(config, nmt, "detected: one node"));
+        }
         NumaConfig::Detect => (
             Topology::detect().map_err(|e| BuildError::Topology(NumaError::new(e)))?,
             "detected".to_string(),
@@ -112,16 +136,23 @@ pub(super) fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError
 }
 
 #[cfg(not(feature = "numa"))]
-pub(super) fn numa_parts(config: &RuntimeConfig) -> Result<NumaParts, BuildError> {
+pub(super) fn numa_parts(
+    config: &RuntimeConfig,
+    nmt: &Arc<Tracker>,
+) -> Result<NumaParts, BuildError> {
     match &config.numa {
         NumaConfig::Synthetic(_) => Err(BuildError::NumaDisabled),
-        NumaConfig::Detect => Ok(plain_parts(config, "off (built without the numa feature)")),
-        NumaConfig::Off => Ok(plain_parts(config, "off")),
+        NumaConfig::Detect => Ok(plain_parts(
+            config,
+            nmt,
+            "off (built without the numa feature)",
+        )),
+        NumaConfig::Off => Ok(plain_parts(config, nmt, "off")),
     }
 }
 
-/// Records the stack of every long-lived GC worker thread in NMT (tag
-/// Thread Stack). Plain workers live for one phase only and are not recorded.
+/// Records the stack of every NUMA pool worker thread in NMT (tag Thread
+/// Stack). Plain workers record their own when they start.
 pub(super) fn record_worker_stacks(workers: &GcWorkers, nmt: &Arc<Tracker>) -> Vec<ThreadStack> {
     match workers {
         #[cfg(feature = "numa")]
@@ -132,7 +163,7 @@ pub(super) fn record_worker_stacks(workers: &GcWorkers, nmt: &Arc<Tracker>) -> V
                 .flatten()
                 .collect()
         }
-        GcWorkers::Plain { .. } => {
+        GcWorkers::Plain(_) => {
             let _ = nmt;
             Vec::new()
         }

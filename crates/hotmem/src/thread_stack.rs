@@ -13,16 +13,14 @@ pub(crate) struct ThreadStack {
 }
 
 impl ThreadStack {
-    /// Finds the calling thread's stack mapping in `/proc/self/smaps` and
-    /// records it. `None` if it cannot be found or the tracker refuses (a
-    /// second attach of the same thread).
+    /// Finds the calling thread's stack mapping in `/proc/self/maps` (read
+    /// up to it: attaching is on every embedder's start path) and records
+    /// it. `None` if it cannot be found or the tracker refuses (a second
+    /// attach of the same thread).
     pub(crate) fn record_current(nmt: &Tracker) -> Option<ThreadStack> {
         let marker = 0u8;
         let here = hotmem_os::Address::from_ptr(std::hint::black_box(&marker));
-        let mapping = procfs::smaps()
-            .ok()?
-            .into_iter()
-            .find(|m| m.range.contains(here))?;
+        let mapping = procfs::mapping_containing(here).ok()??;
         let range = mapping.range;
         let resident = procfs::resident_bytes(range).ok()?.min(range.len());
         let stack = nmt.capture_stack();

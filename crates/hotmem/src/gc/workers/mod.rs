@@ -1,6 +1,10 @@
 //! GC workers: the NUMA pool (each worker bound to the node of the pages it
-//! evacuates, for the length of the phase) or, without NUMA, plain scoped
-//! threads.
+//! evacuates, for the length of the phase) or, without NUMA, a pool of
+//! plain threads ([`PlainPool`]).
+
+mod plain_pool;
+
+pub(crate) use plain_pool::PlainPool;
 
 use super::binding_panic::panic_message;
 use crate::GcError;
@@ -127,11 +131,9 @@ pub(crate) enum GcWorkers {
     /// A hwloc worker pool; partition `i` of the heap is node `i`.
     #[cfg(feature = "numa")]
     Numa(hotmem_numa::WorkerPool),
-    /// Unbound scoped threads, started per phase.
-    Plain {
-        /// How many.
-        threads: usize,
-    },
+    /// Unbound persistent threads (one node, NUMA off, or built without
+    /// the `numa` feature).
+    Plain(PlainPool),
 }
 
 impl GcWorkers {
@@ -140,7 +142,7 @@ impl GcWorkers {
         match self {
             #[cfg(feature = "numa")]
             GcWorkers::Numa(pool) => pool.worker_count(),
-            GcWorkers::Plain { threads } => *threads,
+            GcWorkers::Plain(pool) => pool.count(),
         }
     }
 
@@ -158,7 +160,7 @@ impl GcWorkers {
         match self {
             #[cfg(feature = "numa")]
             GcWorkers::Numa(pool) => run_numa(pool, items, f),
-            GcWorkers::Plain { threads } => run_plain(*threads, items, f),
+            GcWorkers::Plain(pool) => run_plain(pool, items, f),
         }
     }
 }
@@ -206,7 +208,7 @@ where
 }
 
 fn run_plain<T, R, F>(
-    threads: usize,
+    pool: &mut PlainPool,
     items: Vec<(NodeId, T)>,
     f: F,
 ) -> Result<(Vec<R>, PhaseSummary), GcError>
@@ -216,29 +218,12 @@ where
     F: Fn(T) -> R + Sync,
 {
     let total = items.len() as u64;
-    let queue = parking_lot::Mutex::new(items);
-    let results = parking_lot::Mutex::new(Vec::with_capacity(total as usize));
-    let workers = threads.min(queue.lock().len()).max(1);
-    let outcome = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                s.spawn(|| {
-                    loop {
-                        let next = queue.lock().pop();
-                        let Some((_, item)) = next else { break };
-                        let r = f(item);
-                        results.lock().push(r);
-                    }
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
-    });
-    if let Some(Err(payload)) = outcome.into_iter().find(|r| r.is_err()) {
-        return Err(GcError::WorkerPanicked(panic_message(&*payload)));
-    }
+    let items: Vec<T> = items.into_iter().map(|(_, item)| item).collect();
+    let results = pool
+        .run(items, f)
+        .map_err(|payload| GcError::WorkerPanicked(panic_message(&*payload)))?;
     let summary = PhaseSummary {
-        workers,
+        workers: pool.count(),
         items: total,
         local_items: None,
         observed_local_items: None,
@@ -246,7 +231,7 @@ where
         binds: 0,
         binding_ns: 0,
     };
-    Ok((results.into_inner(), summary))
+    Ok((results, summary))
 }
 
 #[cfg(test)]
@@ -263,7 +248,7 @@ mod tests {
 
     #[test]
     fn plain_workers_report_locality_as_not_applicable() {
-        let mut w = GcWorkers::Plain { threads: 2 };
+        let mut w = GcWorkers::Plain(PlainPool::new(2, None));
         let (results, s) = w.run(items(), |i| i).unwrap();
         assert_eq!(results.len(), 8);
         assert_eq!(s.binding, WorkerBinding::Off);
