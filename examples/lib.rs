@@ -1,7 +1,16 @@
 //! Code the examples share: the `--report DIR` page of charts (see
 //! [`report`]).
 
+pub mod demo_run;
 pub mod report;
+pub mod workload;
+
+/// The repository README's examples (the user guide's embedding), compiled
+/// and run as doc tests here: the published crates package only their own
+/// READMEs.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct RepositoryReadmeDoctests;
 
 /// The runtime log the examples write: `HOTMEM_LOG`, in the syntax of
 /// [`hotmem::log::LogConfig::parse`] (`gc*=info,safepoint=debug`, to

@@ -17,18 +17,15 @@
 //! `--report DIR` writes `DIR/index.html`, charts of the run (see the
 //! README); `HOTMEM_LOG=gc*=info,safepoint=info` prints the GC log.
 
-#[path = "workload.rs"]
-mod workload;
-
 use hotmem::nmt::Scale;
 use hotmem::objects::SimpleObjects;
 use hotmem::os::{MemTag, procfs};
 use hotmem::{MetadataType, NumaConfig, Runtime};
+use hotmem_examples::workload::{self, Counters, RunArgs, parse_args};
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-use workload::{Counters, RunArgs, parse_args};
 
 const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--report DIR]";
 
@@ -94,6 +91,7 @@ fn main() {
         json: None,
         report: None,
         generations: hotmem::Generations::YoungAndOld,
+        full: None,
     };
     let args = match parse_args(USAGE, defaults) {
         Ok(a) => a,

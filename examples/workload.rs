@@ -16,30 +16,38 @@ use std::time::Duration;
 
 /// Counters the threads share with the progress line.
 #[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) stop: AtomicBool,
-    pub(crate) objects: AtomicU64,
-    pub(crate) bytes: AtomicU64,
-    pub(crate) out_of_memory: AtomicU64,
-    pub(crate) loaders: AtomicU64,
-    pub(crate) checks: AtomicU64,
-    pub(crate) handshakes: AtomicU64,
-    pub(crate) metaspace_full: AtomicU64,
-    pub(crate) graphs: Mutex<Vec<Arc<ThreadGraphs>>>,
+pub struct Counters {
+    /// Set to end the run.
+    pub stop: AtomicBool,
+    /// Objects allocated.
+    pub objects: AtomicU64,
+    /// Bytes allocated.
+    pub bytes: AtomicU64,
+    /// Allocations that found the heap full and recovered.
+    pub out_of_memory: AtomicU64,
+    /// Class loaders created.
+    pub loaders: AtomicU64,
+    /// Kept graphs checked during the run.
+    pub checks: AtomicU64,
+    /// Handshake operations run.
+    pub handshakes: AtomicU64,
+    /// Class loaders that found metaspace full.
+    pub metaspace_full: AtomicU64,
+    /// Every thread's kept graphs.
+    pub graphs: Mutex<Vec<Arc<ThreadGraphs>>>,
 }
 
 /// The graphs one thread keeps: the first `kept.len()` entries of its root
 /// table, and what each must contain. Both change together, with no
 /// safepoint poll in between, so they agree at every safepoint.
 #[derive(Default)]
-pub(crate) struct ThreadGraphs {
+pub struct ThreadGraphs {
     table: Arc<RootTable>,
     kept: Mutex<Vec<GraphSummary>>,
 }
 
 /// What the threads keep now, from their own records (no heap access).
-#[allow(dead_code)] // the demo's progress line; the soak does not print it
-pub(crate) fn kept_summary(c: &Counters) -> GraphSummary {
+pub fn kept_summary(c: &Counters) -> GraphSummary {
     let mut sum = GraphSummary::default();
     for g in c.graphs.lock().unwrap().iter() {
         for k in g.kept.lock().unwrap().iter() {
@@ -57,7 +65,7 @@ pub(crate) fn kept_summary(c: &Counters) -> GraphSummary {
 /// # Safety
 /// No collection may run meanwhile: call it at a safepoint
 /// (`Runtime::run_at_safepoint`) or once the mutators have stopped.
-pub(crate) unsafe fn check_graphs(c: &Counters) -> Result<GraphSummary, String> {
+pub unsafe fn check_graphs(c: &Counters) -> Result<GraphSummary, String> {
     let graphs = c.graphs.lock().unwrap().clone();
     let mut roots = Vec::new();
     let mut expected = GraphSummary::default();
@@ -272,27 +280,39 @@ fn mutator(
 }
 
 /// The command line both programs take.
-pub(crate) struct RunArgs {
-    pub(crate) threads: usize,
-    pub(crate) secs: f64,
-    pub(crate) heap_mib: usize,
-    pub(crate) numa: NumaConfig,
+#[derive(Clone, Debug)]
+pub struct RunArgs {
+    /// `--threads N`: mutator threads.
+    pub threads: usize,
+    /// `--secs S`: how long the mutators run.
+    pub secs: f64,
+    /// `--heap MIB`: the heap's maximum.
+    pub heap_mib: usize,
+    /// `--numa detect|off|synthetic:DESC`.
+    pub numa: NumaConfig,
     /// `None`: the program has no `--json` flag.
-    pub(crate) json: Option<bool>,
+    pub json: Option<bool>,
     /// `--report DIR`: write the page of charts there.
-    pub(crate) report: Option<std::path::PathBuf>,
+    pub report: Option<std::path::PathBuf>,
     /// `--generations young|single`.
-    pub(crate) generations: hotmem::Generations,
+    pub generations: hotmem::Generations,
+    /// `--full`: print the full text report (`None`: the program has no
+    /// such flag).
+    pub full: Option<bool>,
 }
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
 /// --generations young|single [--json]` over `defaults`; the error carries
 /// `usage`.
-pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
+pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--json" && a.json.is_some() {
             a.json = Some(true);
+            continue;
+        }
+        if flag == "--full" && a.full.is_some() {
+            a.full = Some(true);
             continue;
         }
         if flag == "-h" || flag == "--help" {
@@ -343,7 +363,7 @@ pub(crate) fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String>
 }
 
 /// The threads of a running workload: the mutators and a collector.
-pub(crate) struct Workload {
+pub struct Workload {
     mutators: Vec<JoinHandle<Result<VecDeque<ClassLoader>, String>>>,
     collector: JoinHandle<Result<(), String>>,
 }
@@ -353,7 +373,7 @@ pub(crate) struct Workload {
 /// `gc_every`, until `c.stop` is set. With young collections, three of every
 /// four of that thread's collections are young ones (allocation failures
 /// run young ones too, and full ones when the heap stays half full).
-pub(crate) fn start(
+pub fn start(
     rt: &Runtime,
     objects: &Arc<SimpleObjects>,
     c: &Arc<Counters>,
@@ -398,7 +418,7 @@ pub(crate) fn start(
 impl Workload {
     /// Waits for every thread (set `stop` first); returns the class loaders
     /// the mutators still had.
-    pub(crate) fn join(self) -> Result<Vec<ClassLoader>, String> {
+    pub fn join(self) -> Result<Vec<ClassLoader>, String> {
         let mut loaders = Vec::new();
         for m in self.mutators {
             loaders.extend(m.join().map_err(|_| "a mutator panicked")??);

@@ -6,9 +6,11 @@ use hotmem::log::LogConfig;
 use hotmem::objects::{Ids, SimpleObjects, build};
 use hotmem::{ArenaKind, NumaConfig, Runtime};
 use hotmem_examples::report::{Recorder, RunData, figures, write_report};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+
+mod common;
+use common::{chromium, headless, output_within, page_check};
+use std::path::Path;
+use std::time::Duration;
 
 /// A small run with everything the charts show: allocation, collections,
 /// class loaders that live and die, samples.
@@ -121,58 +123,6 @@ fn every_chart_has_data() {
     assert!(last > first);
 }
 
-/// Chromium's binary, if installed.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-        .find(|p| p.is_file())
-}
-
-/// Runs `cmd` for at most `limit`; its standard output.
-fn output_within(cmd: &mut Command, limit: Duration) -> String {
-    let out = std::env::temp_dir().join(format!(
-        "hotmem-report-chromium-{}-{:?}.out",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let file = std::fs::File::create(&out).expect("an output file");
-    let mut child = cmd
-        .stdout(file)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromium starts");
-    let deadline = Instant::now() + limit;
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    let _ = std::fs::remove_file(&out);
-    text
-}
-
-fn headless(chromium: &Path) -> Command {
-    let mut c = Command::new(chromium);
-    c.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--hide-scrollbars",
-        "--virtual-time-budget=5000",
-    ]);
-    c
-}
-
 #[test]
 fn the_page_loads_in_chromium_with_every_chart_drawn() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-page");
@@ -188,26 +138,10 @@ fn the_page_loads_in_chromium_with_every_chart_drawn() {
     }
     assert!(dir.join("report.json").is_file());
     let Some(chromium) = chromium() else {
-        eprintln!(
-            "SKIPPED: no chromium on PATH (Debian: apt-get install chromium); the page was written to {} but not rendered",
-            page.display()
-        );
         return;
     };
+    page_check(&chromium, &page, charts);
     let url = format!("file://{}", page.display());
-    let dom = output_within(
-        headless(&chromium).args(["--dump-dom", &url]),
-        Duration::from_secs(120),
-    );
-    let verdict = format!("<span id=\"check\">ok {charts} charts</span>");
-    assert!(
-        dom.contains(&verdict),
-        "the page's own check did not pass: {}",
-        dom.split("<span id=\"check\">").nth(1).map_or(
-            "(no check element: did the page load?)",
-            |s| s.split("</span>").next().unwrap_or("")
-        )
-    );
     let shot = dir.join("screenshot.png");
     let _ = std::fs::remove_file(&shot);
     output_within(

@@ -20,7 +20,8 @@ usage: cargo xtask <command>
 commands:
   demo [ARGS...]            build and run the demo (examples/demo) in release
   test                      unit, integration and doc tests, loom models, fuzz smoke, NUMA guests (2 and 4 nodes)
-  ci                        fmt, clippy -D warnings, docs -D warnings, bench --no-run, test, ASan (fast crates), a 20 s soak
+  ci                        fmt, clippy -D warnings, docs as docs.rs builds them, bench --no-run, test (Chromium installed),
+                            the library crates packaged, ASan (fast crates), a 20 s soak
   bench [NAME]              run the criterion benches (all, or one bench file)
   fuzz TARGET|--all [--secs N]  fuzz for N seconds each (default 60); prints executions and coverage
   loom [--preemptions N]    run the loom models (default LOOM_MAX_PREEMPTIONS=2)
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
     let result = system::ensure_system_packages().and_then(|()| match cmd.as_str() {
         "deps" => Ok(()),
         "demo" => steps::demo(&mut runner, rest),
-        "test" => steps::test(&mut runner),
+        "test" => steps::test(&mut runner, steps::Browser::IfInstalled),
         "ci" => steps::ci(&mut runner),
         "bench" => steps::bench(&mut runner, rest.first().map(String::as_str)),
         "fuzz" => fuzz::cmd(&mut runner, rest),

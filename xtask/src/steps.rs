@@ -119,14 +119,54 @@ pub(crate) fn demo(r: &mut Runner, args: &[String]) -> Result<(), String> {
     r.step("demo", &mut c)
 }
 
+/// The library crates, in dependency order: what `cargo package` packs.
+const LIBRARY_CRATES: &[&str] = &[
+    "hotmem-sync",
+    "hotmem-os",
+    "hotmem-nmt",
+    "hotmem-chunk",
+    "hotmem-page",
+    "hotmem-safepoint",
+    "hotmem-numa",
+    "hotmem",
+];
+
+/// Whether the browser check of the report page must run.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Browser {
+    /// Where Chromium is installed; said so where it is not.
+    IfInstalled,
+    /// Always: a missing Chromium fails the tests (CI installs it first).
+    Required,
+}
+
+/// Chromium's binary on `PATH`, if any.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|n| std::env::split_paths(&path).map(move |d| d.join(n)))
+        .find(|p| p.is_file())
+}
+
 /// `cargo xtask test`: everything a user needs to trust the code, ending
 /// with the NUMA guests (`numa-vm`), skipped with a message where their
 /// packages cannot be installed.
-pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
-    r.step(
-        "unit, integration and doc tests",
-        &mut cargo(&["test", "--workspace"]),
-    )?;
+pub(crate) fn test(r: &mut Runner, browser: Browser) -> Result<(), String> {
+    match chromium() {
+        Some(c) => eprintln!(
+            "xtask: the report page's browser check runs in {}",
+            c.display()
+        ),
+        None => eprintln!(
+            "xtask: no Chromium on PATH: the report page's browser check is skipped (Debian: apt-get install chromium)"
+        ),
+    }
+    let mut tests = cargo(&["test", "--workspace"]);
+    if browser == Browser::Required {
+        tests.env("HOTMEM_REQUIRE_CHROMIUM", "1");
+    }
+    r.step("unit, integration and doc tests", &mut tests)?;
     r.step(
         "facade without hwloc (default-features = false)",
         &mut cargo(&["test", "-p", "hotmem", "--no-default-features"]),
@@ -139,9 +179,14 @@ pub(crate) fn test(r: &mut Runner) -> Result<(), String> {
     run_or_skip(r, &[VmShape::new(2, 2), VmShape::new(4, 1)])
 }
 
-/// `cargo xtask ci`: the gates in order, then `test`, a short ASan run and
-/// a short soak.
+/// `cargo xtask ci`: the gates in order, then `test` (with the browser
+/// check, Chromium installed first), the packaging of the library crates, a
+/// short ASan run and a short soak.
 pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
+    if chromium().is_none() {
+        crate::system::install_apt_packages(&["chromium"])
+            .map_err(|e| format!("the browser check needs Chromium: {e}"))?;
+    }
     r.step("fmt", &mut cargo(&["fmt", "--all", "--check"]))?;
     r.step(
         "clippy",
@@ -154,14 +199,25 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
             "warnings",
         ]),
     )?;
-    let mut doc = cargo(&["doc", "--workspace", "--no-deps"]);
-    doc.env("RUSTDOCFLAGS", "-D warnings");
-    r.step("docs", &mut doc)?;
+    // As docs.rs builds them: every feature, `--cfg docsrs` (which turns on
+    // `doc_cfg`, an unstable rustdoc feature: RUSTC_BOOTSTRAP lets stable
+    // build it, as the sanitizer step does for its flags).
+    let mut doc = cargo(&["doc", "--workspace", "--no-deps", "--all-features"]);
+    doc.env("RUSTDOCFLAGS", "--cfg docsrs -D warnings")
+        .env("RUSTC_BOOTSTRAP", "1");
+    r.step("docs (as docs.rs builds them)", &mut doc)?;
     r.step(
         "benches compile",
         &mut cargo(&["bench", "--workspace", "--no-run"]),
     )?;
-    test(r)?;
+    test(r, Browser::Required)?;
+    // Each library crate packed and built from its package alone, against
+    // the packages of the crates it depends on, as `cargo publish` checks.
+    let mut package = cargo(&["package", "--allow-dirty"]);
+    for c in LIBRARY_CRATES {
+        package.args(["-p", c]);
+    }
+    r.step("package the library crates", &mut package)?;
     crate::sanitize::ci(r)?;
     soak(r, CI_SOAK_SECS)
 }

@@ -62,6 +62,11 @@
 //! [`MemRange`](hotmem_os::MemRange)s, which cannot wrap around the
 //! address space.
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod delta;
 mod detail;
 mod error;

@@ -60,6 +60,11 @@
 //! already is the node's) and the masks are read back from the OS
 //! ([`BindingKind::Real`]); masks past 1024 CPUs go through hwloc.
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod binder;
 mod cpuset;
 mod error;

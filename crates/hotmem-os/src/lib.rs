@@ -49,6 +49,11 @@
 //! raw pointers, and the caller promises that the bytes are committed (or
 //! mapped) and not uncommitted concurrently.
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod address;
 mod error;
 mod memory;

@@ -97,6 +97,11 @@
 //! [`PageAllocator`] lives; objects are raw [`Address`](hotmem_os::Address)es,
 //! and reading or writing them is the caller's `unsafe`.
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod block;
 mod cache;
 mod config;

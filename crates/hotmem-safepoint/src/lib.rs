@@ -86,6 +86,11 @@
 
 #![forbid(unsafe_code)]
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod backoff;
 mod barrier;
 mod coordinator;

@@ -34,6 +34,11 @@
 //! and parking_lot's internals to loom (crossbeam renamed its own to
 //! `crossbeam_loom` for that reason).
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod cell;
 mod futex;
 mod lock;

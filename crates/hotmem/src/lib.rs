@@ -153,10 +153,11 @@
 //! ## Without hwloc
 //! With `default-features = false` the crate builds without `hotmem-numa`
 //! (and so without hwloc): one heap partition, unbound GC workers.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
-/// The repository README's examples, compiled and run as doc tests.
+/// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 // What the embedder implements.
@@ -176,9 +177,9 @@ mod gc;
 // The errors of every operation.
 mod error;
 // Threads' stacks in native memory tracking (mutators and GC workers).
-mod thread_stack;
 pub mod log;
 pub mod objects;
+mod thread_stack;
 
 pub use error::{
     AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
@@ -215,6 +216,7 @@ pub use hotmem_safepoint::Strategy as SafepointStrategy;
 pub use hotmem_chunk as chunk;
 pub use hotmem_nmt as nmt;
 #[cfg(feature = "numa")]
+#[cfg_attr(docsrs, doc(cfg(feature = "numa")))]
 pub use hotmem_numa as numa;
 pub use hotmem_os as os;
 pub use hotmem_page as page;
