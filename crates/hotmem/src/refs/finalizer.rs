@@ -45,15 +45,18 @@ impl Finalizers {
 
     /// At a safepoint, after marking: moves every registered object that
     /// `is_live` says is dead to the queue and calls `retain` on it (the
-    /// caller keeps it and what it reaches alive). Returns (registered
-    /// examined, queued).
+    /// caller keeps it and what it reaches alive); drops a registered
+    /// address that `is_object` says is not an object (free heap memory:
+    /// it cannot be finalized). Returns (registered examined, queued).
     pub(crate) fn queue_dead(
         &self,
         is_live: impl Fn(ObjectReference) -> bool,
+        is_object: impl Fn(ObjectReference) -> bool,
         mut retain: impl FnMut(ObjectReference),
     ) -> (u64, u64) {
         let mut registered = self.registered.lock();
         let found = registered.len() as u64;
+        registered.retain(|&r| is_object(r));
         let dead: Vec<ObjectReference> = registered
             .iter()
             .copied()
