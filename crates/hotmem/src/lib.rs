@@ -185,11 +185,14 @@ pub use error::{
     AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
     SafepointRequestError, ShadowStackError,
 };
+pub use gc::concurrent::CollectorMode;
 pub use gc::generations::{CollectionKind, Generations};
 pub use gc::sizing::{AdaptiveSizing, HeapSizing};
 pub use gc::tlab::{TlabStats, Tlabs};
 pub use gc::workers::{PhaseSummary, WorkerBinding};
-pub use gc::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};
+pub use gc::{
+    CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
+};
 pub use mutator::Mutator;
 pub use refs::{Ephemeron, WeakHandle};
 pub use roots::{Handle, PinGuard, ShadowStack};

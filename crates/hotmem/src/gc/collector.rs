@@ -1,9 +1,11 @@
 //! The collector, monomorphized for one [`Binding`] and type-erased behind
 //! [`Collect`]: one virtual call per collection, none per object.
 
+use super::concurrent;
 use super::cycle::{self, CycleRequest};
+use super::driver::DriverContext;
 use super::heap::GcHeap;
-use super::stats::CollectStats;
+use super::stats::{CollectStats, GcCause};
 use super::workers::GcWorkers;
 use crate::GcError;
 use crate::vm::Binding;
@@ -18,6 +20,18 @@ pub(crate) trait Collect: Send + Sync {
         heap: &GcHeap,
         workers: &mut GcWorkers,
         request: CycleRequest,
+    ) -> Result<CollectStats, GcError>;
+
+    /// Runs one concurrent cycle of `heap` (see
+    /// [`concurrent`](super::concurrent)) on the calling thread, which
+    /// holds the collection lock (`workers`) and is no mutator.
+    fn collect_concurrent(
+        &self,
+        heap: &GcHeap,
+        workers: &mut GcWorkers,
+        cx: &DriverContext<'_>,
+        number: u64,
+        cause: GcCause,
     ) -> Result<CollectStats, GcError>;
 }
 
@@ -40,5 +54,16 @@ impl<B: Binding> Collect for Collector<B> {
         request: CycleRequest,
     ) -> Result<CollectStats, GcError> {
         cycle::collect(&*self.binding, heap, workers, request)
+    }
+
+    fn collect_concurrent(
+        &self,
+        heap: &GcHeap,
+        workers: &mut GcWorkers,
+        cx: &DriverContext<'_>,
+        number: u64,
+        cause: GcCause,
+    ) -> Result<CollectStats, GcError> {
+        concurrent::cycle::collect(&*self.binding, heap, workers, cx, number, cause)
     }
 }

@@ -104,7 +104,7 @@ pub(super) fn collect<B: Binding>(
 impl<'a, B: Binding> Cycle<'a, B> {
     /// Maps the heap and takes the remembered slots: the state marking
     /// starts from.
-    fn start(
+    pub(super) fn start(
         binding: &'a B,
         heap: &'a GcHeap,
         mark_workers: usize,
@@ -184,7 +184,7 @@ impl<'a, B: Binding> Cycle<'a, B> {
     }
 
     /// The statistics, with the pause measured from `started`.
-    fn finish(mut self, started: Instant) -> CollectStats {
+    pub(super) fn finish(mut self, started: Instant) -> CollectStats {
         self.stats.used_after = self.heap.pages.usage().used;
         self.stats.pause_ns = started.elapsed().as_nanos() as u64;
         self.stats

@@ -76,11 +76,43 @@ impl GcHeap {
         };
         let result = self.run_cycle(&mut workers, cycle);
         if let Ok(stats) = &result {
-            self.record(cx, stats, guard.id());
+            self.record(cx, stats, Some(guard.id()));
         }
         guard.end();
         cx.log.safepoints(cx.safepoints);
         result.map(Some)
+    }
+
+    /// Runs one concurrent cycle (see [`concurrent`](super::concurrent)) on
+    /// the calling thread, the runtime's GC thread, while the mutators run
+    /// between its pauses; then records it and gives the mutators their
+    /// next budget.
+    pub(crate) fn collect_concurrent(
+        &self,
+        cx: &DriverContext<'_>,
+        cause: GcCause,
+    ) -> Result<CollectStats, GcError> {
+        let mut workers = self.workers.lock();
+        let number = self.record.lock().totals.cycles + 1;
+        let allocated_before = self.pages.counters().page_bytes_allocated;
+        let result = match &self.collector {
+            Some(c) => c.collect_concurrent(self, &mut workers, cx, number, cause),
+            None => Err(GcError::NoBinding),
+        };
+        if let Ok(stats) = &result {
+            let allocated = self.pages.counters().page_bytes_allocated - allocated_before;
+            self.sizing.concurrent_cycle(allocated);
+            let next = self.sizing.collected_at(
+                stats.kind,
+                stats.used_after,
+                false,
+                stats.pause_ns,
+                Instant::now(),
+            );
+            self.mutator_alloc.source().set(next.budget);
+            self.record(cx, stats, None);
+        }
+        result
     }
 
     /// Without generations every collection is full; with them, the
@@ -96,7 +128,7 @@ impl GcHeap {
     /// free: none may be bumped again. Their unused ends go back to the
     /// pages, so that each page's top is the end of its last object (where
     /// a reference past it is found to be bad).
-    fn retire_mutator_allocation(&self) {
+    pub(crate) fn retire_mutator_allocation(&self) {
         // SAFETY: `retire_pages` needs nobody allocating in the allocator:
         // every mutator is stopped at the safepoint or in native code, where
         // it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
@@ -151,7 +183,7 @@ impl GcHeap {
 
     /// Records a successful collection, logs it, gives cached pages unused
     /// for the uncommit delay back to the OS, and counts the epoch.
-    fn record(&self, cx: &DriverContext<'_>, stats: &CollectStats, safepoint: SafepointId) {
+    fn record(&self, cx: &DriverContext<'_>, stats: &CollectStats, safepoint: Option<SafepointId>) {
         let now = Instant::now();
         let stats_table = {
             let mut record = self.record.lock();

@@ -2,6 +2,7 @@
 //! the runtime. The collector's code receives this, never the runtime.
 
 use super::collector::Collect;
+use super::concurrent::ConcurrentState;
 use super::generations::GenerationalState;
 use super::record::GcRecord;
 use super::sizing::{BudgetedPages, Sizing};
@@ -58,4 +59,7 @@ pub(crate) struct GcHeap {
     pub(crate) collector: Option<Arc<dyn Collect>>,
     /// A page is evacuated when at least this fraction of it is garbage.
     pub(crate) fragmentation_limit: f64,
+    /// The concurrent collector's shared state, with
+    /// [`CollectorMode::Concurrent`](crate::CollectorMode).
+    pub(crate) concurrent: Option<Arc<ConcurrentState>>,
 }

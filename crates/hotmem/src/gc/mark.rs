@@ -15,6 +15,7 @@
 //! the mutators' buffers to be empty.
 
 use super::binding_panic::panic_message;
+use super::concurrent::new_pages::NewPages;
 use super::cycle::Cycle;
 use super::heap::GcHeap;
 use super::in_collection;
@@ -70,6 +71,10 @@ pub(crate) struct Marker<'a, B: Binding> {
     /// checked but neither marked nor followed (those objects are taken as
     /// live).
     young_only: bool,
+    /// Concurrent marking: the pages allocated since mark start, whose
+    /// objects are live and not examined (a reference into one is no
+    /// error).
+    new_pages: Option<&'a NewPages>,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -96,7 +101,21 @@ impl<'a, B: Binding> Marker<'a, B> {
             marked: AtomicU64::new(0),
             remembered: Mutex::new(Vec::new()),
             young_only,
+            new_pages: None,
         }
+    }
+
+    /// For concurrent marking: references into `pages` (allocated since
+    /// mark start) are to live objects that marking does not examine.
+    pub(crate) fn with_new_pages(mut self, pages: &'a NewPages) -> Self {
+        self.new_pages = Some(pages);
+        self
+    }
+
+    /// Whether `r` lies in a page allocated since mark start.
+    #[inline]
+    fn in_new_page(&self, r: ObjectReference) -> bool {
+        self.new_pages.is_some_and(|n| n.contains(r.get()))
     }
 
     /// Objects marked so far.
@@ -118,15 +137,18 @@ impl<'a, B: Binding> Marker<'a, B> {
         r: ObjectReference,
         slot: Option<Address>,
     ) -> Result<bool, GcError> {
-        let (pi, wi) = self
-            .map
-            .locate(r)
-            .map_err(|reason| GcError::InvalidReference {
-                value: r.get(),
-                slot,
-                holder: None,
-                reason,
-            })?;
+        let (pi, wi) = match self.map.locate(r) {
+            Ok(at) => at,
+            Err(_) if self.in_new_page(r) => return Ok(false),
+            Err(reason) => {
+                return Err(GcError::InvalidReference {
+                    value: r.get(),
+                    slot,
+                    holder: None,
+                    reason,
+                });
+            }
+        };
         if self.young_only && !self.map.pages[pi].young {
             return Ok(false);
         }
@@ -138,15 +160,22 @@ impl<'a, B: Binding> Marker<'a, B> {
     }
 
     /// Whether `r` is live now: marked, or (in a young collection) outside
-    /// the young pages. Not a reference to an object: not live.
+    /// the young pages, or (concurrent marking) allocated since mark start.
+    /// Not a reference to an object: not live.
     pub(crate) fn is_live(&self, r: ObjectReference) -> bool {
         match self.map.locate(r) {
             Ok((pi, wi)) => {
                 let page = &self.map.pages[pi];
                 (self.young_only && !page.young) || page.live.is_marked(wi)
             }
-            Err(_) => false,
+            Err(_) => self.in_new_page(r),
         }
+    }
+
+    /// Whether `r` refers to an object: in a mapped page, or (concurrent
+    /// marking) in a page allocated since mark start.
+    pub(crate) fn is_object(&self, r: ObjectReference) -> bool {
+        self.map.locate(r).is_ok() || self.in_new_page(r)
     }
 
     /// Whether only young objects are marked.
@@ -367,6 +396,7 @@ impl<'a, B: Binding> Marker<'a, B> {
                         }
                     }
                 }
+                Err(_) if self.in_new_page(t) => {}
                 Err(reason) => {
                     if bad.is_none() {
                         bad = Some(GcError::InvalidReference {

@@ -22,6 +22,7 @@
 
 mod binding_panic;
 mod collector;
+pub(crate) mod concurrent;
 mod cycle;
 mod driver;
 mod free;
@@ -45,4 +46,6 @@ pub(crate) use collector::{Collect, Collector};
 pub(crate) use driver::{DriverContext, GcRequest};
 pub(crate) use heap::GcHeap;
 pub(crate) use record::GcRecord;
-pub use stats::{CollectStats, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope};
+pub use stats::{
+    CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
+};

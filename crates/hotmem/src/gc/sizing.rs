@@ -21,6 +21,7 @@
 //! Memory the heap no longer uses goes back to the OS after the uncommit
 //! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
 
+use super::concurrent::new_pages::NewPages;
 use super::generations::CollectionKind;
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
@@ -125,6 +126,9 @@ impl HeapSizing {
 /// has not granted yet.
 pub(crate) struct BudgetedPages {
     heap: Arc<PageAllocator>,
+    /// With the concurrent collector: where pages allocated during marking
+    /// are recorded (their objects are live).
+    new_pages: Option<Arc<NewPages>>,
     /// The heap's maximum: a page larger than it is the heap's to refuse
     /// (a bad size), not the budget's.
     heap_max: usize,
@@ -135,9 +139,15 @@ pub(crate) struct BudgetedPages {
 }
 
 impl BudgetedPages {
-    pub(crate) fn new(heap: Arc<PageAllocator>, heap_max: usize, budget: usize) -> BudgetedPages {
+    pub(crate) fn new(
+        heap: Arc<PageAllocator>,
+        heap_max: usize,
+        budget: usize,
+        new_pages: Option<Arc<NewPages>>,
+    ) -> BudgetedPages {
         BudgetedPages {
             heap,
+            new_pages,
             heap_max,
             budget: AtomicIsize::new(to_isize(budget)),
         }
@@ -146,6 +156,12 @@ impl BudgetedPages {
     /// Sets the budget until the next collection.
     pub(crate) fn set(&self, bytes: usize) {
         self.budget.store(to_isize(bytes), Ordering::Relaxed);
+    }
+
+    /// Bytes of pages the mutators may still take before the next
+    /// collection (0 when overdrawn).
+    pub(crate) fn remaining(&self) -> usize {
+        usize::try_from(self.budget.load(Ordering::Relaxed)).unwrap_or(0)
     }
 
     /// Adds `bytes` to the budget: after a collection, an allocation that
@@ -186,9 +202,14 @@ impl PageSource for BudgetedPages {
                 node: request.node,
             });
         }
-        self.heap
+        let page = self
+            .heap
             .alloc_page(request)
-            .inspect_err(|_| self.refund(request.size))
+            .inspect_err(|_| self.refund(request.size))?;
+        if let Some(n) = &self.new_pages {
+            n.allocated(page.range().start().get(), page.size());
+        }
+        Ok(page)
     }
 
     fn undo_alloc_page(&self, page: OwnedPage) -> Result<(), RejectedPage> {
@@ -212,6 +233,10 @@ pub(crate) struct Sizing {
     target: AtomicUsize,
     /// Pause time and wall time since the target last changed.
     window: Mutex<Window>,
+    /// With the concurrent collector: a cycle starts once the mutators'
+    /// budget has less than this many bytes left (what they allocated
+    /// during the last cycle, with room to spare).
+    trigger_margin: AtomicUsize,
 }
 
 /// Collection time over a stretch of wall time.
@@ -234,7 +259,28 @@ impl Sizing {
                 since: Instant::now(),
                 pause_ns: 0,
             }),
+            trigger_margin: AtomicUsize::new(target / 2),
         }
+    }
+
+    /// With the concurrent collector: whether a cycle should start now,
+    /// with `remaining` bytes of budget left.
+    #[inline]
+    pub(crate) fn should_start_cycle(&self, remaining: usize) -> bool {
+        remaining <= self.trigger_margin.load(Ordering::Relaxed)
+    }
+
+    /// After a concurrent cycle during which the mutators took `allocated`
+    /// bytes of pages (their allocation rate times the cycle's duration):
+    /// the next cycle starts early enough for them to allocate that much
+    /// and half again before it ends (ZGC starts its cycles from the
+    /// allocation rate and the last cycle's duration the same way), and at
+    /// least a quarter of the target before the budget runs out.
+    pub(crate) fn concurrent_cycle(&self, allocated: u64) {
+        let wanted = (allocated as usize).saturating_mul(3) / 2;
+        let floor = self.target() / 4;
+        self.trigger_margin
+            .store(wanted.max(floor), Ordering::Relaxed);
     }
 
     /// Whether collections took more than `percent` of the time since the

@@ -14,6 +14,24 @@ pub enum GcCause {
     Explicit,
     /// An allocation found the heap full.
     AllocationFailure,
+    /// The concurrent collector: the mutators allocate fast enough that a
+    /// cycle must start now to finish before their budget runs out.
+    AllocationRate,
+    /// The concurrent collector: an allocation found the budget used up
+    /// and waits for a cycle.
+    AllocationStall,
+}
+
+impl GcCause {
+    /// The cause as the `gc` log line names it (HotSpot's names).
+    pub fn name(self) -> &'static str {
+        match self {
+            GcCause::Explicit => "Explicit",
+            GcCause::AllocationFailure => "Allocation Failure",
+            GcCause::AllocationRate => "Allocation Rate",
+            GcCause::AllocationStall => "Allocation Stall",
+        }
+    }
 }
 
 /// Which slots a collection's update phase visited, besides every root.
@@ -86,6 +104,25 @@ pub struct CollectStats {
     /// Weak references, ephemerons and finalizers: what their processing
     /// found and did, and its time.
     pub refs: RefStats,
+    /// A concurrent cycle's phases ([`CollectorMode::Concurrent`](crate::CollectorMode));
+    /// `None` for a collection that stopped the world throughout. For a
+    /// concurrent cycle `pause_ns` is the sum of its two pauses and
+    /// `mark_ns` its concurrent marking.
+    pub concurrent: Option<ConcurrentPhases>,
+}
+
+/// The phases of a concurrent cycle, as ZGC's `gc,phases` names them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConcurrentPhases {
+    /// Pause Mark Start: the roots.
+    pub mark_start_ns: u64,
+    /// Concurrent Mark: tracing while the mutators run.
+    pub concurrent_mark_ns: u64,
+    /// Pause Mark End: the mutators' logs, the end of the trace, the
+    /// references that are not strong, the empty pages freed.
+    pub mark_end_ns: u64,
+    /// The whole cycle, from the first pause's request to the second's end.
+    pub cycle_ns: u64,
 }
 
 impl CollectStats {
@@ -122,6 +159,7 @@ impl CollectStats {
             update_scope: UpdateScope::Nothing,
             relocation: PhaseSummary::default(),
             refs: RefStats::default(),
+            concurrent: None,
         }
     }
 
@@ -230,6 +268,13 @@ pub struct GcTotals {
     pub full_updates: u64,
     /// Reference processing, summed.
     pub refs: RefStats,
+    /// Concurrent cycles ([`CollectorMode::Concurrent`](crate::CollectorMode)).
+    pub concurrent_cycles: u64,
+    /// Allocations that waited for a concurrent cycle to finish
+    /// (allocation stalls).
+    pub stalls: u64,
+    /// Time those allocations waited.
+    pub stall_ns: u64,
 }
 
 impl GcTotals {
@@ -261,6 +306,9 @@ impl GcTotals {
         self.objects_marked += s.objects_marked;
         self.mark_worker_ns += s.mark_ns * s.mark_workers as u64;
         self.refs.add(&s.refs);
+        if s.concurrent.is_some() {
+            self.concurrent_cycles += 1;
+        }
         match s.update_scope {
             UpdateScope::Remembered { .. } => self.remembered_updates += 1,
             UpdateScope::AllLiveObjects => self.full_updates += 1,

@@ -114,7 +114,7 @@ impl<B: Binding> Cycle<'_, B> {
         let refs = &self.heap.refs;
         let (found, queued) = refs.finalizers.queue_dead(
             |r| marker.is_live(r),
-            |r| self.map.locate(r).is_ok(),
+            |r| marker.is_object(r),
             |r| {
                 tracer.retain(r);
             },

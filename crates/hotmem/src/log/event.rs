@@ -36,6 +36,13 @@ pub enum GcPhase {
     Mark,
     /// Copying live objects out of the selected pages.
     Relocate,
+    /// A concurrent cycle's first pause: the roots.
+    PauseMarkStart,
+    /// A concurrent cycle's marking while the mutators run.
+    ConcurrentMark,
+    /// A concurrent cycle's second pause: the mutators' logs, the end of
+    /// the trace, the references that are not strong, the empty pages.
+    PauseMarkEnd,
 }
 
 impl GcPhase {
@@ -44,6 +51,9 @@ impl GcPhase {
         match self {
             GcPhase::Mark => "Mark",
             GcPhase::Relocate => "Relocate",
+            GcPhase::PauseMarkStart => "Pause Mark Start",
+            GcPhase::ConcurrentMark => "Concurrent Mark",
+            GcPhase::PauseMarkEnd => "Pause Mark End",
         }
     }
 }
@@ -93,6 +103,29 @@ pub enum LogEvent {
         objects: u64,
         /// Workers it ran on.
         workers: usize,
+    },
+    /// `gc,phases`, info: one phase of a concurrent cycle and its time.
+    /// `GC(12) Pause Mark Start 0.120ms`, `GC(12) Concurrent Mark 12.345ms`
+    ConcurrentPhase {
+        /// Which phase.
+        phase: GcPhase,
+        /// Its time, nanoseconds.
+        ns: u64,
+    },
+    /// `gc`, info: a concurrent cycle ended (ZGC's line).
+    /// `GC(12) Garbage Collection (Allocation Rate) 160M->58M(256M) 14.012ms`
+    Cycle {
+        /// Why it ran.
+        cause: GcCause,
+        /// Heap bytes in use at mark start.
+        used_before: usize,
+        /// Heap bytes in use at the end.
+        used_after: usize,
+        /// Heap bytes committed after.
+        capacity: usize,
+        /// The whole cycle, nanoseconds (its pauses are in `gc,phases` and
+        /// `safepoint`).
+        cycle_ns: u64,
     },
     /// `gc,phases`, info: the update of references to moved objects, and
     /// which slots it visited.
@@ -211,10 +244,7 @@ impl fmt::Display for LogEvent {
                 pause_ns,
                 ..
             } => {
-                let cause = match cause {
-                    GcCause::Explicit => "Explicit",
-                    GcCause::AllocationFailure => "Allocation Failure",
-                };
+                let cause = cause.name();
                 let collection = match collection {
                     CollectionKind::Young => "Young",
                     CollectionKind::Full => "Full",
@@ -238,6 +268,22 @@ impl fmt::Display for LogEvent {
                 "{} {} ({objects} objects, {workers} workers)",
                 phase.name(),
                 Ms(*ns)
+            ),
+            LogEvent::ConcurrentPhase { phase, ns } => write!(f, "{} {}", phase.name(), Ms(*ns)),
+            LogEvent::Cycle {
+                cause,
+                used_before,
+                used_after,
+                capacity,
+                cycle_ns,
+            } => write!(
+                f,
+                "Garbage Collection ({}) {}->{}({}) {}",
+                cause.name(),
+                Mib(*used_before),
+                Mib(*used_after),
+                Mib(*capacity),
+                Ms(*cycle_ns)
             ),
             LogEvent::Update { ns, scope, workers } => {
                 write!(f, "Update References {} (", Ms(*ns))?;

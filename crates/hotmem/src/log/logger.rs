@@ -91,13 +91,14 @@ impl Logger {
     }
 
     /// The records of a collection that ended, still at its safepoint
-    /// `safepoint`.
+    /// `safepoint` (`None`: a concurrent cycle, whose pauses were named
+    /// with [`Logger::gc_safepoint`]).
     #[inline]
     pub(crate) fn collection(
         &self,
         parts: Parts<'_>,
         stats: &CollectStats,
-        safepoint: SafepointId,
+        safepoint: Option<SafepointId>,
     ) {
         if self.enabled.is_none() {
             return;
@@ -105,18 +106,40 @@ impl Logger {
         self.collection_slow(parts, stats, safepoint);
     }
 
-    #[cold]
-    fn collection_slow(&self, parts: Parts<'_>, stats: &CollectStats, safepoint: SafepointId) {
-        let id = Some(stats.cycle);
-        let info = LogLevel::Info;
-        if self.enabled(TagSet::Safepoint, info) {
+    /// Names safepoint `safepoint` as a pause of collection `cycle`: its
+    /// line will carry `GC(cycle)`. Call it before the safepoint ends.
+    pub(crate) fn gc_safepoint(&self, safepoint: SafepointId, cycle: u64) {
+        if self.enabled(TagSet::Safepoint, LogLevel::Info) {
             let mut st = self.state.lock();
             if st.gc_safepoints.len() == PENDING_GC_SAFEPOINTS {
                 st.gc_safepoints.remove(0);
             }
-            st.gc_safepoints.push((safepoint, stats.cycle));
+            st.gc_safepoints.push((safepoint, cycle));
         }
-        if self.enabled(TagSet::GcPhases, info) {
+    }
+
+    #[cold]
+    fn collection_slow(
+        &self,
+        parts: Parts<'_>,
+        stats: &CollectStats,
+        safepoint: Option<SafepointId>,
+    ) {
+        let id = Some(stats.cycle);
+        let info = LogLevel::Info;
+        if let Some(safepoint) = safepoint {
+            self.gc_safepoint(safepoint, stats.cycle);
+        }
+        if let (true, Some(c)) = (self.enabled(TagSet::GcPhases, info), stats.concurrent) {
+            for (phase, ns) in [
+                (GcPhase::PauseMarkStart, c.mark_start_ns),
+                (GcPhase::ConcurrentMark, c.concurrent_mark_ns),
+                (GcPhase::PauseMarkEnd, c.mark_end_ns),
+            ] {
+                let event = LogEvent::ConcurrentPhase { phase, ns };
+                self.write(info, TagSet::GcPhases, id, event);
+            }
+        } else if self.enabled(TagSet::GcPhases, info) {
             for (phase, ns, objects, workers) in [
                 (
                     GcPhase::Mark,
@@ -205,7 +228,16 @@ impl Logger {
             }
         }
         // Last, as HotSpot ends a collection with its `gc` line.
-        if self.enabled(TagSet::Gc, info) {
+        if let (true, Some(c)) = (self.enabled(TagSet::Gc, info), stats.concurrent) {
+            let event = LogEvent::Cycle {
+                cause: stats.cause,
+                used_before: stats.used_before,
+                used_after: stats.used_after,
+                capacity: usage.capacity,
+                cycle_ns: c.cycle_ns,
+            };
+            self.write(info, TagSet::Gc, id, event);
+        } else if self.enabled(TagSet::Gc, info) {
             let event = LogEvent::Pause {
                 collection: stats.kind,
                 cause: stats.cause,

@@ -76,6 +76,7 @@ impl Mutator {
             Ok(start) => {
                 self.tlab.refill(start, sizing.size);
                 gc.tlabs.count_refill();
+                self.runtime.pace();
                 Ok(self
                     .tlab
                     .alloc(layout)
@@ -99,6 +100,9 @@ impl Mutator {
         };
         if let (Ok(addr), Some(g)) = (&result, &self.runtime.inner.gc.generations) {
             g.allocated(addr.get(), layout.size(), age);
+        }
+        if result.is_ok() {
+            self.runtime.pace();
         }
         result
     }
@@ -126,8 +130,16 @@ impl Mutator {
         for _ in 0..ALLOC_GC_ROUNDS {
             let seen = self.runtime.inner.gc.epoch.load(Ordering::Acquire);
             // Collect, unless another thread finished a collection since our
-            // attempt failed. Whatever the outcome, the retry decides.
-            let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
+            // attempt failed. Whatever the outcome, the retry decides. With
+            // the concurrent collector the thread waits for a cycle: an
+            // allocation stall.
+            if self.runtime.is_concurrent() {
+                let waited = std::time::Instant::now();
+                let _ = self.collect_inner(GcCause::AllocationStall, None, None);
+                self.runtime.count_stall(waited.elapsed());
+            } else {
+                let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
+            }
             match self.retry_after_collection(layout, age) {
                 Ok(addr) => return Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {

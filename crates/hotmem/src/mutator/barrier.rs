@@ -1,13 +1,18 @@
 //! The barriers: every reference a mutator loads from or stores into a
-//! heap object may go through [`Mutator::load_ref`] and
-//! [`Mutator::store_ref`]. Today the store barrier feeds the young
-//! generation's remembered set; concurrent marking (SATB) and relocation
-//! (self-healing loads) attach here without changing embedders.
+//! heap object goes through [`Mutator::load_ref`] and
+//! [`Mutator::store_ref`] (and every other overwrite of a heap slot through
+//! [`Mutator::before_overwrite`]). The store barrier feeds the young
+//! generation's remembered set and, while the concurrent collector marks,
+//! logs the overwritten reference (SATB); concurrent relocation
+//! (self-healing loads) attaches to the load barrier.
 
 use super::Mutator;
+use crate::gc::concurrent::ConcurrentState;
+use crate::gc::concurrent::satb::SatbBuffer;
 use crate::gc::generations::{GenerationalState, SlotBuffer};
 use crate::vm::{ObjectReference, Slot};
 use parking_lot::Mutex;
+use std::ptr::NonNull;
 use std::sync::Arc;
 
 impl Mutator {
@@ -33,15 +38,107 @@ impl Mutator {
     /// [`Generations::Single`](crate::Generations::Single) it is a plain
     /// store.
     ///
-    /// Concurrent (SATB) marking attaches here too: while marking is
-    /// active, the value being overwritten is pushed to this thread's
-    /// marking buffer first, so the snapshot at the start of marking stays
-    /// reachable.
+    /// With the concurrent collector
+    /// ([`CollectorMode::Concurrent`](crate::CollectorMode)), while marking
+    /// runs, the reference being overwritten is logged first (snapshot at
+    /// the beginning), so that everything reachable at mark start is
+    /// marked.
     #[inline]
     pub fn store_ref<S: Slot>(&self, slot: S, value: ObjectReference) {
+        self.before_overwrite(&slot);
         slot.store(value);
         if let Some(barrier) = &self.barrier {
             barrier.stored(slot.address().get(), value.get());
+        }
+    }
+
+    /// The barrier before an overwrite of a heap slot with a value that is
+    /// not a reference (a number, null, a tagged value): with the
+    /// concurrent collector, while marking runs, the reference the slot
+    /// holds is logged (as [`Mutator::store_ref`] does); otherwise nothing.
+    /// A binding whose slots hold tagged values calls it before every
+    /// store into a heap slot that does not go through `store_ref`. A slot
+    /// of an object allocated since the last call that may collect needs
+    /// neither.
+    #[inline]
+    pub fn before_overwrite<S: Slot>(&self, slot: &S) {
+        if let Some(satb) = &self.satb {
+            satb.before_overwrite(slot);
+        }
+    }
+
+    /// Keeps `obj`, just read from a weak reference of the binding's own (a
+    /// weak intern table's entry, a cache), alive in the concurrent cycle
+    /// that marks now: the mutator may make it strongly reachable, which
+    /// the snapshot taken at mark start would not see. The runtime's own
+    /// [`WeakHandle`](crate::WeakHandle)s and [`Ephemeron`](crate::Ephemeron)s
+    /// do this themselves. Nothing without the concurrent collector or
+    /// outside marking.
+    #[inline]
+    pub fn keep_alive(&self, obj: ObjectReference) {
+        if let Some(satb) = &self.satb {
+            satb.keep_alive(obj);
+        }
+    }
+}
+
+/// A mutator's side of concurrent marking: the phase it reads and the log
+/// it writes.
+pub(super) struct SatbBarrier {
+    /// The runtime's concurrent state.
+    state: NonNull<ConcurrentState>,
+    buffer: Arc<Mutex<SatbBuffer>>,
+}
+
+impl SatbBarrier {
+    /// The barrier of a mutator of a runtime whose concurrent state is
+    /// `state`. The mutator keeps the runtime, and so `state`, alive.
+    pub(super) fn new(state: &ConcurrentState) -> SatbBarrier {
+        SatbBarrier {
+            buffer: state.satb.register(),
+            state: NonNull::from(state),
+        }
+    }
+
+    #[inline]
+    fn state(&self) -> &ConcurrentState {
+        // SAFETY: `state` points into the runtime's shared `Inner`, which
+        // the mutator owning this barrier keeps alive (it holds a `Runtime`)
+        // and never moves; the state is only read through shared
+        // references and atomics.
+        unsafe { self.state.as_ref() }
+    }
+
+    /// Before `slot` is overwritten: logs what it holds while marking runs.
+    #[inline]
+    fn before_overwrite<S: Slot>(&self, slot: &S) {
+        if self.state().marking() {
+            self.log(slot);
+        }
+    }
+
+    /// While marking runs, logs `obj` (read from a weak reference).
+    #[inline]
+    fn keep_alive(&self, obj: ObjectReference) {
+        let state = self.state();
+        if state.marking() && !state.new_pages.contains(obj.get()) {
+            state.satb.log(&self.buffer, obj);
+        }
+    }
+
+    /// The slow path: logs the slot's reference, unless the slot lies in
+    /// an object allocated since mark start (no reference it ever held
+    /// needs keeping for the snapshot, and a fresh object's words may be
+    /// uninitialized).
+    #[cold]
+    #[inline(never)]
+    fn log<S: Slot>(&self, slot: &S) {
+        let state = self.state();
+        if state.new_pages.contains(slot.address().get()) {
+            return;
+        }
+        if let Some(old) = slot.load() {
+            state.satb.log(&self.buffer, old);
         }
     }
 }

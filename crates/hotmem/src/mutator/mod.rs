@@ -13,7 +13,7 @@ use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
 use crate::thread_stack::ThreadStack;
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
-use barrier::StoreBarrier;
+use barrier::{SatbBarrier, StoreBarrier};
 use hotmem_page::NodeId;
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
 use std::sync::Arc;
@@ -36,6 +36,8 @@ pub struct Mutator {
     tlab: Arc<Tlab>,
     /// The store barrier's state (generational runtimes only).
     barrier: Option<StoreBarrier>,
+    /// The concurrent collector's barrier (with it only).
+    satb: Option<SatbBarrier>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -54,7 +56,9 @@ impl Mutator {
         let handles = gc.roots.new_table();
         let tlab = gc.tlabs.register();
         let barrier = gc.generations.as_ref().map(StoreBarrier::new);
+        let satb = gc.concurrent.as_deref().map(SatbBarrier::new);
         Mutator {
+            satb,
             barrier,
             handles,
             runtime,
@@ -108,6 +112,12 @@ impl Mutator {
         seen_epoch: Option<u64>,
     ) -> Result<Option<CollectStats>, GcError> {
         let runtime = self.runtime.clone();
+        if runtime.is_concurrent() {
+            // The concurrent collector's pauses must not wait for this
+            // thread: it waits for the cycle as blocked.
+            let _blocked = self.handle.enter_blocked();
+            return runtime.concurrent_cycle(cause).map(Some);
+        }
         let mut blocked = self.handle.enter_blocked();
         let request = GcRequest {
             cause,

@@ -23,6 +23,7 @@ use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Header bytes of every object: size, id, slot count, checksum.
 pub const HEADER: usize = 32;
@@ -311,8 +312,15 @@ impl SimpleObjects {
         let slot = unsafe { SimpleSlot::new(Address::new(obj.get() + HEADER + 8 * i)) };
         match target {
             Some(t) => mutator.store_ref(slot, t),
-            // SAFETY: as above.
-            None => unsafe { word(obj, HEADER / 8 + i).write(0) },
+            None => {
+                // The reference overwritten by null is logged while the
+                // concurrent collector marks.
+                mutator.before_overwrite(&slot);
+                // SAFETY: as above; a relaxed atomic store, as the slot's
+                // own (the concurrent collector may load the word now).
+                unsafe { AtomicU64::from_ptr(word(obj, HEADER / 8 + i)) }
+                    .store(0, Ordering::Relaxed);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! [`Ephemeron`]: a key and a value, the value kept alive only while the
 //! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
 
+use super::KeepAlive;
 use crate::vm::ObjectReference;
 use parking_lot::Mutex;
 use std::fmt;
@@ -11,9 +12,11 @@ use std::sync::Arc;
 type Pair = Option<(ObjectReference, ObjectReference)>;
 
 /// Every ephemeron of a runtime.
-#[derive(Default)]
 pub(crate) struct EphemeronTable {
     entries: Mutex<Entries>,
+    /// Keeps what an ephemeron hands out alive while the concurrent
+    /// collector marks.
+    keep_alive: Option<Arc<dyn KeepAlive>>,
 }
 
 #[derive(Default)]
@@ -23,6 +26,23 @@ struct Entries {
 }
 
 impl EphemeronTable {
+    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> EphemeronTable {
+        EphemeronTable {
+            entries: Mutex::default(),
+            keep_alive,
+        }
+    }
+
+    /// What pair `index` holds, kept alive for the cycle that marks now.
+    fn read(&self, index: usize) -> Pair {
+        let pair = self.entries.lock().pairs[index];
+        if let (Some((k, v)), Some(keep)) = (pair, &self.keep_alive) {
+            keep.keep_alive(k);
+            keep.keep_alive(v);
+        }
+        pair
+    }
+
     pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {
         let mut e = self.entries.lock();
         let index = match e.free.pop() {
@@ -70,7 +90,7 @@ impl Ephemeron {
     /// collection found the key unreachable. Read it again after anything
     /// that may collect.
     pub fn get(&self) -> Option<(ObjectReference, ObjectReference)> {
-        self.table.entries.lock().pairs[self.index]
+        self.table.read(self.index)
     }
 
     /// The key, while it lives.

@@ -14,12 +14,32 @@ pub(crate) use finalizer::Finalizers;
 pub use weak_handle::WeakHandle;
 pub(crate) use weak_handle::WeakTable;
 
+use crate::vm::ObjectReference;
 use std::sync::Arc;
 
+/// Keeps an object read from a weak reference alive in the cycle that runs
+/// now (the concurrent collector: see
+/// [`Mutator::keep_alive`](crate::Mutator::keep_alive)).
+pub(crate) trait KeepAlive: Send + Sync {
+    /// `obj` was read from a weak reference.
+    fn keep_alive(&self, obj: ObjectReference);
+}
+
 /// A runtime's weak handles, ephemerons and finalizers.
-#[derive(Default)]
 pub(crate) struct RefRegistry {
     pub(crate) weak: Arc<WeakTable>,
     pub(crate) ephemerons: Arc<EphemeronTable>,
     pub(crate) finalizers: Finalizers,
+}
+
+impl RefRegistry {
+    /// The registry of a runtime whose collector needs objects read from
+    /// weak references kept alive (`keep_alive`: the concurrent one).
+    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> RefRegistry {
+        RefRegistry {
+            weak: Arc::new(WeakTable::new(keep_alive.clone())),
+            ephemerons: Arc::new(EphemeronTable::new(keep_alive)),
+            finalizers: Finalizers::default(),
+        }
+    }
 }

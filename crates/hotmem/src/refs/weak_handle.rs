@@ -1,15 +1,18 @@
 //! [`WeakHandle`]: a reference the runtime clears when its object dies and
 //! updates when it moves.
 
+use super::KeepAlive;
 use crate::vm::ObjectReference;
 use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
 
 /// Every weak handle of a runtime: an entry per handle, `None` once cleared.
-#[derive(Default)]
 pub(crate) struct WeakTable {
     entries: Mutex<Entries>,
+    /// Keeps what a handle hands out alive while the concurrent collector
+    /// marks.
+    keep_alive: Option<Arc<dyn KeepAlive>>,
 }
 
 #[derive(Default)]
@@ -21,6 +24,22 @@ struct Entries {
 }
 
 impl WeakTable {
+    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> WeakTable {
+        WeakTable {
+            entries: Mutex::default(),
+            keep_alive,
+        }
+    }
+
+    /// What entry `index` holds, kept alive for the cycle that marks now.
+    fn read(&self, index: usize) -> Option<ObjectReference> {
+        let r = self.entries.lock().slots[index];
+        if let (Some(r), Some(k)) = (r, &self.keep_alive) {
+            k.keep_alive(r);
+        }
+        r
+    }
+
     pub(crate) fn add(self: &Arc<Self>, obj: ObjectReference) -> WeakHandle {
         let mut e = self.entries.lock();
         let index = match e.free.pop() {
@@ -76,7 +95,7 @@ impl WeakHandle {
     /// The object's current address, or `None` once a collection found it
     /// unreachable. Read it again after anything that may collect.
     pub fn get(&self) -> Option<ObjectReference> {
-        self.table.entries.lock().slots[self.index]
+        self.table.read(self.index)
     }
 
     /// Whether a collection cleared the handle.

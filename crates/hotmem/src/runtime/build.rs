@@ -3,9 +3,11 @@
 
 use super::Runtime;
 use super::config::RuntimeConfig;
+use super::gc_thread::GcThread;
 use super::inner::Inner;
 use super::numa::{NumaParts, numa_parts, record_worker_stacks};
 use crate::error::BuildError;
+use crate::gc::concurrent::{CollectorMode, ConcurrentState};
 use crate::gc::generations::{GenerationalState, Generations};
 use crate::gc::sizing::{BudgetedPages, Sizing};
 use crate::gc::tlab::{TlabShared, TlabSizing};
@@ -58,6 +60,7 @@ impl Runtime {
             log,
             safepoints: Coordinator::new(config.safepoint_strategy),
             next_partition: AtomicUsize::new(0),
+            gc_thread: GcThread::default(),
             numa: parts.summary,
             #[cfg(feature = "numa")]
             topology: parts.topology,
@@ -102,12 +105,24 @@ fn gc_heap(
     collector: Option<Arc<dyn Collect>>,
 ) -> GcHeap {
     let sizing = Sizing::new(config.heap_sizing, config.heap_max);
-    let budgeted = BudgetedPages::new(pages.clone(), config.heap_max, sizing.initial_budget());
+    let reserved = pages.reserved();
+    let concurrent = (config.collector == CollectorMode::Concurrent).then(|| {
+        Arc::new(ConcurrentState::new(
+            reserved.start().get(),
+            reserved.len(),
+            hotmem_page::GRANULE_SIZE,
+        ))
+    });
+    let budgeted = BudgetedPages::new(
+        pages.clone(),
+        config.heap_max,
+        sizing.initial_budget(),
+        concurrent.as_ref().map(|c| c.new_pages.clone()),
+    );
     let mutator_alloc = ObjectAllocator::new(Arc::new(budgeted), config.medium_page_mode);
     let sizes = mutator_alloc.page_sizes();
     let tlabs = TlabShared::new(TlabSizing::new(config.tlabs, sizes.small_object_max()));
     let generations = (config.generations == Generations::YoungAndOld).then(|| {
-        let reserved = pages.reserved();
         Arc::new(GenerationalState::new(
             reserved.start().get(),
             reserved.len(),
@@ -125,7 +140,11 @@ fn gc_heap(
         sizing,
         generations,
         roots: RootRegistry::default(),
-        refs: RefRegistry::default(),
+        refs: RefRegistry::new(
+            concurrent
+                .clone()
+                .map(|c| c as Arc<dyn crate::refs::KeepAlive>),
+        ),
         partitions,
         worker_count: workers.count(),
         workers: Mutex::new(workers),
@@ -137,6 +156,7 @@ fn gc_heap(
         epoch: AtomicU64::new(0),
         collector,
         fragmentation_limit: config.fragmentation_limit,
+        concurrent,
         pages,
     }
 }

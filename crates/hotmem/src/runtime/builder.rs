@@ -3,6 +3,7 @@
 use super::Runtime;
 use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
+use crate::gc::concurrent::CollectorMode;
 use crate::gc::generations::Generations;
 use crate::gc::sizing::HeapSizing;
 use crate::gc::tlab::Tlabs;
@@ -54,6 +55,7 @@ impl Default for RuntimeBuilder {
                 tlabs: Tlabs::DEFAULT,
                 generations: Generations::Single,
                 heap_sizing: HeapSizing::default(),
+                collector: CollectorMode::StopTheWorld,
             },
             collector: None,
         }
@@ -163,6 +165,14 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Which collector runs (default: [`CollectorMode::StopTheWorld`]; see
+    /// [`CollectorMode::Concurrent`] for what the concurrent one asks of
+    /// the embedder).
+    pub fn collector(mut self, mode: CollectorMode) -> Self {
+        self.config.collector = mode;
+        self
+    }
+
     /// The embedder's [`Binding`]: how big its objects are, where their
     /// references are, where its roots are. The runtime's collector is
     /// compiled for `B` here (static dispatch on every per-object path) and
@@ -204,6 +214,12 @@ impl RuntimeBuilder {
         }
         if let Err(why) = c.heap_sizing.validate() {
             return bad(why);
+        }
+        if c.collector == CollectorMode::Concurrent && c.generations != Generations::Single {
+            return bad(
+                "the concurrent collector runs single-generation cycles: use Generations::Single"
+                    .into(),
+            );
         }
         if c.gc_workers == Some(0) {
             return bad("gc_workers must be at least 1".into());

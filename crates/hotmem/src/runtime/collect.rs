@@ -31,6 +31,9 @@ impl Runtime {
     }
 
     fn collect_now(&self, kind: CollectionKind) -> Result<CollectStats, GcError> {
+        if self.is_concurrent() {
+            return self.concurrent_cycle(GcCause::Explicit);
+        }
         let request = GcRequest {
             cause: GcCause::Explicit,
             kind: Some(kind),
@@ -50,6 +53,64 @@ impl Runtime {
     ) -> Result<Option<CollectStats>, GcError> {
         let inner = &*self.inner;
         inner.gc.collect(&inner.driver_context(), request, region)
+    }
+
+    /// Whether the concurrent collector runs.
+    pub(crate) fn is_concurrent(&self) -> bool {
+        self.inner.gc.concurrent.is_some()
+    }
+
+    /// Whether a concurrent cycle is marking now, between its two pauses
+    /// (the mutators' barriers log overwritten references meanwhile): for
+    /// diagnostics and tests. Always `false` with the stop-the-world
+    /// collector.
+    pub fn is_marking(&self) -> bool {
+        self.inner
+            .gc
+            .concurrent
+            .as_ref()
+            .is_some_and(|c| c.marking())
+    }
+
+    /// Asks the GC thread for a concurrent cycle without waiting for it
+    /// (a cycle that has not started yet is not asked for twice); the
+    /// number of finished cycles to wait past for it.
+    pub(crate) fn request_concurrent_cycle(&self, cause: GcCause) -> u64 {
+        self.inner.gc_thread.request(&self.inner, cause)
+    }
+
+    /// With the concurrent collector, after a mutator took a page: starts a
+    /// cycle if the budget left is within the pacing margin and none runs.
+    #[inline]
+    pub(crate) fn pace(&self) {
+        let gc = &self.inner.gc;
+        if gc.concurrent.is_some()
+            && gc
+                .sizing
+                .should_start_cycle(gc.mutator_alloc.source().remaining())
+        {
+            self.inner
+                .gc_thread
+                .request_if_idle(&self.inner, GcCause::AllocationRate);
+        }
+    }
+
+    /// Counts an allocation stall of `waited`.
+    pub(crate) fn count_stall(&self, waited: std::time::Duration) {
+        let mut record = self.inner.gc.record.lock();
+        record.totals.stalls += 1;
+        record.totals.stall_ns += waited.as_nanos() as u64;
+    }
+
+    /// Asks for a concurrent cycle and waits for it to finish. A mutator
+    /// calls it in a safe (blocked) region, so that the cycle's pauses do
+    /// not wait for it.
+    pub(crate) fn concurrent_cycle(&self, cause: GcCause) -> Result<CollectStats, GcError> {
+        if in_collection::inside(&self.inner.gc) {
+            return Err(GcError::InsideCollection);
+        }
+        let past = self.request_concurrent_cycle(cause);
+        self.inner.gc_thread.wait_past(past)
     }
 
     /// Runs `op` with every mutator stopped, serialized with collections:

@@ -1,6 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime): what it is built
 //! from (made by a [`RuntimeBuilder`](crate::RuntimeBuilder)).
 
+use crate::gc::concurrent::CollectorMode;
 use crate::gc::generations::Generations;
 use crate::gc::sizing::HeapSizing;
 use crate::gc::tlab::Tlabs;
@@ -45,6 +46,7 @@ pub struct RuntimeConfig {
     pub(crate) tlabs: Tlabs,
     pub(crate) generations: Generations,
     pub(crate) heap_sizing: HeapSizing,
+    pub(crate) collector: CollectorMode,
 }
 
 impl RuntimeConfig {
@@ -76,6 +78,11 @@ impl RuntimeConfig {
     /// When collections run and how far the heap grows between them.
     pub fn heap_sizing(&self) -> HeapSizing {
         self.heap_sizing
+    }
+
+    /// Which collector runs.
+    pub fn collector(&self) -> CollectorMode {
+        self.collector
     }
 }
 

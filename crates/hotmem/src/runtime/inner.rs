@@ -1,6 +1,7 @@
 //! [`Inner`]: the state one runtime's handles share.
 
 use super::config::RuntimeConfig;
+use super::gc_thread::GcThread;
 use super::numa::NumaSummary;
 use crate::gc::{DriverContext, GcHeap};
 use crate::log::Logger;
@@ -32,6 +33,8 @@ pub(crate) struct Inner {
     /// The GC worker threads' stacks, recorded in NMT while the pool lives.
     pub(crate) worker_stacks: Vec<ThreadStack>,
     pub(crate) log: Logger,
+    /// Runs concurrent cycles (the concurrent collector only).
+    pub(crate) gc_thread: GcThread,
 }
 
 impl Inner {
@@ -47,6 +50,7 @@ impl Inner {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.gc_thread.stop();
         self.log.flush(&self.safepoints);
         for stack in self.worker_stacks.drain(..) {
             stack.release(&self.nmt);

@@ -13,6 +13,7 @@ pub(crate) mod builder;
 pub(crate) mod class_loader;
 mod collect;
 pub(crate) mod config;
+mod gc_thread;
 pub(crate) mod inner;
 pub(crate) mod numa;
 pub(crate) mod part_views;

@@ -4,6 +4,7 @@
 use super::ObjectReference;
 use hotmem_os::Address;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A place that holds a reference: a field of an object, an entry of a
 /// shadow stack, a global. The runtime reads it during marking and writes
@@ -12,6 +13,12 @@ use std::fmt;
 /// A slot decides its own encoding: [`SimpleSlot`] is a plain word holding
 /// an address or 0; a binding with tagged or compressed references writes
 /// its own `Slot` that decodes in `load` and encodes in `store`.
+///
+/// With the concurrent collector
+/// ([`CollectorMode::Concurrent`](crate::CollectorMode)), GC workers load
+/// slots of live objects while mutators store into them: `load` and `store`
+/// must be single atomic accesses of the word (relaxed atomics, which
+/// compile to plain moves), as [`SimpleSlot`]'s are.
 pub trait Slot: Copy + Send + Sync + fmt::Debug {
     /// The reference the slot holds now; `None` for null (or a
     /// non-reference value such as a tagged integer).
@@ -35,10 +42,10 @@ pub struct SimpleSlot {
 
 // SAFETY: a `SimpleSlot` is an address; its creator promised
 // (`SimpleSlot::new`) that the word may be read and written from any thread
-// while the runtime uses it (at a safepoint, mutators do not touch it).
+// while the runtime uses it, and every access is a relaxed atomic one, so
+// a concurrent collector's load racing a mutator's store is no data race.
 unsafe impl Send for SimpleSlot {}
-// SAFETY: as for `Send`: loads and stores are word-sized and atomic-free
-// only because the runtime never uses a slot from two threads at once.
+// SAFETY: as for `Send`.
 unsafe impl Sync for SimpleSlot {}
 
 impl SimpleSlot {
@@ -50,7 +57,8 @@ impl SimpleSlot {
     /// [`SlotVisitor::visit_slot`] call for a root slot, until the end of
     /// the collection phase for a slot of an object (the object's memory is
     /// the heap's, and the binding reports only slots inside the object).
-    /// Nothing else may write the word meanwhile.
+    /// Other threads access the word only atomically meanwhile (through
+    /// slots, or atomics).
     #[inline]
     pub unsafe fn new(word: Address) -> SimpleSlot {
         debug_assert!(word.is_aligned(8), "slot {word} is not word-aligned");
@@ -73,8 +81,8 @@ impl Slot for SimpleSlot {
     #[inline]
     fn load(&self) -> Option<ObjectReference> {
         // SAFETY: `SimpleSlot::new`'s contract: a valid, aligned word that
-        // nobody else writes while the runtime uses it.
-        let raw = unsafe { self.word.read() };
+        // others access only atomically while the runtime uses it.
+        let raw = unsafe { AtomicUsize::from_ptr(self.word) }.load(Ordering::Relaxed);
         // A garbage, misaligned value is not null: the collector must see it
         // to report it, so it is passed through `from_raw`.
         ObjectReference::from_raw(raw)
@@ -83,7 +91,7 @@ impl Slot for SimpleSlot {
     #[inline]
     fn store(&self, value: ObjectReference) {
         // SAFETY: as in `load`.
-        unsafe { self.word.write(value.get()) }
+        unsafe { AtomicUsize::from_ptr(self.word) }.store(value.get(), Ordering::Relaxed);
     }
 
     fn address(&self) -> Address {

@@ -1,0 +1,163 @@
+//! One concurrent cycle as its phases: Pause Mark Start, Concurrent Mark,
+//! Pause Mark End (see the [module docs](super)).
+
+use super::{ConcurrentState, Phase};
+use crate::GcError;
+use crate::gc::cycle::{Cycle, CycleRequest};
+use crate::gc::driver::DriverContext;
+use crate::gc::generations::CollectionKind;
+use crate::gc::heap::GcHeap;
+use crate::gc::in_collection;
+use crate::gc::mark::Marker;
+use crate::gc::stats::{CollectStats, ConcurrentPhases, GcCause};
+use crate::gc::workers::GcWorkers;
+use crate::vm::{Binding, ObjectReference};
+use hotmem_os::Address;
+use hotmem_safepoint::SafepointGuard;
+use std::time::{Duration, Instant};
+
+/// Puts the barriers back to idle and forgets the logs when a cycle ends,
+/// also when it fails half-way.
+struct BackToIdle<'a>(&'a ConcurrentState);
+
+impl Drop for BackToIdle<'_> {
+    fn drop(&mut self) {
+        self.0.set_phase(Phase::Idle);
+        self.0.new_pages.stop();
+        self.0.satb.clear();
+    }
+}
+
+/// A pause of a concurrent cycle: the safepoint, when it was asked for and
+/// when it began.
+struct Pause<'s> {
+    guard: SafepointGuard<'s>,
+    began: Instant,
+    time_to_safepoint: Duration,
+}
+
+impl<'s> Pause<'s> {
+    /// Begins the pause `name` of collection `cycle`.
+    fn begin(cx: &DriverContext<'s>, name: &'static str, cycle: u64) -> Result<Pause<'s>, GcError> {
+        let asked = Instant::now();
+        let guard = cx.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        let began = Instant::now();
+        cx.log.safepoints(cx.safepoints);
+        cx.log.gc_safepoint(guard.id(), cycle);
+        Ok(Pause {
+            guard,
+            began,
+            time_to_safepoint: began - asked,
+        })
+    }
+
+    /// Ends the pause: its duration.
+    fn end(self, cx: &DriverContext<'_>) -> Duration {
+        let took = self.began.elapsed();
+        self.guard.end();
+        cx.log.safepoints(cx.safepoints);
+        took
+    }
+}
+
+/// Runs one concurrent cycle of `heap` with `binding` on the calling (the
+/// GC) thread, which holds the collection lock (`workers`) and is no
+/// mutator. Mutators run between the two pauses.
+pub(crate) fn collect<B: Binding>(
+    binding: &B,
+    heap: &GcHeap,
+    workers: &mut GcWorkers,
+    cx: &DriverContext<'_>,
+    number: u64,
+    cause: GcCause,
+) -> Result<CollectStats, GcError> {
+    let state = heap
+        .concurrent
+        .as_ref()
+        .expect("a concurrent cycle runs on a runtime with the concurrent collector");
+    let _inside = in_collection::enter(heap);
+    let started = Instant::now();
+    // Pause Mark Start: the roots, then the barriers keep the snapshot.
+    let pause = Pause::begin(cx, "GC Mark Start", number)?;
+    heap.retire_mutator_allocation();
+    let request = CycleRequest {
+        number,
+        cause,
+        kind: CollectionKind::Full,
+        time_to_safepoint: pause.time_to_safepoint,
+    };
+    let mut cycle = Cycle::start(binding, heap, workers.count().max(1), request)?;
+    let _idle = BackToIdle(state);
+    let marker = Marker::new(binding, &cycle.map, workers.count().max(1), false)
+        .with_new_pages(&state.new_pages);
+    cycle.mark_roots(&marker)?;
+    state.new_pages.start();
+    state.set_phase(Phase::Marking);
+    let mark_start = pause.end(cx);
+    // Concurrent Mark: the workers trace while the mutators run; the logs
+    // of full buffers are traced as they come.
+    let concurrent = Instant::now();
+    loop {
+        marker.trace(heap, workers)?;
+        let logged = state.satb.take_full();
+        if logged.is_empty() {
+            break;
+        }
+        mark_logged(&marker, &logged)?;
+    }
+    let concurrent_mark = concurrent.elapsed();
+    // Pause Mark End: every log, the rest of the trace, the references
+    // that are not strong; then the pages found empty are freed.
+    let pause = Pause::begin(cx, "GC Mark End", number)?;
+    let ttsp = pause.time_to_safepoint;
+    mark_logged(&marker, &state.satb.take_all())?;
+    marker.trace(heap, workers)?;
+    let refs = cycle.process_weak_refs(&marker, workers)?;
+    state.set_phase(Phase::Idle);
+    state.new_pages.stop();
+    cycle.stats.objects_marked = marker.marked();
+    cycle.stats.live_objects = marker.marked();
+    cycle.stats.refs = refs;
+    drop(marker);
+    cycle.free_unmarked_pages();
+    let mark_end = pause.end(cx);
+    let mut stats = cycle.finish(started);
+    stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(ttsp.as_nanos() as u64);
+    stats.pause_ns = (mark_start + mark_end).as_nanos() as u64;
+    stats.mark_ns = concurrent_mark.as_nanos() as u64;
+    stats.concurrent = Some(ConcurrentPhases {
+        mark_start_ns: mark_start.as_nanos() as u64,
+        concurrent_mark_ns: concurrent_mark.as_nanos() as u64,
+        mark_end_ns: mark_end.as_nanos() as u64,
+        cycle_ns: started.elapsed().as_nanos() as u64,
+    });
+    Ok(stats)
+}
+
+/// Marks what the mutators logged (references they overwrote).
+fn mark_logged<B: Binding>(marker: &Marker<'_, B>, logged: &[usize]) -> Result<(), GcError> {
+    for &word in logged {
+        if let Some(r) = ObjectReference::from_address(Address::new(word)) {
+            marker.mark_root(r, None)?;
+        }
+    }
+    Ok(())
+}
+
+impl<B: Binding> Cycle<'_, B> {
+    /// Counts the live bytes of every mapped page and frees the pages where
+    /// marking found nothing (no relocation in a concurrent cycle: a page
+    /// is reclaimed once empty).
+    fn free_unmarked_pages(&mut self) {
+        let mut live_bytes = 0u64;
+        for p in &self.map.pages {
+            let bytes = p.live.live_bytes();
+            live_bytes += bytes as u64;
+            if p.live.live_objects() == 0 {
+                self.empty.push(p.page.clone());
+            }
+        }
+        self.stats.live_bytes = live_bytes;
+        self.free_empty_pages();
+    }
+}

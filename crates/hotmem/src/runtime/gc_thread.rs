@@ -1,0 +1,137 @@
+//! The runtime's GC thread, with the concurrent collector: it runs the
+//! concurrent cycles that mutators and the sizing policy ask for, while
+//! the mutators run. Started at the first request; it holds the runtime
+//! only for the length of a cycle, so dropping the last `Runtime` ends it.
+
+use super::inner::Inner;
+use crate::GcError;
+use crate::gc::{CollectStats, GcCause};
+use parking_lot::{Condvar, Mutex};
+use std::sync::{Arc, Weak};
+use std::thread::{JoinHandle, ThreadId};
+
+/// What the GC thread was asked and what it did.
+#[derive(Default)]
+struct Requests {
+    /// A cycle asked for and not started yet, and why.
+    pending: Option<GcCause>,
+    /// A cycle runs now.
+    running: bool,
+    /// Cycles finished (successfully or not) so far.
+    finished: u64,
+    /// The last cycle's outcome.
+    last: Option<Result<CollectStats, GcError>>,
+    shutdown: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    requests: Mutex<Requests>,
+    /// The GC thread waits here for a request.
+    wake: Condvar,
+    /// Those who asked wait here for cycles to finish.
+    done: Condvar,
+}
+
+/// The GC thread's handle in the runtime.
+#[derive(Default)]
+pub(crate) struct GcThread {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<(JoinHandle<()>, ThreadId)>>,
+}
+
+impl GcThread {
+    /// Asks for a cycle (one that has not started yet is not asked for
+    /// twice) and returns the number of finished cycles to wait past: the
+    /// cycle that serves this request has finished once more than that
+    /// many have.
+    pub(crate) fn request(&self, inner: &Arc<Inner>, cause: GcCause) -> u64 {
+        self.start(inner);
+        let mut r = self.shared.requests.lock();
+        r.pending.get_or_insert(cause);
+        self.shared.wake.notify_one();
+        // A cycle that is running started before this request: it may have
+        // missed what the caller needs, so wait for the next one as well.
+        r.finished + u64::from(r.running)
+    }
+
+    /// Asks for a cycle unless one runs or is asked for already (the
+    /// pacing trigger: one cycle at a time).
+    pub(crate) fn request_if_idle(&self, inner: &Arc<Inner>, cause: GcCause) {
+        {
+            let r = self.shared.requests.lock();
+            if r.running || r.pending.is_some() {
+                return;
+            }
+        }
+        self.request(inner, cause);
+    }
+
+    /// Waits until more than `finished` cycles have finished; the outcome
+    /// of the last one.
+    pub(crate) fn wait_past(&self, finished: u64) -> Result<CollectStats, GcError> {
+        let mut r = self.shared.requests.lock();
+        while r.finished <= finished && !r.shutdown {
+            self.shared.done.wait(&mut r);
+        }
+        r.last.clone().unwrap_or(Err(GcError::InsideCollection))
+    }
+
+    /// Starts the thread at the first request.
+    fn start(&self, inner: &Arc<Inner>) {
+        let mut t = self.thread.lock();
+        if t.is_some() {
+            return;
+        }
+        let shared = self.shared.clone();
+        let weak = Arc::downgrade(inner);
+        let handle = std::thread::Builder::new()
+            .name("hotmem-gc".into())
+            .spawn(move || run(&shared, &weak))
+            .expect("cannot start the GC thread");
+        let id = handle.thread().id();
+        *t = Some((handle, id));
+    }
+
+    /// Ends the thread (when the runtime is dropped). On the GC thread
+    /// itself (it held the last reference to the runtime) it is detached.
+    pub(crate) fn stop(&self) {
+        self.shared.requests.lock().shutdown = true;
+        self.shared.wake.notify_all();
+        self.shared.done.notify_all();
+        if let Some((handle, id)) = self.thread.lock().take() {
+            if std::thread::current().id() != id {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+/// The GC thread: a cycle for each request, until shutdown or the runtime
+/// is gone.
+fn run(shared: &Shared, inner: &Weak<Inner>) {
+    loop {
+        let cause = {
+            let mut r = shared.requests.lock();
+            loop {
+                if r.shutdown {
+                    return;
+                }
+                if let Some(cause) = r.pending.take() {
+                    r.running = true;
+                    break cause;
+                }
+                shared.wake.wait(&mut r);
+            }
+        };
+        let outcome = match inner.upgrade() {
+            Some(inner) => inner.gc.collect_concurrent(&inner.driver_context(), cause),
+            None => return,
+        };
+        let mut r = shared.requests.lock();
+        r.running = false;
+        r.finished += 1;
+        r.last = Some(outcome);
+        shared.done.notify_all();
+    }
+}
