@@ -50,6 +50,7 @@ fn binary_trees(c: &mut Criterion) {
             hotmem::log::LogConfig::new(),
             generations,
             hotmem::HeapSizing::default(),
+            hotmem::CollectorMode::StopTheWorld,
         )
         .expect("the runtime builds");
         group.bench_function(BenchmarkId::new(name, DEPTH), |b| {

@@ -23,7 +23,8 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
 //!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1] \
-//!     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] [--report DIR]
+//!     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB]
+//!     [--collector stw|concurrent] [--report DIR]
 //! ```
 //!
 //! `--generations young` (the default) runs the runtime with young
@@ -47,7 +48,7 @@ use trees_runtime::{RuntimeFigures, RuntimeTrees};
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
                      [--variant all|box|arena|runtime] [--runs N] \
                      [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
-                     [--report DIR]";
+                     [--collector stw|concurrent] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
@@ -91,6 +92,8 @@ struct Options {
     generations: hotmem::Generations,
     /// The runtime variant's heap sizing.
     sizing: hotmem::HeapSizing,
+    /// The runtime variant's collector.
+    collector: hotmem::CollectorMode,
     /// Run one variant once and print its result as a `RESULT {json}` line.
     child: bool,
     /// `--report DIR`: the runtime variant writes its page of charts there
@@ -108,6 +111,7 @@ fn parse() -> Result<Options, String> {
         runs: 1,
         generations: hotmem::Generations::YoungAndOld,
         sizing: hotmem::HeapSizing::default(),
+        collector: hotmem::CollectorMode::StopTheWorld,
         child: false,
         report: None,
     };
@@ -136,6 +140,19 @@ fn parse() -> Result<Options, String> {
                     "maximum" => hotmem::HeapSizing::Maximum,
                     other => {
                         return Err(format!("--sizing {other}: expected adaptive or maximum"));
+                    }
+                }
+            }
+            "--collector" => {
+                o.collector = match value()?.as_str() {
+                    "stw" | "stop-the-world" => hotmem::CollectorMode::StopTheWorld,
+                    "concurrent" => {
+                        // The concurrent collector is single-generation.
+                        o.generations = hotmem::Generations::Single;
+                        hotmem::CollectorMode::Concurrent
+                    }
+                    other => {
+                        return Err(format!("--collector {other}: expected stw or concurrent"));
                     }
                 }
             }
@@ -256,7 +273,7 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 )
             })?;
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations, o.sizing)
+            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations, o.sizing, o.collector)
                 .map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
             let sampling = match &recorder {
@@ -317,6 +334,10 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
             },
         ])
         .args(sizing_args(o.sizing))
+        .args(match o.collector {
+            hotmem::CollectorMode::Concurrent => vec!["--collector", "concurrent"],
+            _ => vec![],
+        })
         .args(match (&o.report, variant) {
             (Some(dir), Variant::Runtime) => vec!["--report".into(), dir.clone()],
             _ => vec![],

@@ -201,6 +201,7 @@ impl RuntimeTrees {
         log: hotmem::log::LogConfig,
         generations: hotmem::Generations,
         sizing: hotmem::HeapSizing,
+        collector: hotmem::CollectorMode,
     ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
         let runtime = Runtime::builder()
@@ -208,6 +209,7 @@ impl RuntimeTrees {
             .log(log)
             .generations(generations)
             .heap_sizing(sizing)
+            .collector(collector)
             .binding(nodes.clone())
             .build()?;
         Ok(RuntimeTrees { runtime, nodes })

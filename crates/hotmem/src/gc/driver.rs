@@ -102,13 +102,12 @@ impl GcHeap {
         if let Ok(stats) = &result {
             let allocated = self.pages.counters().page_bytes_allocated - allocated_before;
             self.sizing.concurrent_cycle(allocated);
-            let next = self.sizing.collected_at(
-                stats.kind,
-                stats.used_after,
-                false,
-                stats.pause_ns,
-                Instant::now(),
-            );
+            // What a concurrent cycle costs the mutators is its whole
+            // length (its workers take CPUs), not only its pauses.
+            let cost = stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns);
+            let next =
+                self.sizing
+                    .collected_at(stats.kind, stats.used_after, false, cost, Instant::now());
             self.mutator_alloc.source().set(next.budget);
             self.record(cx, stats, None);
         }

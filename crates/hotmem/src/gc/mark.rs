@@ -75,6 +75,17 @@ pub(crate) struct Marker<'a, B: Binding> {
     /// objects are live and not examined (a reference into one is no
     /// error).
     new_pages: Option<&'a NewPages>,
+    /// Whether the slots that refer into young pages are remembered (for
+    /// an update that visits only those); a concurrent cycle moves nothing
+    /// and needs none.
+    remember: Remember,
+}
+
+/// Whether marking remembers the slots that refer into young pages.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Remember {
+    Slots,
+    Nothing,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -102,7 +113,16 @@ impl<'a, B: Binding> Marker<'a, B> {
             remembered: Mutex::new(Vec::new()),
             young_only,
             new_pages: None,
+            remember: Remember::Slots,
         }
+    }
+
+    /// Remembers no slot: nothing will be updated (a concurrent cycle
+    /// relocates nothing). Remembering a slot per reference into a young
+    /// page cost a whole heap's worth of vectors, freed in the pause.
+    pub(crate) fn without_remembered_slots(mut self) -> Self {
+        self.remember = Remember::Nothing;
+        self
     }
 
     /// For concurrent marking: references into `pages` (allocated since
@@ -186,7 +206,18 @@ impl<'a, B: Binding> Marker<'a, B> {
     /// Traces what was marked since the last round on the workers (the
     /// roots, or objects retained by reference processing), to the end.
     pub(crate) fn trace(&self, heap: &GcHeap, workers: &mut GcWorkers) -> Result<(), GcError> {
-        let items = (0..self.deques.len())
+        self.trace_on(heap, workers, self.deques.len())
+    }
+
+    /// [`Marker::trace`] on `count` of the workers (at least one): fewer
+    /// while the mutators run, so that they keep most of the CPUs.
+    pub(crate) fn trace_on(
+        &self,
+        heap: &GcHeap,
+        workers: &mut GcWorkers,
+        count: usize,
+    ) -> Result<(), GcError> {
+        let items = (0..count.clamp(1, self.deques.len()))
             .map(|i| (heap.partitions[i % heap.partitions.len()], i))
             .collect();
         workers.run(items, |i| {
@@ -386,7 +417,9 @@ impl<'a, B: Binding> Marker<'a, B> {
                 Ok((tpi, twi)) => {
                     let target = &map.pages[tpi];
                     if target.young {
-                        remembered.push(slot);
+                        if self.remember == Remember::Slots {
+                            remembered.push(slot);
+                        }
                     } else if self.young_only {
                         return;
                     }

@@ -1,5 +1,5 @@
 //! One concurrent cycle as its phases: Pause Mark Start, Concurrent Mark,
-//! Pause Mark End (see the [module docs](super)).
+//! Pause Mark End, Concurrent Free (see the [module docs](super)).
 
 use super::{ConcurrentState, Phase};
 use crate::GcError;
@@ -89,7 +89,8 @@ pub(crate) fn collect<B: Binding>(
     let mut cycle = Cycle::start(binding, heap, workers.count().max(1), request)?;
     let _idle = BackToIdle(state);
     let marker = Marker::new(binding, &cycle.map, workers.count().max(1), false)
-        .with_new_pages(&state.new_pages);
+        .with_new_pages(&state.new_pages)
+        .without_remembered_slots();
     cycle.mark_roots(&marker)?;
     state.new_pages.start();
     state.set_phase(Phase::Marking);
@@ -97,8 +98,9 @@ pub(crate) fn collect<B: Binding>(
     // Concurrent Mark: the workers trace while the mutators run; the logs
     // of full buffers are traced as they come.
     let concurrent = Instant::now();
+    let concurrent_workers = concurrent_workers(workers.count());
     loop {
-        marker.trace(heap, workers)?;
+        marker.trace_on(heap, workers, concurrent_workers)?;
         let logged = state.satb.take_full();
         if logged.is_empty() {
             break;
@@ -119,8 +121,13 @@ pub(crate) fn collect<B: Binding>(
     cycle.stats.live_objects = marker.marked();
     cycle.stats.refs = refs;
     drop(marker);
-    cycle.free_unmarked_pages();
     let mark_end = pause.end(cx);
+    // Concurrent Free: marking is complete, so nothing reachable refers
+    // into a page where it found nothing, and nobody allocates there (the
+    // allocation pages were retired at mark start): those pages go back
+    // while the mutators run (a page's free takes microseconds; a pause
+    // that freed them grew with the garbage).
+    cycle.free_unmarked_pages();
     let mut stats = cycle.finish(started);
     stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(ttsp.as_nanos() as u64);
     stats.pause_ns = (mark_start + mark_end).as_nanos() as u64;
@@ -132,6 +139,13 @@ pub(crate) fn collect<B: Binding>(
         cycle_ns: started.elapsed().as_nanos() as u64,
     });
     Ok(stats)
+}
+
+/// The workers that mark while the mutators run: a quarter of the CPUs,
+/// at least one (ZGC's concurrent worker heuristic), at most the pool.
+fn concurrent_workers(pool: usize) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cpus.div_ceil(4).clamp(1, pool.max(1))
 }
 
 /// Marks what the mutators logged (references they overwrote).

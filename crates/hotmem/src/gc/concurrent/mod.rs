@@ -13,8 +13,9 @@
 //!    ([`new_pages`]);
 //! 3. **Pause Mark End**: every mutator's log is drained and traced, then
 //!    the references that are not strong are processed (weak handles,
-//!    ephemerons, finalizers, the binding's hook) and the pages where
-//!    marking found nothing are freed.
+//!    ephemerons, finalizers, the binding's hook);
+//! 4. **Concurrent Free**: the pages where marking found nothing go back
+//!    while the mutators run.
 //!
 //! Relocation does not run in a concurrent cycle yet: a page is reclaimed
 //! when it is empty. See [`CollectorMode::Concurrent`].
