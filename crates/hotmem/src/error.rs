@@ -129,6 +129,11 @@ pub enum BadReference {
     /// Inside a large page but not at its one object's start.
     #[error("points into the middle of a large object (not its start)")]
     NotAnObjectStart,
+    /// Into a page the last concurrent cycle evacuated, at an object it did
+    /// not relocate: one its marking did not find (a slot the binding did
+    /// not report, or a reference kept where no root holds it).
+    #[error("points at an object the last cycle found dead, in a page it evacuated")]
+    NotRelocated,
 }
 
 /// Why a collection failed. The heap is left consistent: nothing was freed

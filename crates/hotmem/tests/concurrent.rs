@@ -4,7 +4,9 @@
 //! its pauses and stalls, and processes weak references at mark end.
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
-use hotmem::{BuildError, CollectorMode, Generations, Mutator, ObjectReference, Runtime};
+use hotmem::{
+    BuildError, CollectorMode, Generations, Mutator, ObjectReference, Runtime, WeakHandle,
+};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -93,17 +95,13 @@ fn weak_handles_and_ephemerons_are_processed_at_mark_end() {
     let eph = rt.ephemeron(live, value);
     roots.truncate(1);
     me.collect().unwrap();
-    assert_eq!(
-        w_live.get(),
-        Some(live),
-        "not moved: the concurrent cycle relocates nothing"
-    );
+    let live = roots.get(0).unwrap();
+    assert_eq!(w_live.get(), Some(live), "it follows its object");
     assert_eq!(w_dead.get(), None);
-    assert_eq!(
-        eph.get(),
-        Some((live, value)),
-        "the value lives while its key does"
-    );
+    let (key, value) = eph.get().expect("the value lives while its key does");
+    assert_eq!(key, live);
+    // SAFETY: the only mutator; it does not poll during the check.
+    assert_eq!(unsafe { SimpleObjects::header(value) }[1], 3);
 }
 
 /// A mutator that keeps allocating garbage with a small heap: cycles start
@@ -126,8 +124,9 @@ fn cycles_start_on_their_own_and_stalls_are_counted() {
     drop(me);
     // Let a cycle that runs still finish, then check the graph.
     rt.collect().unwrap();
-    // SAFETY: no mutator is attached; nothing collects during the check.
-    assert_eq!(unsafe { objects.verify() }.unwrap(), kept);
+    let me = rt.attach_mutator().unwrap();
+    // SAFETY: the only mutator; it does not poll during the check.
+    assert_eq!(unsafe { objects.verify_with(&me) }.unwrap(), kept);
 }
 
 /// One object of the model.
@@ -135,7 +134,8 @@ fn cycles_start_on_their_own_and_stalls_are_counted() {
 struct MObj {
     size: usize,
     slots: Vec<Option<u64>>,
-    at: ObjectReference,
+    /// Where it is: a weak handle follows it when it moves.
+    at: WeakHandle,
 }
 
 #[derive(Clone, Debug)]
@@ -171,6 +171,11 @@ struct World {
 }
 
 impl World {
+    /// Object `id`'s address now.
+    fn at(&self, id: u64) -> ObjectReference {
+        self.objs[&id].at.get().expect("a reachable object")
+    }
+
     fn pick(&self, i: usize) -> Option<u64> {
         (!self.objs.is_empty()).then(|| *self.objs.keys().nth(i % self.objs.len()).unwrap())
     }
@@ -203,13 +208,13 @@ impl World {
             .map(|&i| self.roots.get(i).unwrap())
             .collect();
         // SAFETY: this thread is the only mutator and does not poll or
-        // allocate during the check: no pause can run meanwhile.
-        let found = unsafe { SimpleObjects::verify_from(starts) }.unwrap();
+        // allocate during the check: no pause can run meanwhile. Each slot
+        // is read through the load barrier (objects move concurrently).
+        let found = unsafe { SimpleObjects::verify_from_with(&self.me, starts) }.unwrap();
         assert_eq!(found, want, "the reachable graph differs from the model");
-        for (id, o) in &self.objs {
-            // Nothing moves: the concurrent cycle relocates nothing.
+        for id in self.objs.keys() {
             // SAFETY: as above.
-            assert_eq!(unsafe { SimpleObjects::header(o.at) }[1], *id);
+            assert_eq!(unsafe { SimpleObjects::header(self.at(*id)) }[1], *id);
         }
     }
 
@@ -220,6 +225,7 @@ impl World {
                 let at = build::object(&mut self.me, &self.roots, slots, payload, id).unwrap();
                 let size = SimpleObjects::size_for(slots, payload);
                 self.root_ids.insert(self.roots.len() - 1, id);
+                let at = self.me.runtime().weak_handle(at);
                 self.objs.insert(
                     id,
                     MObj {
@@ -237,9 +243,10 @@ impl World {
                 if n == 0 {
                     return;
                 }
-                let (fa, ta) = (self.objs[&f].at, self.objs[&t].at);
+                let (fa, ta) = (self.at(f), self.at(t));
                 // SAFETY: both are reachable (the model holds only those):
-                // no cycle frees them, and nothing moves.
+                // no cycle frees them, and this thread does not poll
+                // between reading their addresses and the store.
                 unsafe { SimpleObjects::set_slot(&self.me, fa, slot % n, Some(ta)) };
                 self.objs.get_mut(&f).unwrap().slots[slot % n] = Some(t);
             }
@@ -250,7 +257,7 @@ impl World {
                     return;
                 }
                 // SAFETY: as for Link.
-                unsafe { SimpleObjects::set_slot(&self.me, self.objs[&f].at, slot % n, None) };
+                unsafe { SimpleObjects::set_slot(&self.me, self.at(f), slot % n, None) };
                 self.objs.get_mut(&f).unwrap().slots[slot % n] = None;
             }
             Op::DropRoot { root } => {
@@ -355,7 +362,7 @@ fn references_moved_during_marking_are_not_lost() {
     }
     let mut tail = roots.get(1).unwrap();
     // SAFETY: the list's nodes are live; nothing collects while walking it.
-    while let Some(next) = unsafe { SimpleObjects::slot(tail, 0) } {
+    while let Some(next) = unsafe { SimpleObjects::load_slot(&me, tail, 0) } {
         tail = next;
     }
     // The tail's slot 0 is null: give it the holder (the list was built
@@ -374,11 +381,11 @@ fn references_moved_during_marking_are_not_lost() {
         me.poll();
         std::thread::yield_now();
     }
-    let (safe, holder) = (roots.get(0).unwrap(), holder);
+    let (safe, holder) = (roots.get(0).unwrap(), me.resolve(holder));
     for i in 0..MOVED {
         // SAFETY: both live (the holder is reachable through the list).
         unsafe {
-            let x = SimpleObjects::slot(holder, i).unwrap();
+            let x = SimpleObjects::load_slot(&me, holder, i).unwrap();
             SimpleObjects::set_slot(&me, safe, i, Some(x));
             SimpleObjects::set_slot(&me, holder, i, None);
         }
@@ -394,10 +401,11 @@ fn references_moved_during_marking_are_not_lost() {
         stats.objects_marked as usize, expected,
         "and all of them after"
     );
-    // SAFETY: no mutator attached; nothing collects during the check.
+    let me = rt.attach_mutator().unwrap();
+    // SAFETY: the only mutator; it does not poll during the check.
     unsafe {
         for i in 0..MOVED {
-            let x = SimpleObjects::slot(roots.get(0).unwrap(), i).unwrap();
+            let x = SimpleObjects::load_slot(&me, roots.get(0).unwrap(), i).unwrap();
             SimpleObjects::check(x).expect("a moved object is intact");
         }
     }
@@ -434,7 +442,9 @@ fn an_object_read_from_a_weak_handle_during_marking_is_kept() {
     cycle.join().unwrap();
     let stats = rt.collect().expect("no root refers to freed memory");
     match read {
-        Some(obj) => {
+        Some(_) => {
+            // Where the object is now (the cycles may have moved it).
+            let obj = roots.last().unwrap();
             assert_eq!(weak.get(), Some(obj), "kept: strongly reachable now");
             assert_eq!(stats.objects_marked as usize, LIST + 1);
             // SAFETY: rooted; no mutator attached.

@@ -8,7 +8,7 @@ use super::heap::GcHeap;
 use super::stats::{CollectStats, GcCause};
 use super::workers::GcWorkers;
 use crate::GcError;
-use crate::vm::Binding;
+use crate::vm::{Binding, Slot};
 use std::sync::Arc;
 
 /// One collection, whatever the binding.
@@ -33,6 +33,11 @@ pub(crate) trait Collect: Send + Sync {
         number: u64,
         cause: GcCause,
     ) -> Result<CollectStats, GcError>;
+
+    /// Whether the binding's slots compare-and-swap atomically
+    /// ([`Slot::COMPARE_EXCHANGE`]): the concurrent collector moves objects
+    /// only then.
+    fn heals_atomically(&self) -> bool;
 }
 
 /// The collector for binding `B`.
@@ -65,5 +70,9 @@ impl<B: Binding> Collect for Collector<B> {
         cause: GcCause,
     ) -> Result<CollectStats, GcError> {
         concurrent::cycle::collect(&*self.binding, heap, workers, cx, number, cause)
+    }
+
+    fn heals_atomically(&self) -> bool {
+        B::Slot::COMPARE_EXCHANGE
     }
 }

@@ -16,12 +16,13 @@
 
 use super::binding_panic::panic_message;
 use super::concurrent::new_pages::NewPages;
+use super::concurrent::relocation_set::RelocationSet;
 use super::cycle::Cycle;
 use super::heap::GcHeap;
 use super::in_collection;
 use super::meta::HeapMap;
 use super::workers::GcWorkers;
-use crate::error::GcError;
+use crate::error::{BadReference, GcError};
 use crate::vm::{Binding, ObjectReference, Slot};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use hotmem_os::Address;
@@ -76,9 +77,13 @@ pub(crate) struct Marker<'a, B: Binding> {
     /// error).
     new_pages: Option<&'a NewPages>,
     /// Whether the slots that refer into young pages are remembered (for
-    /// an update that visits only those); a concurrent cycle moves nothing
-    /// and needs none.
+    /// an update that visits only those); a concurrent cycle updates no
+    /// slot and needs none.
     remember: Remember,
+    /// Concurrent marking: the last cycle's relocation set. A reference
+    /// into it is stale: marking follows it to the object's new address
+    /// and heals the slot (ZGC's remapping during the next marking).
+    remap: Option<&'a RelocationSet>,
 }
 
 /// Whether marking remembers the slots that refer into young pages.
@@ -114,6 +119,28 @@ impl<'a, B: Binding> Marker<'a, B> {
             young_only,
             new_pages: None,
             remember: Remember::Slots,
+            remap: None,
+        }
+    }
+
+    /// For concurrent marking after a cycle that relocated: references into
+    /// `set` are followed to their objects' new addresses, and the slots
+    /// that held them healed.
+    pub(crate) fn with_remap(mut self, set: Option<&'a RelocationSet>) -> Self {
+        self.remap = set;
+        self
+    }
+
+    /// Where `r`'s object is now: `r`, unless it lies in the last cycle's
+    /// relocation set.
+    #[inline]
+    fn current(&self, r: ObjectReference) -> Result<ObjectReference, BadReference> {
+        let Some(set) = self.remap else {
+            return Ok(r);
+        };
+        match set.page_in_set(r.get()) {
+            None => Ok(r),
+            Some(pi) => set.forwarded(pi, r).ok_or(BadReference::NotRelocated),
         }
     }
 
@@ -157,17 +184,17 @@ impl<'a, B: Binding> Marker<'a, B> {
         r: ObjectReference,
         slot: Option<Address>,
     ) -> Result<bool, GcError> {
+        let invalid = |reason| GcError::InvalidReference {
+            value: r.get(),
+            slot,
+            holder: None,
+            reason,
+        };
+        let r = self.current(r).map_err(invalid)?;
         let (pi, wi) = match self.map.locate(r) {
             Ok(at) => at,
             Err(_) if self.in_new_page(r) => return Ok(false),
-            Err(reason) => {
-                return Err(GcError::InvalidReference {
-                    value: r.get(),
-                    slot,
-                    holder: None,
-                    reason,
-                });
-            }
+            Err(reason) => return Err(invalid(reason)),
         };
         if self.young_only && !self.map.pages[pi].young {
             return Ok(false);
@@ -183,6 +210,9 @@ impl<'a, B: Binding> Marker<'a, B> {
     /// the young pages, or (concurrent marking) allocated since mark start.
     /// Not a reference to an object: not live.
     pub(crate) fn is_live(&self, r: ObjectReference) -> bool {
+        let Ok(r) = self.current(r) else {
+            return false;
+        };
         match self.map.locate(r) {
             Ok((pi, wi)) => {
                 let page = &self.map.pages[pi];
@@ -195,6 +225,9 @@ impl<'a, B: Binding> Marker<'a, B> {
     /// Whether `r` refers to an object: in a mapped page, or (concurrent
     /// marking) in a page allocated since mark start.
     pub(crate) fn is_object(&self, r: ObjectReference) -> bool {
+        let Ok(r) = self.current(r) else {
+            return false;
+        };
         self.map.locate(r).is_ok() || self.in_new_page(r)
     }
 
@@ -412,7 +445,23 @@ impl<'a, B: Binding> Marker<'a, B> {
         let mut bad = None;
         let mut next: Option<ObjectReference> = None;
         self.binding.scan_object(r, &mut |slot: B::Slot| {
-            let Some(t) = slot.load() else { return };
+            let Some(mut t) = slot.load() else { return };
+            if let Some(set) = self.remap {
+                match heal(set, &slot, t) {
+                    Ok(now) => t = now,
+                    Err(reason) => {
+                        if bad.is_none() {
+                            bad = Some(GcError::InvalidReference {
+                                value: t.get(),
+                                slot: Some(slot.address()),
+                                holder: Some(r),
+                                reason,
+                            });
+                        }
+                        return;
+                    }
+                }
+            }
             match map.locate(t) {
                 Ok((tpi, twi)) => {
                     let target = &map.pages[tpi];
@@ -452,4 +501,24 @@ impl<'a, B: Binding> Marker<'a, B> {
             None => Ok(next),
         }
     }
+}
+
+/// Marking's side of lazy remapping: if `t`, just loaded from `slot`, lies
+/// in the last cycle's relocation set, the slot gets the object's new
+/// address (unless a mutator stored another value meanwhile: a heal never
+/// overwrites a store) and the new address is what marking follows.
+#[inline]
+fn heal<S: Slot>(
+    set: &RelocationSet,
+    slot: &S,
+    t: ObjectReference,
+) -> Result<ObjectReference, BadReference> {
+    let Some(pi) = set.page_in_set(t.get()) else {
+        return Ok(t);
+    };
+    let to = set.forwarded(pi, t).ok_or(BadReference::NotRelocated)?;
+    if to != t {
+        slot.compare_exchange(t, to);
+    }
+    Ok(to)
 }

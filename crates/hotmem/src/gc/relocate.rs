@@ -4,7 +4,7 @@
 
 use super::cycle::Cycle;
 use super::in_collection;
-use super::meta::Forwarding;
+use super::meta::{Forwarding, Overlap};
 use super::workers::GcWorkers;
 use crate::GcError;
 use crate::vm::{Binding, ObjectReference};
@@ -103,17 +103,35 @@ impl<B: Binding> Cycle<'_, B> {
             }
         });
         if let Err(o) = walk {
-            let at = |word| {
-                ObjectReference::from_address(Address::new(self.map.address(pi, word)))
-                    .expect("a page address is not null")
-            };
-            out.error = Some(GcError::OverlappingObjects {
-                first: at(o.first),
-                first_size: (o.first_end - o.first + 1) * 8,
-                second: at(o.second),
-            });
+            out.error = Some(self.overlap_error(pi, o));
         }
         out
+    }
+
+    /// The error for two marked objects of page `pi` that overlap.
+    fn overlap_error(&self, pi: usize, o: Overlap) -> GcError {
+        let at = |word| {
+            ObjectReference::from_address(Address::new(self.map.address(pi, word)))
+                .expect("a page address is not null")
+        };
+        GcError::OverlappingObjects {
+            first: at(o.first),
+            first_size: (o.first_end - o.first + 1) * 8,
+            second: at(o.second),
+        }
+    }
+
+    /// Walks the live map of every selected page: an overlap of two marked
+    /// objects fails the collection before anything moves (copying them
+    /// would duplicate bytes). The concurrent cycle's check; the
+    /// stop-the-world relocation walks each page as it copies it.
+    pub(super) fn check_relocation_set(&self) -> Result<(), GcError> {
+        for pi in self.forwarding.pages() {
+            if let Err(o) = self.map.pages[pi].live.for_each_object(|_, _| {}) {
+                return Err(self.overlap_error(pi, o));
+            }
+        }
+        Ok(())
     }
 
     /// Copies the object at words `s..=e` of page `pi` to a new place on

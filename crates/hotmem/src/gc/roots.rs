@@ -6,6 +6,7 @@
 
 use super::binding_panic::call_model;
 use super::cycle::Cycle;
+use super::heap::GcHeap;
 use super::mark::Marker;
 use super::meta::HeapMap;
 use crate::GcError;
@@ -89,46 +90,68 @@ impl<B: Binding> Cycle<'_, B> {
     /// Updates every root whose object moved (the remembered slots are
     /// updated with the other slots, on the workers).
     pub(super) fn update_roots(&self) -> Result<(), GcError> {
-        let mut visit = |slot: B::Slot| {
-            if let Some(t) = slot.load() {
-                if let Some(n) = self.forwarded(t) {
-                    slot.store(n);
-                }
-            }
-        };
-        call_model(|| {
-            self.binding.scan_global_roots(&mut visit);
-            for m in self.heap.roots.mutators() {
-                self.binding.scan_mutator_roots(m, &mut visit);
-            }
-        })?;
-        self.scan_shadow_stacks(&mut visit)?;
-        let update = |r: &mut ObjectReference| {
-            if let Some(n) = self.forwarded(*r) {
-                *r = n;
-            }
-        };
-        for table in self.heap.roots.tables() {
-            table.for_each(update);
-        }
-        self.heap.refs.finalizers.for_each_queued(update);
-        Ok(())
+        update_roots(self.binding, self.heap, |r| self.forwarded(r))
     }
 
     /// Visits every word in use of every shadow stack, as the binding's
     /// slot at its address.
     fn scan_shadow_stacks(&self, visit: &mut impl FnMut(B::Slot)) -> Result<(), GcError> {
-        for stack in self.heap.roots.stacks() {
-            call_model(|| {
-                for word in stack.words_in_use() {
-                    match self.binding.slot_at(word) {
-                        Some(slot) => visit(slot),
-                        None => return Err(GcError::ShadowStackWithoutSlotAt),
-                    }
-                }
-                Ok(())
-            })??;
-        }
-        Ok(())
+        scan_shadow_stacks(self.binding, self.heap, visit)
     }
+}
+
+/// Gives every root of `heap` whose object moved its new address:
+/// `forwarded(r)` is where `r`'s object is now, `None` if it did not move.
+/// The binding's global and mutator roots, the shadow stacks, the handles
+/// and the queue of finalizable objects (the mutators are stopped).
+pub(crate) fn update_roots<B: Binding>(
+    binding: &B,
+    heap: &GcHeap,
+    forwarded: impl Fn(ObjectReference) -> Option<ObjectReference>,
+) -> Result<(), GcError> {
+    let mut visit = |slot: B::Slot| {
+        if let Some(t) = slot.load() {
+            if let Some(n) = forwarded(t) {
+                slot.store(n);
+            }
+        }
+    };
+    call_model(|| {
+        binding.scan_global_roots(&mut visit);
+        for m in heap.roots.mutators() {
+            binding.scan_mutator_roots(m, &mut visit);
+        }
+    })?;
+    scan_shadow_stacks(binding, heap, &mut visit)?;
+    let update = |r: &mut ObjectReference| {
+        if let Some(n) = forwarded(*r) {
+            *r = n;
+        }
+    };
+    for table in heap.roots.tables() {
+        table.for_each(update);
+    }
+    heap.refs.finalizers.for_each_queued(update);
+    Ok(())
+}
+
+/// Visits every word in use of every shadow stack of `heap`, as the
+/// binding's slot at its address.
+fn scan_shadow_stacks<B: Binding>(
+    binding: &B,
+    heap: &GcHeap,
+    visit: &mut impl FnMut(B::Slot),
+) -> Result<(), GcError> {
+    for stack in heap.roots.stacks() {
+        call_model(|| {
+            for word in stack.words_in_use() {
+                match binding.slot_at(word) {
+                    Some(slot) => visit(slot),
+                    None => return Err(GcError::ShadowStackWithoutSlotAt),
+                }
+            }
+            Ok(())
+        })??;
+    }
+    Ok(())
 }

@@ -69,7 +69,9 @@ pub struct CollectStats {
     pub pages: usize,
     /// Pages with no live object, freed without copying.
     pub pages_freed_empty: usize,
-    /// Pages evacuated (live objects copied away, page freed).
+    /// Pages evacuated (live objects copied away, page freed). A concurrent
+    /// cycle frees the pages it evacuates in the next cycle, with the
+    /// empty ones (see [`ConcurrentPhases::relocation_set_pages`]).
     pub pages_evacuated: usize,
     /// Pages selected whose evacuation could not finish because no target
     /// memory was left; they stay, their moved objects are forwarded.
@@ -106,8 +108,9 @@ pub struct CollectStats {
     pub refs: RefStats,
     /// A concurrent cycle's phases ([`CollectorMode::Concurrent`](crate::CollectorMode));
     /// `None` for a collection that stopped the world throughout. For a
-    /// concurrent cycle `pause_ns` is the sum of its two pauses and
-    /// `mark_ns` its concurrent marking.
+    /// concurrent cycle `pause_ns` is the sum of its three pauses,
+    /// `mark_ns` its concurrent marking and `relocation_ns` its concurrent
+    /// relocation.
     pub concurrent: Option<ConcurrentPhases>,
 }
 
@@ -119,9 +122,29 @@ pub struct ConcurrentPhases {
     /// Concurrent Mark: tracing while the mutators run.
     pub concurrent_mark_ns: u64,
     /// Pause Mark End: the mutators' logs, the end of the trace, the
-    /// references that are not strong, the empty pages freed.
+    /// references that are not strong.
     pub mark_end_ns: u64,
-    /// The whole cycle, from the first pause's request to the second's end.
+    /// Concurrent Select Relocation Set: the pages found empty freed (the
+    /// last cycle's relocation set among them), the pages to evacuate
+    /// chosen.
+    pub select_ns: u64,
+    /// Pause Relocate Start: the roots into the relocation set forwarded
+    /// (0 when nothing was worth moving, or the binding's slots cannot be
+    /// healed atomically).
+    pub relocate_start_ns: u64,
+    /// Concurrent Relocate: the relocation set copied while the mutators
+    /// run.
+    pub concurrent_relocate_ns: u64,
+    /// Pages in the relocation set: their live objects were copied while
+    /// the mutators ran; the next cycle frees them (they count in its
+    /// `pages_freed_empty`) once no reachable slot refers into them.
+    pub relocation_set_pages: usize,
+    /// Objects the mutators' load barriers copied (they loaded a
+    /// reference to an object no worker had copied yet); counted in
+    /// `objects_relocated` too.
+    pub relocated_by_mutators: u64,
+    /// The whole cycle, from the first pause's request to the end of
+    /// Concurrent Relocate.
     pub cycle_ns: u64,
 }
 
@@ -275,6 +298,9 @@ pub struct GcTotals {
     pub stalls: u64,
     /// Time those allocations waited.
     pub stall_ns: u64,
+    /// Objects that mutators' load barriers relocated in concurrent cycles
+    /// (counted in `objects_relocated` too).
+    pub relocated_by_mutators: u64,
 }
 
 impl GcTotals {
@@ -306,8 +332,9 @@ impl GcTotals {
         self.objects_marked += s.objects_marked;
         self.mark_worker_ns += s.mark_ns * s.mark_workers as u64;
         self.refs.add(&s.refs);
-        if s.concurrent.is_some() {
+        if let Some(c) = &s.concurrent {
             self.concurrent_cycles += 1;
+            self.relocated_by_mutators += c.relocated_by_mutators;
         }
         match s.update_scope {
             UpdateScope::Remembered { .. } => self.remembered_updates += 1,

@@ -24,6 +24,7 @@
 use super::binding_panic::call_model;
 use super::cycle::Cycle;
 use super::generations::CollectionKind;
+use super::heap::GcHeap;
 use super::mark::Marker;
 use super::stats::{RefStats, StrengthCounts};
 use super::workers::GcWorkers;
@@ -237,18 +238,7 @@ impl<B: Binding> Cycle<'_, B> {
             return Ok(());
         }
         let start = Instant::now();
-        let refs = &self.heap.refs;
-        refs.weak.update(|r| Some(self.forwarded_or_same(r)));
-        refs.ephemerons.with_pairs(|pairs| {
-            for (key, value) in pairs.iter_mut().flatten() {
-                *key = self.forwarded_or_same(*key);
-                *value = self.forwarded_or_same(*value);
-            }
-        });
-        refs.finalizers
-            .update_registered(|r| self.forwarded_or_same(r));
-        let this = &*self;
-        let result = call_model(|| this.binding.forward_weak_refs(&WeakForwarding::new(this)));
+        let result = forward_weak_refs(self.binding, self.heap, &*self);
         self.stats.refs.ns += start.elapsed().as_nanos() as u64;
         result
     }
@@ -257,6 +247,27 @@ impl<B: Binding> Cycle<'_, B> {
     fn forwarded_or_same(&self, r: ObjectReference) -> ObjectReference {
         self.forwarded(r).unwrap_or(r)
     }
+}
+
+/// The runtime's weak handles, ephemerons and registered finalizers of
+/// `heap` follow their objects to where `forwarder` says they are, and the
+/// binding forwards its own weak references (the mutators are stopped).
+pub(crate) fn forward_weak_refs<B: Binding>(
+    binding: &B,
+    heap: &GcHeap,
+    forwarder: &dyn Forwarder,
+) -> Result<(), GcError> {
+    let refs = &heap.refs;
+    refs.weak.update(|r| Some(forwarder.forwarded(r)));
+    refs.ephemerons.with_pairs(|pairs| {
+        for (key, value) in pairs.iter_mut().flatten() {
+            *key = forwarder.forwarded(*key);
+            *value = forwarder.forwarded(*value);
+        }
+    });
+    refs.finalizers
+        .update_registered(|r| forwarder.forwarded(r));
+    call_model(|| binding.forward_weak_refs(&WeakForwarding::new(forwarder)))
 }
 
 impl<B: Binding> Forwarder for Cycle<'_, B> {

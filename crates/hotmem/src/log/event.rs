@@ -41,8 +41,16 @@ pub enum GcPhase {
     /// A concurrent cycle's marking while the mutators run.
     ConcurrentMark,
     /// A concurrent cycle's second pause: the mutators' logs, the end of
-    /// the trace, the references that are not strong, the empty pages.
+    /// the trace, the references that are not strong.
     PauseMarkEnd,
+    /// A concurrent cycle's choice of pages to evacuate, after the empty
+    /// ones are freed, while the mutators run.
+    ConcurrentSelectRelocationSet,
+    /// A concurrent cycle's third pause: the roots into the relocation
+    /// set forwarded.
+    PauseRelocateStart,
+    /// A concurrent cycle's copying while the mutators run.
+    ConcurrentRelocate,
 }
 
 impl GcPhase {
@@ -54,6 +62,9 @@ impl GcPhase {
             GcPhase::PauseMarkStart => "Pause Mark Start",
             GcPhase::ConcurrentMark => "Concurrent Mark",
             GcPhase::PauseMarkEnd => "Pause Mark End",
+            GcPhase::ConcurrentSelectRelocationSet => "Concurrent Select Relocation Set",
+            GcPhase::PauseRelocateStart => "Pause Relocate Start",
+            GcPhase::ConcurrentRelocate => "Concurrent Relocate",
         }
     }
 }

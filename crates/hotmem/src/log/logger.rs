@@ -135,7 +135,18 @@ impl Logger {
                 (GcPhase::PauseMarkStart, c.mark_start_ns),
                 (GcPhase::ConcurrentMark, c.concurrent_mark_ns),
                 (GcPhase::PauseMarkEnd, c.mark_end_ns),
+                (GcPhase::ConcurrentSelectRelocationSet, c.select_ns),
+                (GcPhase::PauseRelocateStart, c.relocate_start_ns),
+                (GcPhase::ConcurrentRelocate, c.concurrent_relocate_ns),
             ] {
+                let relocation = matches!(
+                    phase,
+                    GcPhase::PauseRelocateStart | GcPhase::ConcurrentRelocate
+                );
+                if relocation && c.relocation_set_pages == 0 {
+                    // Nothing worth moving: those phases did not run.
+                    continue;
+                }
                 let event = LogEvent::ConcurrentPhase { phase, ns };
                 self.write(info, TagSet::GcPhases, id, event);
             }

@@ -20,7 +20,7 @@
 //! | tag set | level | lines |
 //! |---|---|---|
 //! | `gc` | info | one per collection: cause, heap used before -> after (committed), pause (a concurrent cycle: the whole cycle) |
-//! | `gc,phases` | info | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End and their times |
+//! | `gc,phases` | info | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
@@ -64,7 +64,9 @@
 //! pause   := "Pause " ("Young" | "Full") " (" cause ") " M "->" M "(" M ") " ms
 //! cycle   := "Garbage Collection (" cause ") " M "->" M "(" M ") " ms
 //! cause   := "Explicit" | "Allocation Failure" | "Allocation Rate" | "Allocation Stall"
-//! cphase  := ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End") " " ms
+//! cphase  := ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End"
+//!            | "Concurrent Select Relocation Set" | "Pause Relocate Start"
+//!            | "Concurrent Relocate") " " ms
 //! phase   := ("Mark" | "Relocate") " " ms " (" n " objects, " n " workers)"
 //! update  := "Update References " ms " (" scope ", " n " workers)"
 //! scope   := "nothing moved" | "remembered: " n " slots" | "all live objects"

@@ -3,11 +3,12 @@
 //! [`Mutator::store_ref`] (and every other overwrite of a heap slot through
 //! [`Mutator::before_overwrite`]). The store barrier feeds the young
 //! generation's remembered set and, while the concurrent collector marks,
-//! logs the overwritten reference (SATB); concurrent relocation
-//! (self-healing loads) attaches to the load barrier.
+//! logs the overwritten reference (SATB); the load barrier forwards and
+//! heals references into the pages the concurrent collector evacuates.
 
 use super::Mutator;
 use crate::gc::concurrent::ConcurrentState;
+use crate::gc::concurrent::relocation_set::{GcAllocator, RelocationSet, Relocator};
 use crate::gc::concurrent::satb::SatbBuffer;
 use crate::gc::generations::{GenerationalState, SlotBuffer};
 use crate::vm::{ObjectReference, Slot};
@@ -16,14 +17,39 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 impl Mutator {
-    /// The load barrier: reads a reference field through it. A plain load
-    /// today (collections stop the world). Concurrent relocation attaches
-    /// here: a reference into a page being evacuated is forwarded through
-    /// the page's forwarding table (relocating the object if no worker has
-    /// yet) and the slot healed with the new address.
+    /// The load barrier: reads a reference field through it.
+    ///
+    /// With the concurrent collector ([`CollectorMode::Concurrent`](crate::CollectorMode::Concurrent)),
+    /// from a cycle's Pause Relocate Start to the next cycle's Pause Mark
+    /// End, a reference into a page being evacuated is stale: the barrier
+    /// returns the object's new address, relocating the object itself if
+    /// no GC worker has yet, and heals the slot with a compare-and-swap
+    /// that replaces only the stale value. The fast path is a load, a
+    /// test of the runtime's relocation set (null between cycles), and an
+    /// address lookup in a table when there is a set. Otherwise a plain
+    /// load.
+    ///
+    /// Every load of a reference from a heap slot must come through here
+    /// with the concurrent collector; reading a slot directly may return
+    /// the address of an object's old copy.
     #[inline]
     pub fn load_ref<S: Slot>(&self, slot: S) -> Option<ObjectReference> {
-        slot.load()
+        let r = slot.load()?;
+        match &self.concurrent {
+            Some(c) => Some(c.loaded(&slot, r, &self.runtime.inner.gc.gc_alloc)),
+            None => Some(r),
+        }
+    }
+
+    /// The load barrier for a reference the embedder read itself (from a
+    /// slot that has no [`Slot`] type, or read earlier): where `obj`'s
+    /// object is now. [`Mutator::load_ref`] also heals the slot.
+    #[inline]
+    pub fn resolve(&self, obj: ObjectReference) -> ObjectReference {
+        match &self.concurrent {
+            Some(c) => c.resolved(obj, &self.runtime.inner.gc.gc_alloc),
+            None => obj,
+        }
     }
 
     /// The store barrier: writes a reference field through it.
@@ -62,8 +88,8 @@ impl Mutator {
     /// neither.
     #[inline]
     pub fn before_overwrite<S: Slot>(&self, slot: &S) {
-        if let Some(satb) = &self.satb {
-            satb.before_overwrite(slot);
+        if let Some(c) = &self.concurrent {
+            c.before_overwrite(slot);
         }
     }
 
@@ -76,25 +102,25 @@ impl Mutator {
     /// outside marking.
     #[inline]
     pub fn keep_alive(&self, obj: ObjectReference) {
-        if let Some(satb) = &self.satb {
-            satb.keep_alive(obj);
+        if let Some(c) = &self.concurrent {
+            c.keep_alive(obj);
         }
     }
 }
 
-/// A mutator's side of concurrent marking: the phase it reads and the log
-/// it writes.
-pub(super) struct SatbBarrier {
+/// A mutator's side of the concurrent collector: the phase and the
+/// relocation set it reads, the log it writes.
+pub(super) struct ConcurrentBarrier {
     /// The runtime's concurrent state.
     state: NonNull<ConcurrentState>,
     buffer: Arc<Mutex<SatbBuffer>>,
 }
 
-impl SatbBarrier {
+impl ConcurrentBarrier {
     /// The barrier of a mutator of a runtime whose concurrent state is
     /// `state`. The mutator keeps the runtime, and so `state`, alive.
-    pub(super) fn new(state: &ConcurrentState) -> SatbBarrier {
-        SatbBarrier {
+    pub(super) fn new(state: &ConcurrentState) -> ConcurrentBarrier {
+        ConcurrentBarrier {
             buffer: state.satb.register(),
             state: NonNull::from(state),
         }
@@ -107,6 +133,41 @@ impl SatbBarrier {
         // and never moves; the state is only read through shared
         // references and atomics.
         unsafe { self.state.as_ref() }
+    }
+
+    /// After `r` was loaded from `slot`: `r`, or its object's new address
+    /// if `r` lies in the relocation set.
+    #[inline]
+    fn loaded<S: Slot>(
+        &self,
+        slot: &S,
+        r: ObjectReference,
+        alloc: &GcAllocator,
+    ) -> ObjectReference {
+        // SAFETY: called from `Mutator::load_ref`, on the mutator's thread
+        // (a `Mutator` is neither `Send` nor `Sync`) outside a safe region
+        // (which borrows the mutator mutably), and the set is not kept
+        // past the return.
+        let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
+            return r;
+        };
+        match set.page_in_set(r.get()) {
+            None => r,
+            Some(pi) => load_slow(set, pi, slot, r, alloc),
+        }
+    }
+
+    /// Where `obj`'s object is now.
+    #[inline]
+    fn resolved(&self, obj: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
+        // SAFETY: as in `loaded` (called from `Mutator::resolve`).
+        let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
+            return obj;
+        };
+        match set.page_in_set(obj.get()) {
+            None => obj,
+            Some(pi) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
+        }
     }
 
     /// Before `slot` is overwritten: logs what it holds while marking runs.
@@ -141,6 +202,26 @@ impl SatbBarrier {
             state.satb.log(&self.buffer, old);
         }
     }
+}
+
+/// The load barrier's slow path: `r`, loaded from `slot`, lies in page
+/// `pi` of the relocation set. The object is relocated if nobody has, and
+/// the slot healed: it gets the new address only if it still holds `r`,
+/// so that a heal never overwrites another thread's store.
+#[cold]
+#[inline(never)]
+pub(crate) fn load_slow<S: Slot>(
+    set: &RelocationSet,
+    pi: usize,
+    slot: &S,
+    r: ObjectReference,
+    alloc: &GcAllocator,
+) -> ObjectReference {
+    let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
+    if to != r {
+        slot.compare_exchange(r, to);
+    }
+    to
 }
 
 /// A mutator's side of the store barrier.

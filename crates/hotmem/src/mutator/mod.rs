@@ -13,7 +13,7 @@ use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
 use crate::thread_stack::ThreadStack;
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
-use barrier::{SatbBarrier, StoreBarrier};
+use barrier::{ConcurrentBarrier, StoreBarrier};
 use hotmem_page::NodeId;
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
 use std::sync::Arc;
@@ -36,8 +36,8 @@ pub struct Mutator {
     tlab: Arc<Tlab>,
     /// The store barrier's state (generational runtimes only).
     barrier: Option<StoreBarrier>,
-    /// The concurrent collector's barrier (with it only).
-    satb: Option<SatbBarrier>,
+    /// The concurrent collector's barriers (with it only).
+    concurrent: Option<ConcurrentBarrier>,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -56,9 +56,9 @@ impl Mutator {
         let handles = gc.roots.new_table();
         let tlab = gc.tlabs.register();
         let barrier = gc.generations.as_ref().map(StoreBarrier::new);
-        let satb = gc.concurrent.as_deref().map(SatbBarrier::new);
+        let concurrent = gc.concurrent.as_deref().map(ConcurrentBarrier::new);
         Mutator {
-            satb,
+            concurrent,
             barrier,
             handles,
             runtime,

@@ -176,7 +176,7 @@ pub fn array(
         let arr = roots.get(base).expect("rooted");
         for i in distinct.min(len)..len {
             // SAFETY: live and rooted; no allocation here.
-            let t = unsafe { SimpleObjects::slot(arr, i % distinct) };
+            let t = unsafe { SimpleObjects::load_slot(m, arr, i % distinct) };
             // SAFETY: as above.
             unsafe { SimpleObjects::set_slot(m, arr, i, t) };
         }

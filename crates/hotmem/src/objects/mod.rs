@@ -291,6 +291,30 @@ impl SimpleObjects {
         from_raw(unsafe { word(obj, HEADER / 8 + i).read() } as usize)
     }
 
+    /// The reference in slot `i`, read through the mutator's load barrier
+    /// ([`Mutator::load_ref`]): what every read of a slot must be with the
+    /// concurrent collector, which moves objects while the mutators run
+    /// (a direct read, [`SimpleObjects::slot`], may return an old copy's
+    /// address there).
+    ///
+    /// # Safety
+    /// `obj` must be a live object of this model, read by an attached
+    /// mutator between calls that may collect.
+    ///
+    /// # Panics
+    /// If `i` is not a slot of the object.
+    pub unsafe fn load_slot(
+        mutator: &Mutator,
+        obj: ObjectReference,
+        i: usize,
+    ) -> Option<ObjectReference> {
+        // SAFETY: passed on.
+        let n = unsafe { Self::header(obj)[2] } as usize;
+        assert!(i < n, "slot {i} of an object with {n}");
+        // SAFETY: slot `i` is a word of the live object.
+        mutator.load_ref(unsafe { SimpleSlot::new(Address::new(obj.get() + HEADER + 8 * i)) })
+    }
+
     /// Stores `target` in slot `i` (through the mutator's store barrier).
     ///
     /// # Safety
@@ -384,6 +408,59 @@ impl SimpleObjects {
     pub unsafe fn verify_from(
         roots: impl IntoIterator<Item = ObjectReference>,
     ) -> Result<GraphSummary, Corruption> {
+        // SAFETY: passed on; a direct read of each slot.
+        unsafe { Self::walk(roots, |obj, i| Self::slot(obj, i)) }
+    }
+
+    /// [`SimpleObjects::verify`] through `mutator`'s load barrier: what
+    /// checks the graph with the concurrent collector, whose cycles may
+    /// move objects meanwhile (each slot read is forwarded and healed as
+    /// [`SimpleObjects::load_slot`] does).
+    ///
+    /// # Safety
+    /// Every root must be a live object of this model; `mutator` must not
+    /// poll or allocate meanwhile (it does not).
+    ///
+    /// # Errors
+    /// The first [`Corruption`].
+    pub unsafe fn verify_with(&self, mutator: &Mutator) -> Result<GraphSummary, Corruption> {
+        let roots: Vec<ObjectReference> = self
+            .tables
+            .lock()
+            .iter()
+            .flat_map(|t| t.roots())
+            .flatten()
+            .collect();
+        // SAFETY: passed on.
+        unsafe { Self::walk(roots, |obj, i| Self::load_slot(mutator, obj, i)) }
+    }
+
+    /// [`SimpleObjects::verify_from`] through `mutator`'s load barrier (see
+    /// [`SimpleObjects::verify_with`]).
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::verify_with`].
+    ///
+    /// # Errors
+    /// The first [`Corruption`].
+    pub unsafe fn verify_from_with(
+        mutator: &Mutator,
+        roots: impl IntoIterator<Item = ObjectReference>,
+    ) -> Result<GraphSummary, Corruption> {
+        // SAFETY: passed on.
+        unsafe { Self::walk(roots, |obj, i| Self::load_slot(mutator, obj, i)) }
+    }
+
+    /// Walks the graph from `roots`, reading slot `i` of `obj` with
+    /// `slot(obj, i)`, checks every object and sums the graph up.
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::verify`], with `slot` a way to read a slot that
+    /// returns a live object.
+    unsafe fn walk(
+        roots: impl IntoIterator<Item = ObjectReference>,
+        slot: impl Fn(ObjectReference, usize) -> Option<ObjectReference>,
+    ) -> Result<GraphSummary, Corruption> {
         let mut seen = HashSet::new();
         let mut stack: Vec<ObjectReference> = roots.into_iter().collect();
         let mut sum = GraphSummary::default();
@@ -398,8 +475,7 @@ impl SimpleObjects {
             let h = unsafe { Self::header(obj) };
             targets.clear();
             for i in 0..h[2] as usize {
-                // SAFETY: as above.
-                let t = unsafe { Self::slot(obj, i) };
+                let t = slot(obj, i);
                 if let Some(t) = t {
                     // SAFETY: a reference of a live object is live.
                     targets.push(unsafe { Self::header(t)[1] });

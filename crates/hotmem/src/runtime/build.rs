@@ -7,7 +7,7 @@ use super::gc_thread::GcThread;
 use super::inner::Inner;
 use super::numa::{NumaParts, numa_parts, record_worker_stacks};
 use crate::error::BuildError;
-use crate::gc::concurrent::{CollectorMode, ConcurrentState};
+use crate::gc::concurrent::ConcurrentState;
 use crate::gc::generations::{GenerationalState, Generations};
 use crate::gc::sizing::{BudgetedPages, Sizing};
 use crate::gc::tlab::{TlabShared, TlabSizing};
@@ -106,8 +106,9 @@ fn gc_heap(
 ) -> GcHeap {
     let sizing = Sizing::new(config.heap_sizing, config.heap_max);
     let reserved = pages.reserved();
-    let concurrent = (config.collector == CollectorMode::Concurrent).then(|| {
+    let concurrent = config.collector.is_concurrent().then(|| {
         Arc::new(ConcurrentState::new(
+            config.collector,
             reserved.start().get(),
             reserved.len(),
             hotmem_page::GRANULE_SIZE,

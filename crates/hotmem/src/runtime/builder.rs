@@ -215,9 +215,22 @@ impl RuntimeBuilder {
         if let Err(why) = c.heap_sizing.validate() {
             return bad(why);
         }
-        if c.collector == CollectorMode::Concurrent && c.generations != Generations::Single {
+        if c.collector.is_concurrent() && c.generations != Generations::Single {
             return bad(
                 "the concurrent collector runs single-generation cycles: use Generations::Single"
+                    .into(),
+            );
+        }
+        if c.collector == CollectorMode::Concurrent
+            && self
+                .collector
+                .as_ref()
+                .is_some_and(|b| !b.heals_atomically())
+        {
+            return bad(
+                "the concurrent collector moves objects and heals slots with a compare-and-swap: \
+                 the binding's Slot must implement compare_exchange (Slot::COMPARE_EXCHANGE), \
+                 or use CollectorMode::ConcurrentNonMoving"
                     .into(),
             );
         }

@@ -30,6 +30,26 @@ pub trait Slot: Copy + Send + Sync + fmt::Debug {
 
     /// Where the slot is, for error messages.
     fn address(&self) -> Address;
+
+    /// Whether [`Slot::compare_exchange`] is one atomic compare-and-swap of
+    /// the slot's word. The concurrent collector moves objects only for a
+    /// binding whose slots say so: it heals a slot that holds a moved
+    /// object's old address while mutators may store into it, and a heal
+    /// must never overwrite a mutator's store. Default: `false`.
+    const COMPARE_EXCHANGE: bool = false;
+
+    /// Stores `new` if the slot holds `current`; whether it did. Atomic
+    /// (one compare-and-swap of the word) where
+    /// [`Slot::COMPARE_EXCHANGE`] says so. The default is a load and a
+    /// store, which the runtime uses only while every mutator is stopped.
+    fn compare_exchange(&self, current: ObjectReference, new: ObjectReference) -> bool {
+        if self.load() == Some(current) {
+            self.store(new);
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// A slot that is one aligned word holding an object's address, or 0 for
@@ -96,6 +116,21 @@ impl Slot for SimpleSlot {
 
     fn address(&self) -> Address {
         Address::from_ptr(self.word)
+    }
+
+    const COMPARE_EXCHANGE: bool = true;
+
+    #[inline]
+    fn compare_exchange(&self, current: ObjectReference, new: ObjectReference) -> bool {
+        // SAFETY: as in `load`.
+        unsafe { AtomicUsize::from_ptr(self.word) }
+            .compare_exchange(
+                current.get(),
+                new.get(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 }
 

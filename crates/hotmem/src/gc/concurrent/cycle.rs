@@ -1,7 +1,9 @@
 //! One concurrent cycle as its phases: Pause Mark Start, Concurrent Mark,
-//! Pause Mark End, Concurrent Free (see the [module docs](super)).
+//! Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start,
+//! Concurrent Relocate (see the [module docs](super)).
 
-use super::{ConcurrentState, Phase};
+use super::relocation_set::RelocationSet;
+use super::{CollectorMode, ConcurrentState, Phase};
 use crate::GcError;
 use crate::gc::cycle::{Cycle, CycleRequest};
 use crate::gc::driver::DriverContext;
@@ -9,11 +11,13 @@ use crate::gc::generations::CollectionKind;
 use crate::gc::heap::GcHeap;
 use crate::gc::in_collection;
 use crate::gc::mark::Marker;
+use crate::gc::meta::{ForwardingTables, HeapMap};
 use crate::gc::stats::{CollectStats, ConcurrentPhases, GcCause};
 use crate::gc::workers::GcWorkers;
-use crate::vm::{Binding, ObjectReference};
+use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_safepoint::SafepointGuard;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Puts the barriers back to idle and forgets the logs when a cycle ends,
@@ -62,7 +66,7 @@ impl<'s> Pause<'s> {
 
 /// Runs one concurrent cycle of `heap` with `binding` on the calling (the
 /// GC) thread, which holds the collection lock (`workers`) and is no
-/// mutator. Mutators run between the two pauses.
+/// mutator. Mutators run between the pauses.
 pub(crate) fn collect<B: Binding>(
     binding: &B,
     heap: &GcHeap,
@@ -77,6 +81,9 @@ pub(crate) fn collect<B: Binding>(
         .expect("a concurrent cycle runs on a runtime with the concurrent collector");
     let _inside = in_collection::enter(heap);
     let started = Instant::now();
+    // The last cycle's relocation set: its stale references are forwarded
+    // and healed as marking finds them.
+    let previous = state.installed();
     // Pause Mark Start: the roots, then the barriers keep the snapshot.
     let pause = Pause::begin(cx, "GC Mark Start", number)?;
     heap.retire_mutator_allocation();
@@ -90,6 +97,7 @@ pub(crate) fn collect<B: Binding>(
     let _idle = BackToIdle(state);
     let marker = Marker::new(binding, &cycle.map, workers.count().max(1), false)
         .with_new_pages(&state.new_pages)
+        .with_remap(previous.as_deref())
         .without_remembered_slots();
     cycle.mark_roots(&marker)?;
     state.new_pages.start();
@@ -109,7 +117,8 @@ pub(crate) fn collect<B: Binding>(
     }
     let concurrent_mark = concurrent.elapsed();
     // Pause Mark End: every log, the rest of the trace, the references
-    // that are not strong; then the pages found empty are freed.
+    // that are not strong. Every reachable slot that referred into the
+    // last relocation set was healed: the barrier stops forwarding.
     let pause = Pause::begin(cx, "GC Mark End", number)?;
     let ttsp = pause.time_to_safepoint;
     mark_logged(&marker, &state.satb.take_all())?;
@@ -117,28 +126,65 @@ pub(crate) fn collect<B: Binding>(
     let refs = cycle.process_weak_refs(&marker, workers)?;
     state.set_phase(Phase::Idle);
     state.new_pages.stop();
+    let retired = state.uninstall();
     cycle.stats.objects_marked = marker.marked();
     cycle.stats.live_objects = marker.marked();
     cycle.stats.refs = refs;
     drop(marker);
     let mark_end = pause.end(cx);
-    // Concurrent Free: marking is complete, so nothing reachable refers
-    // into a page where it found nothing, and nobody allocates there (the
-    // allocation pages were retired at mark start): those pages go back
-    // while the mutators run (a page's free takes microseconds; a pause
-    // that freed them grew with the garbage).
-    cycle.free_unmarked_pages();
+    drop((retired, previous));
+    // Concurrent Select Relocation Set: the pages found empty (the last
+    // relocation set's among them) go back; the pages worth evacuating
+    // are chosen.
+    let select = Instant::now();
+    let set = cycle.select_concurrently()?;
+    let select_ns = select.elapsed();
+    // Pause Relocate Start, then Concurrent Relocate.
+    let mut relocate_start = Duration::ZERO;
+    let mut concurrent_relocate = Duration::ZERO;
+    let mut forward_error = None;
+    let mut relocated_by_mutators = 0;
+    let mut relocation_set_pages = 0;
+    if let Some(mut set) = set {
+        let pause = Pause::begin(cx, "GC Relocate Start", number)?;
+        set.unpin(&heap.roots.pins.snapshot());
+        let set = Arc::new(set);
+        state.install(set.clone());
+        forward_error = super::relocate::forward_roots(binding, heap, &set).err();
+        relocate_start = pause.end(cx);
+        let relocating = Instant::now();
+        let done = super::relocate::relocate(heap, workers, &set, concurrent_workers);
+        concurrent_relocate = relocating.elapsed();
+        let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
+        let (in_pause, in_pause_bytes) = set.copied_in_pause();
+        let stats = &mut cycle.stats;
+        stats.objects_relocated = done.objects + by_mutators + in_pause;
+        stats.bytes_relocated = done.bytes + by_mutators_bytes + in_pause_bytes;
+        stats.relocation = done.summary;
+        stats.pages_evacuation_incomplete = set.incomplete_pages();
+        relocation_set_pages = set.page_count();
+        relocated_by_mutators = by_mutators;
+    }
     let mut stats = cycle.finish(started);
     stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(ttsp.as_nanos() as u64);
-    stats.pause_ns = (mark_start + mark_end).as_nanos() as u64;
+    stats.pause_ns = (mark_start + mark_end + relocate_start).as_nanos() as u64;
     stats.mark_ns = concurrent_mark.as_nanos() as u64;
+    stats.relocation_ns = concurrent_relocate.as_nanos() as u64;
     stats.concurrent = Some(ConcurrentPhases {
         mark_start_ns: mark_start.as_nanos() as u64,
         concurrent_mark_ns: concurrent_mark.as_nanos() as u64,
         mark_end_ns: mark_end.as_nanos() as u64,
+        select_ns: select_ns.as_nanos() as u64,
+        relocate_start_ns: relocate_start.as_nanos() as u64,
+        concurrent_relocate_ns: concurrent_relocate.as_nanos() as u64,
+        relocation_set_pages,
+        relocated_by_mutators,
         cycle_ns: started.elapsed().as_nanos() as u64,
     });
-    Ok(stats)
+    match forward_error {
+        Some(e) => Err(e),
+        None => Ok(stats),
+    }
 }
 
 /// The workers that mark while the mutators run: a quarter of the CPUs,
@@ -159,9 +205,32 @@ fn mark_logged<B: Binding>(marker: &Marker<'_, B>, logged: &[usize]) -> Result<(
 }
 
 impl<B: Binding> Cycle<'_, B> {
+    /// Concurrent Select Relocation Set: counts the live bytes of every
+    /// mapped page, frees the pages where marking found nothing and, for a
+    /// binding whose slots heal atomically ([`Slot::COMPARE_EXCHANGE`]),
+    /// chooses the pages to evacuate as the stop-the-world collector does.
+    /// The set takes the cycle's map (its live maps locate the objects to
+    /// copy); `None` when nothing is worth moving.
+    fn select_concurrently(&mut self) -> Result<Option<RelocationSet>, GcError> {
+        let moving = self.heap.concurrent.as_ref().map(|c| c.mode);
+        if moving != Some(CollectorMode::Concurrent) || !B::Slot::COMPARE_EXCHANGE {
+            self.free_unmarked_pages();
+            return Ok(None);
+        }
+        self.select_relocation_set();
+        self.free_empty_pages();
+        if !self.forwarding.any() {
+            return Ok(None);
+        }
+        self.check_relocation_set()?;
+        let map = std::mem::replace(&mut self.map, HeapMap::empty(&self.heap.memory));
+        let forwarding = std::mem::replace(&mut self.forwarding, ForwardingTables::empty());
+        Ok(Some(RelocationSet::new(map, forwarding)))
+    }
+
     /// Counts the live bytes of every mapped page and frees the pages where
-    /// marking found nothing (no relocation in a concurrent cycle: a page
-    /// is reclaimed once empty).
+    /// marking found nothing (a binding whose slots cannot be healed
+    /// atomically: nothing moves, a page is reclaimed once empty).
     fn free_unmarked_pages(&mut self) {
         let mut live_bytes = 0u64;
         for p in &self.map.pages {

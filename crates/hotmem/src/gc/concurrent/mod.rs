@@ -14,30 +14,46 @@
 //! 3. **Pause Mark End**: every mutator's log is drained and traced, then
 //!    the references that are not strong are processed (weak handles,
 //!    ephemerons, finalizers, the binding's hook);
-//! 4. **Concurrent Free**: the pages where marking found nothing go back
-//!    while the mutators run.
+//! 4. **Concurrent Select Relocation Set**: the pages where marking found
+//!    nothing go back (the last cycle's relocation set among them), and the
+//!    pages worth evacuating are chosen as the stop-the-world collector
+//!    chooses them ([`relocation_set`]);
+//! 5. **Pause Relocate Start**: the barrier starts forwarding references
+//!    into those pages, and every root into them is forwarded (the object
+//!    relocated now if needed);
+//! 6. **Concurrent Relocate**: the GC workers copy the rest while the
+//!    mutators run. A mutator that loads a reference into the set gets the
+//!    new copy, relocating the object itself if no worker has, and heals
+//!    the slot with a compare-and-swap (the load barrier).
 //!
-//! Relocation does not run in a concurrent cycle yet: a page is reclaimed
-//! when it is empty. See [`CollectorMode::Concurrent`].
+//! The other stale references are healed lazily, by the next cycle's
+//! marking (as ZGC remaps), which visits every reachable slot anyway; a
+//! concurrent update phase (Shenandoah's) would visit them all once more
+//! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
+//! not run and a page is reclaimed once empty.
 
 pub(crate) mod cycle;
 pub(crate) mod new_pages;
+mod relocate;
+pub(crate) mod relocation_set;
 pub(crate) mod satb;
 
 use crate::refs::KeepAlive;
 use crate::vm::ObjectReference;
 use new_pages::NewPages;
+use parking_lot::Mutex;
+use relocation_set::RelocationSet;
 use satb::SatbQueues;
 use serde::Serialize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// Which collector the runtime runs.
 ///
 /// ```
 /// use hotmem::{CollectorMode, Runtime};
-/// let rt = Runtime::builder().collector(CollectorMode::Concurrent).build()?;
-/// assert_eq!(rt.config().collector(), CollectorMode::Concurrent);
+/// let rt = Runtime::builder().collector(CollectorMode::ConcurrentNonMoving).build()?;
+/// assert_eq!(rt.config().collector(), CollectorMode::ConcurrentNonMoving);
 /// # Ok::<(), hotmem::BuildError>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -47,20 +63,46 @@ pub enum CollectorMode {
     /// default).
     #[default]
     StopTheWorld,
-    /// Marking runs while the mutators run, between two short pauses
-    /// (mark start: the roots; mark end: the mutators' logs and the weak
-    /// references), on the runtime's GC thread and workers; a cycle starts
-    /// early enough, from the allocation rate and the last cycle's
+    /// Marking and relocation run while the mutators run, between three
+    /// short pauses (mark start: the roots; mark end: the mutators' logs
+    /// and the weak references; relocate start: the roots into the pages
+    /// to evacuate), on the runtime's GC thread and workers. A cycle
+    /// starts early enough, from the allocation rate and the last cycle's
     /// duration, that mutators rarely wait for it (an allocation that
     /// must wait is an allocation stall, counted in
-    /// [`GcTotals::stalls`](crate::GcTotals::stalls)). Every store into a
-    /// heap slot must go through the barriers
-    /// ([`Mutator::store_ref`](crate::Mutator::store_ref),
-    /// [`Mutator::before_overwrite`](crate::Mutator::before_overwrite)),
-    /// and slots load and store atomically (see [`Slot`](crate::Slot)).
-    /// Single-generation only for now ([`Generations::Single`](crate::Generations::Single)),
-    /// and pages are reclaimed once empty: objects are not moved yet.
+    /// [`GcTotals::stalls`](crate::GcTotals::stalls)).
+    ///
+    /// What it asks of the embedder:
+    /// - every load of a reference from a heap slot goes through the load
+    ///   barrier ([`Mutator::load_ref`](crate::Mutator::load_ref)): objects
+    ///   move while the mutators run, and a slot may hold an old copy's
+    ///   address until the barrier (or the next cycle's marking) heals it;
+    /// - every store into a heap slot goes through the store barriers
+    ///   ([`Mutator::store_ref`](crate::Mutator::store_ref),
+    ///   [`Mutator::before_overwrite`](crate::Mutator::before_overwrite));
+    /// - slots load, store and compare-and-swap atomically
+    ///   ([`Slot::COMPARE_EXCHANGE`](crate::Slot::COMPARE_EXCHANGE)): the
+    ///   runtime refuses to build otherwise.
+    ///
+    /// Single-generation only for now ([`Generations::Single`](crate::Generations::Single)).
     Concurrent,
+    /// Marking runs while the mutators run, as with
+    /// [`CollectorMode::Concurrent`], but nothing moves: a page is
+    /// reclaimed once marking finds it empty, and the heap may fragment.
+    /// For an embedder whose loads do not all go through the load barrier
+    /// (or whose slots cannot compare-and-swap); the store barriers are
+    /// still required.
+    ConcurrentNonMoving,
+}
+
+impl CollectorMode {
+    /// Whether marking runs while the mutators run.
+    pub fn is_concurrent(self) -> bool {
+        matches!(
+            self,
+            CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving
+        )
+    }
 }
 
 /// What the mutators' barriers must do now.
@@ -83,15 +125,71 @@ pub(crate) struct ConcurrentState {
     /// Pages allocated since mark start (the mutators' page source records
     /// them).
     pub(crate) new_pages: Arc<NewPages>,
+    /// The relocation set the load barrier forwards references into: the
+    /// last cycle's, from its Pause Relocate Start to the next cycle's
+    /// Pause Mark End; null otherwise. Changed only at safepoints.
+    relocation: AtomicPtr<RelocationSet>,
+    /// The owner of what `relocation` points to.
+    installed: Mutex<Option<Arc<RelocationSet>>>,
+    /// Whether cycles move objects.
+    pub(crate) mode: CollectorMode,
 }
 
 impl ConcurrentState {
-    pub(crate) fn new(base: usize, len: usize, unit: usize) -> ConcurrentState {
+    pub(crate) fn new(
+        mode: CollectorMode,
+        base: usize,
+        len: usize,
+        unit: usize,
+    ) -> ConcurrentState {
         ConcurrentState {
             phase: AtomicU8::new(Phase::Idle as u8),
             satb: SatbQueues::default(),
             new_pages: Arc::new(NewPages::new(base, len, unit)),
+            relocation: AtomicPtr::new(std::ptr::null_mut()),
+            installed: Mutex::new(None),
+            mode,
         }
+    }
+
+    /// Makes `set` the one the load barrier forwards into (at a safepoint:
+    /// the mutators see it when they run again).
+    pub(crate) fn install(&self, set: Arc<RelocationSet>) {
+        let mut installed = self.installed.lock();
+        self.relocation
+            .store(Arc::as_ptr(&set).cast_mut(), Ordering::Release);
+        *installed = Some(set);
+    }
+
+    /// Takes the installed set out of the barrier (at a safepoint, once
+    /// nothing reachable refers into it); the caller drops it after the
+    /// safepoint.
+    pub(crate) fn uninstall(&self) -> Option<Arc<RelocationSet>> {
+        let mut installed = self.installed.lock();
+        self.relocation
+            .store(std::ptr::null_mut(), Ordering::Release);
+        installed.take()
+    }
+
+    /// The installed set, for the collector.
+    pub(crate) fn installed(&self) -> Option<Arc<RelocationSet>> {
+        self.installed.lock().clone()
+    }
+
+    /// The installed set, for the load barrier.
+    ///
+    /// # Safety
+    /// The caller is a mutator's thread outside a safe region, and drops
+    /// the reference before it next polls for a safepoint: the set is
+    /// uninstalled and dropped only at and after a safepoint, which such a
+    /// thread cannot be inside of meanwhile.
+    #[inline]
+    pub(crate) unsafe fn relocation_for_barrier(&self) -> Option<&RelocationSet> {
+        let p = self.relocation.load(Ordering::Acquire);
+        // SAFETY: non-null, `p` came from the `Arc` in `installed`, which
+        // is dropped only after a safepoint the caller has not reached (its
+        // promise).
+        unsafe { p.as_ref() }
     }
 
     /// Whether mutators must log overwritten references.

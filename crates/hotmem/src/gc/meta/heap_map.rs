@@ -115,6 +115,12 @@ impl HeapMap {
         }
     }
 
+    /// A map of no page (what a cycle keeps once its map went to its
+    /// relocation set).
+    pub(crate) fn empty(memory: &Memory) -> HeapMap {
+        HeapMap::new(memory, 0, 0, Vec::new(), |_| false)
+    }
+
     /// The page index and word index (in the page's live map) of the object
     /// `r` refers to.
     #[inline]
@@ -153,6 +159,12 @@ impl HeapMap {
             return None;
         }
         (self.granules[off >> self.shift] as usize).checked_sub(1)
+    }
+
+    /// The reservation the map covers and its unit: `(base, len, shift)`,
+    /// where every page starts and ends on a multiple of `1 << shift`.
+    pub(crate) fn geometry(&self) -> (usize, usize, u32) {
+        (self.base, self.len, self.shift)
     }
 
     /// The address of word `word` of page `pi`.

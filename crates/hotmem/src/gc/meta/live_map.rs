@@ -118,6 +118,16 @@ impl LiveMap {
         self.ends.set(last_word);
     }
 
+    /// The last word of the marked object that starts at word `i` (its end
+    /// was recorded when it was scanned), if it is marked.
+    #[inline]
+    pub(crate) fn end_of(&self, i: usize) -> Option<usize> {
+        if !self.starts.get(i) {
+            return None;
+        }
+        self.ends.next_set(i)
+    }
+
     /// Adds marked objects and bytes (workers batch these per page).
     #[inline]
     pub(crate) fn add(&self, objects: usize, bytes: usize) {

@@ -10,3 +10,4 @@ mod side_table;
 
 pub(crate) use forwarding::{Forwarding, ForwardingTables};
 pub(crate) use heap_map::HeapMap;
+pub(crate) use live_map::Overlap;
