@@ -168,6 +168,14 @@ impl Coordinator {
             .collect()
     }
 
+    /// [`SafeRegion`](crate::SafeRegion)s of this coordinator's threads
+    /// that were leaked (`mem::forget`) and found since it was built: each
+    /// is found at its thread's next poll, region, safepoint, handshake or
+    /// [`MutatorHandle::ensure_managed`], or when the thread unregisters.
+    pub fn leaked_regions(&self) -> u64 {
+        self.shared.leaked_regions()
+    }
+
     /// Percentiles of every phase over all safepoints so far.
     ///
     /// Waits until every thread stopped in the last safepoint runs again (or

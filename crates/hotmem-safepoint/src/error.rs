@@ -59,7 +59,7 @@ pub enum BeginError {
     /// would wait for that handshake to finish.
     #[error("a handshake operation cannot begin a safepoint: it would wait for its own handshake")]
     InsideHandshake,
-    /// The safepoint counter is used up (after 2^62 safepoints).
+    /// The safepoint counter is used up (after 2^60 safepoints).
     #[error("the safepoint counter is used up")]
     Exhausted,
 }

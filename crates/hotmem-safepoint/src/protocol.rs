@@ -74,7 +74,9 @@ use crate::pending::Pending;
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
 use crate::state::ThreadState;
-use crate::sync::{Arc, AtomicU32, CachePadded, Mutex, MutexGuard, Ordering, fence, thread};
+use crate::sync::{
+    Arc, AtomicU32, AtomicU64, CachePadded, Mutex, MutexGuard, Ordering, fence, thread,
+};
 use std::borrow::Cow;
 use std::num::NonZero;
 use std::time::Duration;
@@ -143,6 +145,8 @@ pub(crate) struct Shared {
     cpus: usize,
     /// Handshake requesters that asked the other threads to yield.
     urgent: CachePadded<AtomicU32>,
+    /// Safe regions found leaked (see `poll.rs`, the region bit).
+    leaked_regions: AtomicU64,
 }
 
 /// How long a handshake requester waits for a managed target before it
@@ -163,6 +167,7 @@ impl Shared {
             legacy_scratch: Mutex::new(Vec::new()),
             cpus,
             urgent: CachePadded::new(AtomicU32::new(0)),
+            leaked_regions: AtomicU64::new(0),
         }
     }
 
@@ -378,12 +383,17 @@ impl Shared {
 
     // ---- the mutator's transitions ------------------------------------
 
-    /// Managed -> `state` (a safe one).
+    /// Managed -> `state` (a safe one). A thread whose region bit is set
+    /// already never left the safe state it was in (a leaked region): it is
+    /// counted in [`Shared::leaked_regions`].
     pub(crate) fn enter_safe(&self, slot: &Slot, state: ThreadState) {
         debug_assert!(state.is_safe());
         slot.state.set(state);
         fence(Ordering::SeqCst);
-        let request = slot.poll.request();
+        let request = slot.poll.enter_region();
+        if request.region {
+            self.count_leaked_region();
+        }
         if let Some(id) = request.safepoint {
             self.count_safe(slot, id);
         }
@@ -397,10 +407,31 @@ impl Shared {
     pub(crate) fn leave_safe(&self, slot: &Slot) {
         slot.state.set(ThreadState::Managed);
         fence(Ordering::SeqCst);
-        let request = slot.poll.request();
+        let request = slot.poll.leave_region();
         if request.safepoint.is_some() || request.handshake {
             self.slow_path(slot);
         }
+    }
+
+    /// The thread of `slot` runs again while its published state is still
+    /// the safe one of a region that was leaked (`mem::forget`): count it,
+    /// and leave the safe state as the region's drop would have, stopping
+    /// if a safepoint is in progress.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn leave_leaked_region(&self, slot: &Slot) {
+        self.count_leaked_region();
+        self.leave_safe(slot);
+    }
+
+    #[cold]
+    fn count_leaked_region(&self) {
+        self.leaked_regions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Regions found leaked so far.
+    pub(crate) fn leaked_regions(&self) -> u64 {
+        self.leaked_regions.load(Ordering::Relaxed)
     }
 
     /// Everything an armed poll word asks for, until it is disarmed.
