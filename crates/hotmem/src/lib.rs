@@ -177,6 +177,7 @@ mod gc;
 mod error;
 // Threads' stacks in native memory tracking (mutators and GC workers).
 mod thread_stack;
+
 pub mod log;
 pub mod objects;
 
