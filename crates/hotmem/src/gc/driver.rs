@@ -101,7 +101,8 @@ impl GcHeap {
         // every mutator is stopped at the safepoint or in native code, where
         // it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
         // native region borrows; its thread-local buffer is bumped only
-        // from `alloc`).
+        // from `alloc`; a region leaked with `mem::forget` borrows nothing,
+        // but `alloc` first leaves it and stops at this safepoint).
         let retired = unsafe { self.mutator_alloc.retire_pages() };
         self.tlabs.retire_all(&retired);
     }

@@ -45,6 +45,11 @@ impl Mutator {
     /// As [`Mutator::alloc`].
     #[inline]
     pub fn alloc_aged(&mut self, size: usize, age: Age) -> Result<Address, AllocError> {
+        // A native region that was leaked (`mem::forget`) no longer borrows
+        // `self`, but leaves the thread published as safe, where a
+        // collection would retire its buffer and pages under it: leave it
+        // first (one load and one branch when none was).
+        self.handle.ensure_managed();
         let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
         if age == Age::EDEN {
             if let Some(addr) = self.tlab.alloc(layout) {
