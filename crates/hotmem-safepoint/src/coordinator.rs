@@ -111,7 +111,11 @@ impl Coordinator {
     /// [`BeginError::Nested`] if the calling thread owns the safepoint in
     /// progress; [`BeginError::CallerIsMutator`] if it is a registered
     /// mutator of this coordinator; [`BeginError::InsideHandshake`] from a
-    /// handshake operation.
+    /// handshake operation; [`BeginError::ManagedElsewhere`] if it runs
+    /// managed code on another coordinator;
+    /// [`BeginError::StoppedInCallersSafepoint`] if a thread in managed
+    /// code here is stopped in a safepoint it owns on another coordinator
+    /// (see the crate docs, "Several coordinators").
     pub fn begin(
         &self,
         name: impl Into<Cow<'static, str>>,
@@ -207,8 +211,9 @@ impl Coordinator {
     /// registered mutator in managed code;
     /// [`HandshakeError::InsideSafepoint`] if it owns the safepoint in
     /// progress; [`HandshakeError::InsideHandshake`] from a handshake
-    /// operation; [`HandshakeError::OperationPanicked`] if `op` panicked on
-    /// the target.
+    /// operation; [`HandshakeError::ManagedElsewhere`] if it runs managed
+    /// code on another coordinator; [`HandshakeError::OperationPanicked`]
+    /// if `op` panicked on the target.
     ///
     /// # Panics
     /// If `op` panics while it runs on the calling thread.

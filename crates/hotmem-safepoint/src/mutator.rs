@@ -147,8 +147,9 @@ impl MutatorHandle {
     /// and then returns the thread to managed code.
     ///
     /// # Errors
-    /// [`BeginError::InsideHandshake`] from a handshake operation (the
-    /// thread is back in managed code then).
+    /// [`BeginError::InsideHandshake`] from a handshake operation, and the
+    /// errors across coordinators of [`Coordinator::begin`] (the thread is
+    /// back in managed code then).
     pub fn safepoint(
         &mut self,
         name: impl Into<Cow<'static, str>>,
@@ -260,7 +261,8 @@ impl SafeRegion<'_> {
     /// [`MutatorHandle::safepoint`] for the same with its own region).
     ///
     /// # Errors
-    /// [`BeginError::InsideHandshake`] from a handshake operation.
+    /// [`BeginError::InsideHandshake`] from a handshake operation, and the
+    /// errors across coordinators of [`Coordinator::begin`].
     pub fn safepoint(
         &mut self,
         name: impl Into<Cow<'static, str>>,

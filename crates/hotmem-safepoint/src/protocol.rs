@@ -62,8 +62,11 @@
 //! Nothing here waits for a party that only the caller can release: the
 //! caller's role is checked first ([`OperationGate::check`], and the
 //! registry for registered threads), and such calls return typed errors.
+//! Across coordinators, the two cycles that are certain when a `begin` or
+//! a handshake is asked for are refused the same way (`elsewhere.rs`).
 
 use crate::barrier::{WaitBarrier, Wake};
+use crate::elsewhere;
 use crate::error::{BeginError, HandshakeError, RegisterError};
 use crate::handshake::{Executor, HandshakeOp};
 use crate::ids::SafepointId;
@@ -195,13 +198,24 @@ impl Shared {
         if let Some(existing) = registry.owned_by(me) {
             return Err(RegisterError::AlreadyRegistered(existing.id));
         }
-        Ok(registry.insert(me))
+        let slot = registry.insert(me, elsewhere::record());
+        drop(registry);
+        elsewhere::registered(self.key(), &slot);
+        Ok(slot)
     }
 
     /// The thread of `slot` unregisters (its handle is dropped).
     pub(crate) fn unregister(&self, slot: &Arc<Slot>) {
         self.enter_safe(slot, ThreadState::Exiting);
         self.registry.lock().remove(slot);
+        elsewhere::unregistered(self.key(), slot);
+    }
+
+    /// This coordinator's identity among the ones a thread is registered
+    /// with (its address: it lives while any handle, guard or ticket of
+    /// it does).
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 
     // ---- safepoints ---------------------------------------------------
@@ -226,6 +240,14 @@ impl Shared {
             Caller::SafeMutator(slot) => {
                 debug_assert!(slot.owner == me && slot.state.snapshot().state.is_safe());
             }
+        }
+        // Waits that another coordinator would close into a cycle.
+        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
+            return Err(BeginError::ManagedElsewhere(elsewhere));
+        }
+        let stopped = elsewhere::stopped_in_mine(self.key(), || self.registry.lock().slots.clone());
+        if let Some((mutator, owned)) = stopped {
+            return Err(BeginError::StoppedInCallersSafepoint { mutator, owned });
         }
         self.operations
             .start_safepoint(me)
@@ -272,6 +294,7 @@ impl Shared {
         // Only the owner's own calls read the id (to say which safepoint
         // they would nest in), and the owner is here.
         self.operations.publish_id(id);
+        elsewhere::owns(self.key(), id);
         self.records.safe(id, name, threads, begun);
         Ok((id, owner))
     }
@@ -373,6 +396,9 @@ impl Shared {
             }
         };
         self.operations.finish_safepoint();
+        // `end` runs on the owner's thread (the guard and the ticket stay
+        // there).
+        elsewhere::disowns(self.key());
         match (self.strategy, wake) {
             (_, Wake::Relayed) => {}
             (Strategy::WaitBarrier, Wake::One) => self.barrier.wake_first(),
@@ -505,6 +531,9 @@ impl Shared {
             if slot.state.snapshot().state == ThreadState::Managed {
                 return Err(HandshakeError::CallerIsManaged(slot.id));
             }
+        }
+        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
+            return Err(HandshakeError::ManagedElsewhere(elsewhere));
         }
         self.operations
             .start_handshake(me)
