@@ -75,8 +75,9 @@ impl GcHeap {
             time_to_safepoint,
         };
         let result = self.run_cycle(&mut workers, cycle);
-        if let Ok(stats) = &result {
-            self.record(cx, stats, guard.id());
+        match &result {
+            Ok(stats) => self.record(cx, stats, guard.id()),
+            Err(e) => cx.log.collection_failed(cycle.kind, cycle.cause, e),
         }
         guard.end();
         cx.log.safepoints(cx.safepoints);

@@ -177,11 +177,16 @@ impl Mutator {
 
     fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {
         if e.is_heap_exhausted() {
-            let heap = &self.runtime.inner.gc.pages;
+            let (size, used) = (layout.size(), self.runtime.inner.gc.pages.usage().used);
+            let max_capacity = self.runtime.inner.config.heap_max;
+            self.runtime
+                .inner
+                .log
+                .out_of_memory(size, used, max_capacity);
             AllocError::OutOfMemory {
-                size: layout.size(),
-                used: heap.usage().used,
-                max_capacity: self.runtime.inner.config.heap_max,
+                size,
+                used,
+                max_capacity,
             }
         } else {
             AllocError::Heap(e)
