@@ -4,9 +4,11 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Packages without loom models: the command crate, the benches and the
-/// examples (whose library target holds only the `--report` charts).
-const NO_LOOM_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples"];
+/// Packages without loom models, left out of the loom run: the command
+/// crate, the benches, the examples (whose library target holds the
+/// `--report` charts and the `HOTMEM_LOG` helper) and the Lox VM
+/// (`examples/lox`).
+const NO_LOOM_PACKAGES: &[&str] = &["xtask", "hotmem-benches", "hotmem-examples", "hotmem-lox"];
 
 /// Runs steps, prints each command and its duration, remembers the timings.
 pub(crate) struct Runner {

@@ -57,8 +57,11 @@ impl Topology {
     ///
     /// The binding belongs to the mapping: a range that is later remapped
     /// (for example uncommitted and committed again by replacing the mapping,
-    /// as `hotmem_os` does for anonymous memory) must be bound again. For
-    /// memfd-backed memory Linux keeps the policy with the shared file.
+    /// as `hotmem_os` does for anonymous memory) must be bound again, after
+    /// the commit. For memfd-backed memory Linux keeps the policy with the
+    /// shared file. (`tests/real_binding.rs` shows both with
+    /// `get_mempolicy`, `tests/kernel_numa.rs` where the pages land on a
+    /// multi-node kernel.)
     ///
     /// # Safety
     /// `range` must be mapped memory (committed, or a mapping of physical

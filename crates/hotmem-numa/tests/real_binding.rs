@@ -1,15 +1,19 @@
 //! Real binding on this machine's detected topology: during a phase a worker
 //! is bound to its node's CPUs (read back from the OS), and afterwards it is
-//! back on its original mask.
+//! back on its original mask; and memory binding's contract across an
+//! uncommit and a commit, read back with `get_mempolicy`.
 //!
 //! To make "original" differ from "node" on any machine with two CPUs or
 //! more, the test thread first narrows its own binding to one CPU; the pool's
 //! threads inherit that mask, so binding to the node widens it and restoring
 //! narrows it again.
 
+use hotmem_numa::kernel::{self, AddressPolicy, PolicyMode};
 use hotmem_numa::{
-    AffinityPolicy, BindingKind, CpuSet, NodeId, PhaseWork, PoolConfig, Topology, WorkerPool,
+    AffinityPolicy, BindingKind, CpuSet, MemoryBindError, MemoryPolicy, MemoryUnsupported, NodeId,
+    PhaseWork, PoolConfig, Topology, WorkerPool,
 };
+use hotmem_os::{Address, MemRange, MemTag, Memory, page_size};
 use hwlocality::cpu::binding::CpuBindingFlags;
 
 fn thread_binding(t: &Topology) -> CpuSet {
@@ -154,4 +158,101 @@ fn affinity_off_leaves_the_os_binding_alone() {
     if t.node_count() == 1 {
         assert_eq!(out.stats.locality_ratio(), 1.0);
     }
+}
+
+/// A node with memory (a CPU-only node refuses a strict binding).
+fn node_with_memory(t: &Topology) -> NodeId {
+    t.nodes()
+        .iter()
+        .rev()
+        .find(|n| n.memory_bytes() != Some(0))
+        .expect("a node with memory")
+        .id()
+}
+
+/// Binds `range` (mapped) to `node`, strictly; false where the OS refuses
+/// memory binding altogether (a seccomp filter in a container).
+fn bind(t: &Topology, range: MemRange, node: NodeId) -> bool {
+    // SAFETY: the callers pass ranges they mapped and keep mapped.
+    match unsafe { t.bind_memory(range, node, MemoryPolicy::Strict) } {
+        Ok(()) => true,
+        Err(MemoryBindError::Unsupported(MemoryUnsupported::Os)) => false,
+        Err(e) => panic!("binding to {node} failed: {e}"),
+    }
+}
+
+fn policy(addr: Address) -> AddressPolicy {
+    kernel::memory_policy(addr).expect("get_mempolicy of a mapped address")
+}
+
+/// The contract, decided for issue 29: `hotmem_os` commits and uncommits
+/// anonymous memory by replacing the mapping, and the kernel keeps a
+/// memory policy per mapping, so a bound range that is uncommitted and
+/// committed again has no policy, and is bound again by its owner (as
+/// `hotmem_os::Reservation::commit` and `Topology::bind_memory` say).
+/// memfd memory keeps it: the policy is the file's. One node is enough to
+/// see the policies; `kernel_numa` shows where the pages land on several.
+#[test]
+fn anonymous_memory_is_bound_again_after_a_recommit_and_memfd_memory_keeps_it() {
+    let t = Topology::detect().unwrap();
+    let node = node_with_memory(&t);
+    let bound = AddressPolicy {
+        mode: PolicyMode::Bind,
+        nodes: vec![t.node(node).unwrap().os_index()],
+    };
+    let memory = Memory::new();
+    let pages = 4;
+    let r = memory
+        .reserve(pages * page_size(), MemTag::JAVA_HEAP)
+        .unwrap();
+    let range = r.range();
+    r.commit(range).unwrap();
+    if !bind(&t, range, node) {
+        println!("[real_binding memory] SKIPPED: the OS refuses memory binding here");
+        return;
+    }
+    let (first, second) = (range.start(), range.start() + page_size());
+    assert_eq!(policy(first), bound);
+
+    // Only the part committed again loses the policy.
+    let page = r.subrange(0, page_size()).unwrap();
+    r.uncommit(page).unwrap();
+    r.commit(page).unwrap();
+    assert_eq!(
+        policy(first).mode,
+        PolicyMode::Default,
+        "went with the old mapping"
+    );
+    assert_eq!(policy(second), bound, "the rest is still bound");
+    r.uncommit(range).unwrap();
+    r.commit(range).unwrap();
+    assert_eq!(policy(second).mode, PolicyMode::Default);
+    // Bound again after the commit: bound.
+    assert!(bind(&t, range, node));
+    assert_eq!(policy(first), bound);
+    assert_eq!(policy(second), bound);
+
+    // memfd memory: bound through one mapping, the policy belongs to the
+    // file and outlives an uncommit (a punched hole), a commit, and
+    // mapping the segment elsewhere.
+    let len = pages * page_size();
+    let phys = memory.physical(len).unwrap();
+    let r = memory.reserve(2 * len, MemTag::JAVA_HEAP).unwrap();
+    let a = r.map(r.start(), &phys, 0, len).unwrap();
+    assert!(bind(&t, a, node));
+    phys.commit(0, len).unwrap();
+    phys.uncommit(0, len).unwrap();
+    phys.commit(0, len).unwrap();
+    assert_eq!(
+        policy(a.start()),
+        bound,
+        "memfd: kept across uncommit and commit"
+    );
+    r.unmap(a).unwrap();
+    let b = r.map(r.start() + len, &phys, 0, len).unwrap();
+    assert_eq!(
+        policy(b.start()),
+        bound,
+        "memfd: kept by a new mapping of the file"
+    );
 }

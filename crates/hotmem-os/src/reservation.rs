@@ -204,6 +204,17 @@ impl Reservation {
     /// memory charged against the commit limit. Committing a range that is
     /// already committed discards its contents (it reads zero again).
     ///
+    /// The range gets a new mapping (`mmap` with `MAP_FIXED`, as
+    /// [`uncommit`](Reservation::uncommit) does), and what the kernel keeps
+    /// per mapping stays with the old one: a NUMA memory policy set on the
+    /// range (`mbind`, e.g. `hotmem_numa::Topology::bind_memory`) is gone,
+    /// and new pages follow the thread that touches them first. Bind the
+    /// range again after committing it. (Memory [`map`](Reservation::map)ped
+    /// from a [`PhysicalMemory`] keeps a policy bound to it: Linux keeps it
+    /// with the memfd, across [`PhysicalMemory::uncommit`], commit and
+    /// remapping.) This crate knows no NUMA policy to put back, and the
+    /// replacement is what returns the commit charge on uncommit.
+    ///
     /// # Errors
     /// [`CommitError::Range`] if `range` is empty, not page aligned or not
     /// inside the reservation; [`CommitError::Os`] if the kernel refuses
@@ -226,7 +237,8 @@ impl Reservation {
 
     /// Returns the backing of `range` to the OS and makes it inaccessible;
     /// the address space stays reserved. Resident memory drops at once, and a
-    /// later commit reads zero.
+    /// later commit reads zero and has no NUMA policy (see
+    /// [`Reservation::commit`]).
     ///
     /// # Errors
     /// As [`Reservation::commit`]. Nothing changes on error.

@@ -111,7 +111,11 @@ impl Coordinator {
     /// [`BeginError::Nested`] if the calling thread owns the safepoint in
     /// progress; [`BeginError::CallerIsMutator`] if it is a registered
     /// mutator of this coordinator; [`BeginError::InsideHandshake`] from a
-    /// handshake operation.
+    /// handshake operation; [`BeginError::ManagedElsewhere`] if it runs
+    /// managed code on another coordinator;
+    /// [`BeginError::StoppedInCallersSafepoint`] if a thread in managed
+    /// code here is stopped in a safepoint it owns on another coordinator
+    /// (see the crate docs, "Several coordinators").
     pub fn begin(
         &self,
         name: impl Into<Cow<'static, str>>,
@@ -168,6 +172,14 @@ impl Coordinator {
             .collect()
     }
 
+    /// [`SafeRegion`](crate::SafeRegion)s of this coordinator's threads
+    /// that were leaked (`mem::forget`) and found since it was built: each
+    /// is found at its thread's next poll, region, safepoint, handshake or
+    /// [`MutatorHandle::ensure_managed`], or when the thread unregisters.
+    pub fn leaked_regions(&self) -> u64 {
+        self.shared.leaked_regions()
+    }
+
     /// Percentiles of every phase over all safepoints so far.
     ///
     /// Waits until every thread stopped in the last safepoint runs again (or
@@ -199,8 +211,9 @@ impl Coordinator {
     /// registered mutator in managed code;
     /// [`HandshakeError::InsideSafepoint`] if it owns the safepoint in
     /// progress; [`HandshakeError::InsideHandshake`] from a handshake
-    /// operation; [`HandshakeError::OperationPanicked`] if `op` panicked on
-    /// the target.
+    /// operation; [`HandshakeError::ManagedElsewhere`] if it runs managed
+    /// code on another coordinator; [`HandshakeError::OperationPanicked`]
+    /// if `op` panicked on the target.
     ///
     /// # Panics
     /// If `op` panics while it runs on the calling thread.

@@ -59,7 +59,27 @@ pub enum BeginError {
     /// would wait for that handshake to finish.
     #[error("a handshake operation cannot begin a safepoint: it would wait for its own handshake")]
     InsideHandshake,
-    /// The safepoint counter is used up (after 2^62 safepoints).
+    /// The calling thread runs managed code as this mutator of another
+    /// coordinator: that coordinator's safepoints would wait for it while
+    /// it waits here (two threads doing this on two coordinators wait for
+    /// each other forever). Enter a safe region there first.
+    #[error(
+        "the caller runs managed code as {0} of another coordinator, whose safepoints would wait for it: enter a safe region there first"
+    )]
+    ManagedElsewhere(MutatorId),
+    /// `mutator` runs managed code here and is stopped in safepoint
+    /// `owned`, which the calling thread owns on another coordinator: it
+    /// reaches no poll here until that safepoint ends. End it first.
+    #[error(
+        "{mutator} runs managed code here and is stopped in safepoint {owned}, which the caller owns on another coordinator: end that one first"
+    )]
+    StoppedInCallersSafepoint {
+        /// The thread's registration with this coordinator.
+        mutator: MutatorId,
+        /// The caller's safepoint on the other coordinator.
+        owned: SafepointId,
+    },
+    /// The safepoint counter is used up (after 2^60 safepoints).
     #[error("the safepoint counter is used up")]
     Exhausted,
 }
@@ -109,6 +129,13 @@ pub enum HandshakeError {
         "the caller is {0}, running managed code: request handshakes through its MutatorHandle"
     )]
     CallerIsManaged(MutatorId),
+    /// The calling thread runs managed code as this mutator of another
+    /// coordinator, whose safepoints would wait for it while it waits
+    /// here. Enter a safe region there first.
+    #[error(
+        "the caller runs managed code as {0} of another coordinator, whose safepoints would wait for it: enter a safe region there first"
+    )]
+    ManagedElsewhere(MutatorId),
     /// The calling thread owns the safepoint in progress: every thread is
     /// stopped already, so do the work directly.
     #[error(fmt = inside_safepoint)]

@@ -5,7 +5,7 @@ use std::fmt;
 
 /// The bits a safepoint id may occupy: the poll word (`poll.rs`) keeps its
 /// flags in the bits above them.
-pub(crate) const ID_BITS: u64 = (1 << 62) - 1;
+pub(crate) const ID_BITS: u64 = (1 << 61) - 1;
 
 /// The id of one safepoint: the value of the safepoint counter while it is in
 /// progress. The counter is odd while a safepoint is in progress and even

@@ -82,6 +82,34 @@
 //!   a safepoint or handshake or registration from inside a handshake
 //!   operation) returns a typed error instead.
 //!
+//! ## Several coordinators
+//! A thread may be registered with several coordinators (two runtimes in
+//! one process). While it waits inside one of them (in a `begin`, a
+//! handshake, or stopped in a safepoint) it polls none of the others, whose
+//! safepoints then wait for it if it runs managed code there. The cycles
+//! this closes for certain are typed errors, returned before anything
+//! changes:
+//! * a `begin` or a handshake from a thread that runs managed code on
+//!   another coordinator ([`BeginError::ManagedElsewhere`],
+//!   [`HandshakeError::ManagedElsewhere`]): two mutators of A and B, one
+//!   beginning on A while the other begins on B, would wait for each other
+//!   forever. Enter a safe region on the other coordinator first;
+//! * a `begin` whose threads include one that runs managed code here and
+//!   is stopped in a safepoint the caller owns on another coordinator
+//!   ([`BeginError::StoppedInCallersSafepoint`]): stopping two worlds in
+//!   turn, with a thread registered with both.
+//!
+//! Two cycles stay the embedder's to avoid, because the wait that closes
+//! them is a poll or the end of a safe region, which cannot fail, and
+//! whether it closes one depends on timing: a thread in a safe region of A
+//! and in managed code on B that leaves the region (and stops in A's
+//! safepoint) while the owner of A's safepoint waits for it in B's
+//! `begin`; and two owners, of safepoints on A and on B, each beginning on
+//! (or leaving a safe region of) the other, like two locks taken in
+//! opposite orders. Keep a thread that is registered with several
+//! coordinators in managed code on one at a time, and stop several worlds
+//! in one order.
+//!
 //! Linux only: it parks threads with the futex system call.
 
 #![forbid(unsafe_code)]
@@ -94,6 +122,7 @@ struct ReadmeDoctests;
 mod backoff;
 mod barrier;
 mod coordinator;
+mod elsewhere;
 mod error;
 mod guard;
 mod handshake;

@@ -95,7 +95,30 @@ impl MutatorHandle {
     #[cold]
     #[inline(never)]
     fn poll_slow(&self) {
+        if self.slot.poll.in_region() {
+            self.shared.leave_leaked_region(&self.slot);
+        }
         self.shared.slow_path(&self.slot);
+    }
+
+    /// Makes sure the thread is published as running managed code: if a
+    /// [`SafeRegion`] of this handle was leaked (`mem::forget`), the thread
+    /// leaves its safe state now, as the region's drop would have (stopping
+    /// first if a safepoint is in progress), and the leak is counted in
+    /// [`Coordinator::leaked_regions`]. One load and one branch otherwise;
+    /// unlike [`MutatorHandle::poll`] it never stops for a safepoint that
+    /// the thread is not leaving a leaked region into.
+    ///
+    /// [`MutatorHandle::poll`] does the same. An embedder whose safe API
+    /// relies on a region's borrow (nothing that needs managed code can be
+    /// called while the region lives) calls this at the start of such an
+    /// operation that does not poll: a leaked region no longer borrows the
+    /// handle.
+    #[inline]
+    pub fn ensure_managed(&self) {
+        if self.slot.poll.in_region() {
+            self.shared.leave_leaked_region(&self.slot);
+        }
     }
 
     /// Enter native code: safepoints and handshakes no longer wait for this
@@ -124,8 +147,9 @@ impl MutatorHandle {
     /// and then returns the thread to managed code.
     ///
     /// # Errors
-    /// [`BeginError::InsideHandshake`] from a handshake operation (the
-    /// thread is back in managed code then).
+    /// [`BeginError::InsideHandshake`] from a handshake operation, and the
+    /// errors across coordinators of [`Coordinator::begin`] (the thread is
+    /// back in managed code then).
     pub fn safepoint(
         &mut self,
         name: impl Into<Cow<'static, str>>,
@@ -184,6 +208,28 @@ impl Drop for MutatorHandle {
 }
 
 /// A native or blocked region: the thread is safe until this is dropped.
+///
+/// Leaking it (`mem::forget`) ends the borrow of the handle while the
+/// thread is still published as safe: a safepoint would not wait for it
+/// although it runs again. The handle finds the leak at its next use (a
+/// [`poll`](MutatorHandle::poll), [`ensure_managed`](MutatorHandle::ensure_managed),
+/// a new region, a safepoint, a handshake, or unregistering), counts it in
+/// [`Coordinator::leaked_regions`] and leaves the safe state then, as the
+/// region's drop would have. Until then the thread counts as safe: a
+/// safepoint that begins between the leak and that use does not wait for
+/// it.
+///
+/// ```
+/// use hotmem_safepoint::{Coordinator, ThreadState};
+/// let c = Coordinator::default();
+/// let mut me = c.register()?;
+/// std::mem::forget(me.enter_native());
+/// assert_eq!(me.state(), ThreadState::Native); // counted as safe
+/// me.poll();
+/// assert_eq!(me.state(), ThreadState::Managed);
+/// assert_eq!(c.leaked_regions(), 1);
+/// # Ok::<(), hotmem_safepoint::RegisterError>(())
+/// ```
 #[must_use = "the thread leaves the safe state when the region is dropped"]
 pub struct SafeRegion<'a> {
     handle: &'a mut MutatorHandle,
@@ -215,7 +261,8 @@ impl SafeRegion<'_> {
     /// [`MutatorHandle::safepoint`] for the same with its own region).
     ///
     /// # Errors
-    /// [`BeginError::InsideHandshake`] from a handshake operation.
+    /// [`BeginError::InsideHandshake`] from a handshake operation, and the
+    /// errors across coordinators of [`Coordinator::begin`].
     pub fn safepoint(
         &mut self,
         name: impl Into<Cow<'static, str>>,

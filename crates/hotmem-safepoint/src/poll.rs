@@ -4,13 +4,25 @@
 //! load and one never-taken branch. Non-zero means the thread must take the
 //! slow path: the low bits hold the id of the safepoint in progress (odd, so
 //! non-zero whenever armed), [`HANDSHAKE_BIT`] says that handshake
-//! operations are queued for the thread, and [`YIELD_BIT`] asks it to give
-//! its CPU away while a handshake waits for a thread that is not running.
+//! operations are queued for the thread, [`YIELD_BIT`] asks it to give
+//! its CPU away while a handshake waits for a thread that is not running,
+//! and [`REGION_BIT`] says that the thread entered a safe state that it
+//! has not left.
 //!
 //! The safepoint bits are written only by the coordinator that owns the
 //! current safepoint; the handshake bit only under the target's handshake
 //! queue lock; the yield bit is set by handshake requesters and cleared by
-//! the owner. All use read-modify-writes so none can erase another.
+//! the owner; the region bit only by the owner. All use read-modify-writes
+//! so none can erase another.
+//!
+//! # The region bit
+//! A live [`SafeRegion`](crate::SafeRegion) borrows the thread's handle, so
+//! the thread cannot poll while it is in the region: a poll that finds the
+//! bit set comes after a region that was leaked (`mem::forget`), whose
+//! thread runs again while its published state still says it is safe. The
+//! poll's slow path then leaves the safe state as the region's drop would
+//! have. Setting and clearing the bit is the read of the poll word that
+//! every transition makes after its fence, so it costs no extra access.
 
 use crate::ids::{ID_BITS, SafepointId};
 use crate::sync::{AtomicU64, CachePadded, Ordering};
@@ -20,8 +32,11 @@ pub(crate) const HANDSHAKE_BIT: u64 = 1 << 63;
 /// Set while a handshake asks the other threads to yield their CPU to its
 /// target (advisory: the owner clears it once no handshake asks).
 pub(crate) const YIELD_BIT: u64 = 1 << 62;
+/// Set by the owner from entering a safe state until it leaves it (see the
+/// module docs).
+pub(crate) const REGION_BIT: u64 = 1 << 61;
 /// Every bit that is not the safepoint id.
-pub(crate) const FLAG_BITS: u64 = HANDSHAKE_BIT | YIELD_BIT;
+pub(crate) const FLAG_BITS: u64 = HANDSHAKE_BIT | YIELD_BIT | REGION_BIT;
 const _: () = assert!(FLAG_BITS == !ID_BITS, "the flags sit right above the id");
 
 /// What an armed poll word asks for.
@@ -30,6 +45,8 @@ pub(crate) struct PollRequest {
     pub(crate) safepoint: Option<SafepointId>,
     pub(crate) handshake: bool,
     pub(crate) yield_cpu: bool,
+    /// The owner is in a safe state it entered itself.
+    pub(crate) region: bool,
 }
 
 impl PollRequest {
@@ -38,6 +55,7 @@ impl PollRequest {
             safepoint: SafepointId::from_counter(word & !FLAG_BITS),
             handshake: word & HANDSHAKE_BIT != 0,
             yield_cpu: word & YIELD_BIT != 0,
+            region: word & REGION_BIT != 0,
         }
     }
 }
@@ -65,6 +83,27 @@ impl PollWord {
     /// thread's half of the Dekker pair with [`PollWord::arm_safepoint`].
     pub(crate) fn request(&self) -> PollRequest {
         PollRequest::decode(self.0.load(Ordering::Acquire))
+    }
+
+    /// The owner enters a safe state: set the region bit and read what the
+    /// word asked for before (the read of the Dekker pair, as
+    /// [`PollWord::request`]). `region` in the result says that the bit was
+    /// set already: the thread was in a safe state that it never left.
+    pub(crate) fn enter_region(&self) -> PollRequest {
+        PollRequest::decode(self.0.fetch_or(REGION_BIT, Ordering::SeqCst))
+    }
+
+    /// The owner leaves the safe state: clear the region bit and read what
+    /// the word asks for (the read of the Dekker pair).
+    pub(crate) fn leave_region(&self) -> PollRequest {
+        PollRequest::decode(self.0.fetch_and(!REGION_BIT, Ordering::SeqCst))
+    }
+
+    /// Whether the owner is in a safe state it entered itself (see the
+    /// module docs: on the owner's poll, a leaked region).
+    #[inline(always)]
+    pub(crate) fn in_region(&self) -> bool {
+        self.0.load(Ordering::Relaxed) & REGION_BIT != 0
     }
 
     /// Arm for safepoint `id` (coordinator only, with the id bits clear).
@@ -111,20 +150,26 @@ mod tests {
         assert!(!poll.is_armed());
         poll.arm_yield();
         assert!(poll.is_armed());
+        assert!(!poll.enter_region().region);
+        assert!(poll.in_region());
         poll.arm_safepoint(id);
         poll.arm_handshake();
         let request = poll.request();
         assert_eq!(request.safepoint, Some(id));
-        assert!(request.handshake && request.yield_cpu);
+        assert!(request.handshake && request.yield_cpu && request.region);
+        // Entering again without leaving: the bit was set already.
+        assert!(poll.enter_region().region);
         poll.disarm_safepoint();
-        let request = poll.request();
+        let request = poll.leave_region();
         assert_eq!(request.safepoint, None);
-        assert!(request.handshake && request.yield_cpu);
+        assert!(request.handshake && request.yield_cpu && request.region);
+        assert!(!poll.in_region());
         poll.disarm_yield();
         poll.disarm_handshake();
         assert!(!poll.is_armed());
         // An id never reaches into the flag bits.
         assert_eq!(SafepointId::from_counter(YIELD_BIT | 1), None);
         assert_eq!(SafepointId::from_counter(HANDSHAKE_BIT | 1), None);
+        assert_eq!(SafepointId::from_counter(REGION_BIT | 1), None);
     }
 }

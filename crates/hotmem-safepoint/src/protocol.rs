@@ -62,8 +62,11 @@
 //! Nothing here waits for a party that only the caller can release: the
 //! caller's role is checked first ([`OperationGate::check`], and the
 //! registry for registered threads), and such calls return typed errors.
+//! Across coordinators, the two cycles that are certain when a `begin` or
+//! a handshake is asked for are refused the same way (`elsewhere.rs`).
 
 use crate::barrier::{WaitBarrier, Wake};
+use crate::elsewhere;
 use crate::error::{BeginError, HandshakeError, RegisterError};
 use crate::handshake::{Executor, HandshakeOp};
 use crate::ids::SafepointId;
@@ -74,7 +77,9 @@ use crate::pending::Pending;
 use crate::records::Records;
 use crate::registry::{OwnerToken, Registry, Slot};
 use crate::state::ThreadState;
-use crate::sync::{Arc, AtomicU32, CachePadded, Mutex, MutexGuard, Ordering, fence, thread};
+use crate::sync::{
+    Arc, AtomicU32, AtomicU64, CachePadded, Mutex, MutexGuard, Ordering, fence, thread,
+};
 use std::borrow::Cow;
 use std::num::NonZero;
 use std::time::Duration;
@@ -143,6 +148,8 @@ pub(crate) struct Shared {
     cpus: usize,
     /// Handshake requesters that asked the other threads to yield.
     urgent: CachePadded<AtomicU32>,
+    /// Safe regions found leaked (see `poll.rs`, the region bit).
+    leaked_regions: AtomicU64,
 }
 
 /// How long a handshake requester waits for a managed target before it
@@ -163,6 +170,7 @@ impl Shared {
             legacy_scratch: Mutex::new(Vec::new()),
             cpus,
             urgent: CachePadded::new(AtomicU32::new(0)),
+            leaked_regions: AtomicU64::new(0),
         }
     }
 
@@ -190,13 +198,24 @@ impl Shared {
         if let Some(existing) = registry.owned_by(me) {
             return Err(RegisterError::AlreadyRegistered(existing.id));
         }
-        Ok(registry.insert(me))
+        let slot = registry.insert(me, elsewhere::record());
+        drop(registry);
+        elsewhere::registered(self.key(), &slot);
+        Ok(slot)
     }
 
     /// The thread of `slot` unregisters (its handle is dropped).
     pub(crate) fn unregister(&self, slot: &Arc<Slot>) {
         self.enter_safe(slot, ThreadState::Exiting);
         self.registry.lock().remove(slot);
+        elsewhere::unregistered(self.key(), slot);
+    }
+
+    /// This coordinator's identity among the ones a thread is registered
+    /// with (its address: it lives while any handle, guard or ticket of
+    /// it does).
+    fn key(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 
     // ---- safepoints ---------------------------------------------------
@@ -221,6 +240,14 @@ impl Shared {
             Caller::SafeMutator(slot) => {
                 debug_assert!(slot.owner == me && slot.state.snapshot().state.is_safe());
             }
+        }
+        // Waits that another coordinator would close into a cycle.
+        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
+            return Err(BeginError::ManagedElsewhere(elsewhere));
+        }
+        let stopped = elsewhere::stopped_in_mine(self.key(), || self.registry.lock().slots.clone());
+        if let Some((mutator, owned)) = stopped {
+            return Err(BeginError::StoppedInCallersSafepoint { mutator, owned });
         }
         self.operations
             .start_safepoint(me)
@@ -267,6 +294,7 @@ impl Shared {
         // Only the owner's own calls read the id (to say which safepoint
         // they would nest in), and the owner is here.
         self.operations.publish_id(id);
+        elsewhere::owns(self.key(), id);
         self.records.safe(id, name, threads, begun);
         Ok((id, owner))
     }
@@ -368,6 +396,9 @@ impl Shared {
             }
         };
         self.operations.finish_safepoint();
+        // `end` runs on the owner's thread (the guard and the ticket stay
+        // there).
+        elsewhere::disowns(self.key());
         match (self.strategy, wake) {
             (_, Wake::Relayed) => {}
             (Strategy::WaitBarrier, Wake::One) => self.barrier.wake_first(),
@@ -378,12 +409,17 @@ impl Shared {
 
     // ---- the mutator's transitions ------------------------------------
 
-    /// Managed -> `state` (a safe one).
+    /// Managed -> `state` (a safe one). A thread whose region bit is set
+    /// already never left the safe state it was in (a leaked region): it is
+    /// counted in [`Shared::leaked_regions`].
     pub(crate) fn enter_safe(&self, slot: &Slot, state: ThreadState) {
         debug_assert!(state.is_safe());
         slot.state.set(state);
         fence(Ordering::SeqCst);
-        let request = slot.poll.request();
+        let request = slot.poll.enter_region();
+        if request.region {
+            self.count_leaked_region();
+        }
         if let Some(id) = request.safepoint {
             self.count_safe(slot, id);
         }
@@ -397,10 +433,31 @@ impl Shared {
     pub(crate) fn leave_safe(&self, slot: &Slot) {
         slot.state.set(ThreadState::Managed);
         fence(Ordering::SeqCst);
-        let request = slot.poll.request();
+        let request = slot.poll.leave_region();
         if request.safepoint.is_some() || request.handshake {
             self.slow_path(slot);
         }
+    }
+
+    /// The thread of `slot` runs again while its published state is still
+    /// the safe one of a region that was leaked (`mem::forget`): count it,
+    /// and leave the safe state as the region's drop would have, stopping
+    /// if a safepoint is in progress.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn leave_leaked_region(&self, slot: &Slot) {
+        self.count_leaked_region();
+        self.leave_safe(slot);
+    }
+
+    #[cold]
+    fn count_leaked_region(&self) {
+        self.leaked_regions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Regions found leaked so far.
+    pub(crate) fn leaked_regions(&self) -> u64 {
+        self.leaked_regions.load(Ordering::Relaxed)
     }
 
     /// Everything an armed poll word asks for, until it is disarmed.
@@ -474,6 +531,9 @@ impl Shared {
             if slot.state.snapshot().state == ThreadState::Managed {
                 return Err(HandshakeError::CallerIsManaged(slot.id));
             }
+        }
+        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
+            return Err(HandshakeError::ManagedElsewhere(elsewhere));
         }
         self.operations
             .start_handshake(me)

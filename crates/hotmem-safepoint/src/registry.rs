@@ -12,7 +12,7 @@ use crate::ids::{MutatorId, SafepointId};
 use crate::poll::PollWord;
 use crate::state::{StateWord, ThreadState};
 use crate::sync::thread::ThreadId;
-use crate::sync::{Arc, AtomicU64, CachePadded, Ordering};
+use crate::sync::{Arc, AtomicU64, CachePadded, Ordering, UnmodelledMutex};
 
 /// Everything shared about one registered thread.
 #[derive(Debug)]
@@ -24,6 +24,8 @@ pub(crate) struct Slot {
     /// The newest safepoint this thread has been counted as safe for.
     accounted: CachePadded<AtomicU64>,
     pub(crate) handshakes: HandshakeQueue,
+    /// The thread's registrations with every coordinator.
+    pub(crate) thread: Arc<ThreadRecord>,
 }
 
 impl Slot {
@@ -31,8 +33,14 @@ impl Slot {
     /// leaves the safe state like any other, which blocks it if a safepoint
     /// is in progress. A slot created during safepoint `id` is armed for it
     /// and already counted (the coordinator's count did not include it).
-    fn new(id: MutatorId, owner: ThreadId, in_progress: Option<SafepointId>) -> Self {
+    fn new(
+        id: MutatorId,
+        owner: ThreadId,
+        thread: Arc<ThreadRecord>,
+        in_progress: Option<SafepointId>,
+    ) -> Self {
         Slot {
+            thread,
             id,
             owner,
             poll: PollWord::new(in_progress),
@@ -47,6 +55,25 @@ impl Slot {
     /// may both try, and a stale try for an older id is ignored.
     pub(crate) fn claim_accounting(&self, id: SafepointId) -> bool {
         self.accounted.fetch_max(id.get(), Ordering::AcqRel) < id.get()
+    }
+}
+
+/// One thread's registrations with every coordinator, shared by the
+/// thread and its slots, so that a check on one coordinator can see the
+/// thread's states on the others (`elsewhere.rs`). Changed only by its own
+/// thread, when it registers and unregisters.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadRecord {
+    /// (the coordinator's key, the thread's slot there). The lock is held
+    /// only to copy or change the list, never across a read of a state
+    /// (it is not modelled: see `sync.rs`).
+    pub(crate) slots: UnmodelledMutex<Vec<(usize, Arc<Slot>)>>,
+}
+
+impl ThreadRecord {
+    /// A copy of the list.
+    pub(crate) fn slots(&self) -> Vec<(usize, Arc<Slot>)> {
+        self.slots.lock().clone()
     }
 }
 
@@ -81,12 +108,13 @@ impl Registry {
         self.slots.iter().find(|s| s.id == id)
     }
 
-    /// Add a slot for thread `owner`.
-    pub(crate) fn insert(&mut self, owner: ThreadId) -> Arc<Slot> {
+    /// Add a slot for thread `owner`, whose record is `thread`.
+    pub(crate) fn insert(&mut self, owner: ThreadId, thread: Arc<ThreadRecord>) -> Arc<Slot> {
         self.next_mutator += 1;
         let slot = Arc::new(Slot::new(
             MutatorId(self.next_mutator),
             owner,
+            thread,
             self.in_progress,
         ));
         self.slots.push(Arc::clone(&slot));

@@ -4,30 +4,11 @@
 
 mod common;
 
-use common::{BusyThreads, DEADLINE, assert_world_stopped};
+use common::{BusyThreads, assert_world_stopped, within_deadline};
 use hotmem_safepoint::{
     BeginError, Coordinator, Executor, HandshakeError, RegisterError, Strategy, ThreadState,
 };
 use std::sync::mpsc;
-
-/// Run `scenario` on a thread of its own; fail if it hangs.
-fn within_deadline<T: Send + 'static>(scenario: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(scenario());
-    });
-    match rx.recv_timeout(DEADLINE) {
-        Ok(value) => {
-            worker.join().expect("scenario thread");
-            value
-        }
-        // The scenario panicked: re-raise its panic.
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(worker.join().expect_err("it sent nothing"))
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {DEADLINE:?}"),
-    }
-}
 
 /// 2a: `begin` on a registered thread inside its own native region, then
 /// the region dropped before the end, used to stop the thread in its own

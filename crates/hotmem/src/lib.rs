@@ -177,9 +177,10 @@ mod gc;
 // The errors of every operation.
 mod error;
 // Threads' stacks in native memory tracking (mutators and GC workers).
+mod thread_stack;
+
 pub mod log;
 pub mod objects;
-mod thread_stack;
 
 pub use error::{
     AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,

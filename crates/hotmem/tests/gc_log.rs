@@ -5,7 +5,10 @@
 
 use hotmem::log::{LogConfig, LogEvent, LogLevel, LogOutput, LogRecord, LogSelection, TagSet};
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{ArenaKind, Runtime};
+use hotmem::{
+    Address, AllocError, ArenaKind, CollectionKind, GcCause, MIN_HEAP, ObjectReference, Runtime,
+};
+
 use std::sync::{Arc, Mutex};
 
 mod common;
@@ -102,6 +105,26 @@ fn parse_line(line: &str) -> Result<Line, String> {
 fn check_message(l: &Line) -> Result<(), String> {
     let m = l.message.as_str();
     match l.tags.as_str() {
+        "gc" if m.starts_with("Out Of Memory: ") => {
+            let rest = &m["Out Of Memory: ".len()..];
+            let (n, rest) = rest
+                .split_once(" bytes could not be allocated, used ")
+                .ok_or("oom size")?;
+            digits(n)?;
+            let (used, max) = rest.split_once(", max ").ok_or("oom max")?;
+            sized(used, 'M')?;
+            sized(max, 'M')?;
+        }
+        "gc" if m.contains(") failed: ") => {
+            let (pause, _error) = m.split_once(") failed: ").ok_or("failed")?;
+            let cause = pause
+                .strip_prefix("Pause Full (")
+                .or_else(|| pause.strip_prefix("Pause Young ("))
+                .ok_or("failed pause")?;
+            if !["Explicit", "Allocation Failure"].contains(&cause) {
+                return Err(format!("cause {cause:?}"));
+            }
+        }
         "gc" => {
             let m = m
                 .strip_prefix("Pause Full (")
@@ -114,6 +137,34 @@ fn check_message(l: &Line) -> Result<(), String> {
             let (sizes, ms) = rest.split_once(' ').ok_or("pause time")?;
             transition(sizes, 'M')?;
             decimal3(ms, "ms")?;
+        }
+        "gc,phases" if m.starts_with("Relocate Workers: ") => {
+            let parts: Vec<&str> = m["Relocate Workers: ".len()..].split(", ").collect();
+            let [pages_on, locality, binds, binding] = parts[..] else {
+                return Err(format!("workers {parts:?}"));
+            };
+            let (pages, workers) = pages_on.split_once(" pages on ").ok_or("pages on")?;
+            digits(pages)?;
+            digits(workers.strip_suffix(" workers").ok_or("workers")?)?;
+            let locality = locality.strip_prefix("node-local ").ok_or("node-local")?;
+            let percent = |s: &str| digits(s.strip_suffix('%').ok_or("%")?);
+            if locality != "n/a (workers unbound)" {
+                let (pct, how) = locality.split_once(" (").ok_or("locality")?;
+                percent(pct)?;
+                match how.strip_suffix(')').ok_or("locality )")? {
+                    "simulated" | "real" => {}
+                    real => {
+                        let kernel = real.strip_prefix("real; ").ok_or("real;")?;
+                        percent(
+                            kernel
+                                .strip_suffix(" on the node's CPUs per the kernel")
+                                .ok_or("per the kernel")?,
+                        )?;
+                    }
+                }
+            }
+            digits(binds.strip_suffix(" binds").ok_or("binds")?)?;
+            decimal3(binding.strip_suffix(" binding").ok_or("binding")?, "ms")?;
         }
         "gc,phases" if m.starts_with("Update References ") => {
             let rest = &m["Update References ".len()..];
@@ -446,4 +497,174 @@ fn bad_specs_are_refused_with_the_reason() {
     assert_eq!(s.to_string().parse::<LogSelection>().unwrap(), s);
     assert_eq!(s.level(TagSet::GcStats), LogLevel::Off);
     assert_eq!(s.level(TagSet::Safepoint), LogLevel::Info);
+}
+
+/// Parses every line `records` print, and checks what the grammar cannot:
+/// the decorations agree with the record.
+fn parse_all(records: &[LogRecord]) {
+    for r in records {
+        let text = r.to_string();
+        let line = parse_line(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(line.level, r.level.to_string(), "{text}");
+        assert_eq!(line.gc, r.gc_id, "{text}");
+    }
+}
+
+/// Trace: the relocation phase's workers, one line per collection beside
+/// the phase's info line, saying what the collection's own statistics say.
+#[test]
+fn trace_adds_the_relocation_workers_of_each_collection() {
+    let (log, records) = recording("all=trace");
+    let (rt, objects) = runtime(log);
+    let mut me = rt.attach_mutator().expect("attach");
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    let mut collections = Vec::new();
+    for _ in 0..3 {
+        build::list(&mut me, &roots, 50, 4, false, &mut ids).expect("a list");
+        build::garbage(&mut me, &roots, 64, &mut ids).expect("garbage");
+        collections.push(me.collect().expect("a collection"));
+    }
+    drop(me);
+    rt.flush_log();
+    let records = records.lock().unwrap().clone();
+    parse_all(&records);
+    for stats in &collections {
+        let workers: Vec<_> = records
+            .iter()
+            .filter(|r| r.gc_id == Some(stats.cycle))
+            .filter_map(|r| match &r.event {
+                LogEvent::RelocationWorkers { summary } => Some((r, summary)),
+                _ => None,
+            })
+            .collect();
+        let [(record, summary)] = workers[..] else {
+            panic!("GC({}): {} worker lines", stats.cycle, workers.len());
+        };
+        assert_eq!(
+            (record.level, record.tags),
+            (LogLevel::Trace, TagSet::GcPhases)
+        );
+        assert_eq!(summary.items, stats.relocation.items);
+        assert_eq!(summary.workers, stats.relocation.workers);
+        assert_eq!(summary.local_items, stats.relocation.local_items);
+        assert!(
+            record.to_string().contains(&format!(
+                "Relocate Workers: {} pages on {} workers, node-local n/a (workers unbound)",
+                summary.items, summary.workers
+            )),
+            "{record}"
+        );
+    }
+    // At debug it is not there.
+    let (log, records) = recording("all=debug");
+    let (rt, objects) = runtime(log);
+    run(&rt, &objects, 1);
+    let records = records.lock().unwrap();
+    assert!(
+        !records
+            .iter()
+            .any(|r| matches!(r.event, LogEvent::RelocationWorkers { .. }))
+    );
+}
+
+/// Warning: a collection that fails (here, a root that holds no object)
+/// and leaves the heap as it was. No GC id: the next collection, which
+/// succeeds, is GC(1).
+#[test]
+fn a_failed_collection_is_a_warning() {
+    let (log, records) = recording("gc=info");
+    let (rt, objects) = runtime(log);
+    let mut me = rt.attach_mutator().expect("attach");
+    let roots = objects.root_table();
+    let bad = ObjectReference::from_address(Address::new(0x1000)).unwrap();
+    roots.push(Some(bad));
+    let error = me.collect().expect_err("a root outside the heap");
+    roots.pop();
+    me.collect().expect("the root is gone: a collection");
+    drop(me);
+    rt.flush_log();
+    let records = records.lock().unwrap().clone();
+    parse_all(&records);
+    let [failed, pause] = &records[..] else {
+        panic!("{records:#?}");
+    };
+    assert_eq!((failed.level, failed.tags), (LogLevel::Warning, TagSet::Gc));
+    assert_eq!(failed.gc_id, None);
+    assert!(
+        matches!(
+            &failed.event,
+            LogEvent::CollectionFailed { collection: CollectionKind::Full, cause: GcCause::Explicit, error: e }
+                if *e == error.to_string()
+        ),
+        "{failed:?}"
+    );
+    assert_eq!(
+        failed.to_string().split_once("[gc] ").unwrap().1,
+        format!("Pause Full (Explicit) failed: {error}")
+    );
+    assert!(matches!(pause.event, LogEvent::Pause { .. }));
+    assert_eq!(pause.gc_id, Some(1));
+    // Selected at error only, a warning is not shown.
+    let (log, records) = recording("gc=error");
+    let (rt, objects) = runtime(log);
+    objects.root_table().push(Some(bad));
+    rt.collect().expect_err("a root outside the heap");
+    assert!(records.lock().unwrap().is_empty());
+}
+
+/// Error: an allocation that finds no room even after collecting.
+#[test]
+fn out_of_memory_is_an_error() {
+    let (log, records) = recording("gc=error");
+    let objects = SimpleObjects::new();
+    let rt = common::builder(MIN_HEAP, None)
+        .log(log)
+        .binding(objects.clone())
+        .build()
+        .expect("the runtime builds");
+    let roots = objects.root_table();
+    let mut me = rt.attach_mutator().expect("attach");
+    let size = 64 << 10;
+    let error = (0..1_000_000u64)
+        .find_map(|id| match me.alloc(size) {
+            Ok(addr) => {
+                // SAFETY: a fresh allocation of `size` bytes.
+                roots.push(Some(unsafe { SimpleObjects::init(addr, size, 0, id) }));
+                None
+            }
+            Err(e) => Some(e),
+        })
+        .expect("a 16 MiB heap cannot hold that much");
+    let AllocError::OutOfMemory {
+        size: asked,
+        used,
+        max_capacity,
+    } = error
+    else {
+        panic!("{error:?}");
+    };
+    drop(me);
+    let records = records.lock().unwrap().clone();
+    parse_all(&records);
+    let [oom] = &records[..] else {
+        panic!("{records:#?}");
+    };
+    assert_eq!(
+        (oom.level, oom.tags, oom.gc_id),
+        (LogLevel::Error, TagSet::Gc, None)
+    );
+    assert!(
+        matches!(oom.event, LogEvent::OutOfMemory { size: s, used: u, max_capacity: m }
+            if (s, u, m) == (asked, used, max_capacity)),
+        "{oom:?}"
+    );
+    assert_eq!(
+        oom.to_string().split_once("[gc] ").unwrap().1,
+        format!(
+            "Out Of Memory: {asked} bytes could not be allocated, used {}M, max {}M",
+            used >> 20,
+            max_capacity >> 20
+        )
+    );
 }

@@ -6,11 +6,13 @@
 //! by the next full collection; a pinned young object stays where it is;
 //! a binding that cannot rebuild slots gets full collections; the heap
 //! filling with old objects brings a full collection; the survivors of
-//! successive young collections share the old pages they are copied to.
+//! successive young collections share the old pages they are copied to; a
+//! young page kept where it is reports the old age.
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
+use hotmem::page::PageInfo;
 use hotmem::{
-    Binding, CollectionKind, Generations, Mutator, ObjectReference, Runtime, SimpleSlot,
+    Age, Binding, CollectionKind, Generations, Mutator, ObjectReference, Runtime, SimpleSlot,
     SlotVisitor,
 };
 use std::sync::Arc;
@@ -339,4 +341,43 @@ fn survivors_of_successive_young_collections_fill_the_same_old_page() {
     }
     // SAFETY: the only mutator; not collecting.
     assert_eq!(unsafe { objects.verify() }.unwrap(), expected);
+}
+
+/// The page of `runtime`'s heap that holds `obj`.
+fn page_of(runtime: &Runtime, obj: ObjectReference) -> PageInfo {
+    let addr = obj.to_address().get();
+    runtime
+        .heap()
+        .page_infos()
+        .into_iter()
+        .find(|p| (p.start..p.start + p.size).contains(&addr))
+        .expect("a live object lies in a page")
+}
+
+/// A young page whose objects all live is kept where it is by a young
+/// collection ("promoted in place"), and the collector treats it as old
+/// from then on. Before, `page_infos` still reported the age it was
+/// allocated with, `Age::EDEN`.
+#[test]
+fn a_young_page_kept_where_it_is_reports_the_old_age() {
+    let (_objects, rt, roots, mut me, mut ids) = young_runtime();
+    // Small objects, every one rooted: their page is all live.
+    for _ in 0..1000 {
+        build::object(&mut me, &roots, 0, 3, ids.next()).unwrap();
+    }
+    let first = roots.get(0).unwrap();
+    assert_eq!(page_of(&rt, first).age, Age::EDEN, "allocated young");
+
+    let stats = me.collect_young().unwrap();
+    assert_eq!(stats.kind, CollectionKind::Young);
+    assert_eq!(stats.pages_evacuated, 0, "{stats:?}");
+    assert_eq!(roots.get(0), Some(first), "kept where it was");
+    assert_eq!(page_of(&rt, first).age, Age::OLD, "promoted in place");
+    // The next young collection takes it as old: it marks nothing.
+    assert_eq!(me.collect_young().unwrap().objects_marked, 0);
+
+    // A page allocated since the last collection is young.
+    let fresh = build::object(&mut me, &roots, 0, 3, ids.next()).unwrap();
+    assert_ne!(page_of(&rt, fresh).start, page_of(&rt, first).start);
+    assert_eq!(page_of(&rt, fresh).age, Age::EDEN);
 }

@@ -4,9 +4,12 @@
 //! unused ends back, and a runtime built with `Tlabs::Off` takes none.
 
 use hotmem::objects::{Ids, SimpleObjects, build};
+use hotmem::safepoint::ThreadState;
 use hotmem::{BuildError, Runtime, Tlabs};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::{Duration, Instant};
 
 mod common;
 
@@ -130,4 +133,47 @@ fn a_collection_empties_the_buffers_and_the_graph_survives() {
     // The next object takes a new buffer: the collection emptied the old.
     build::object(&mut me, &roots, 0, 1, ids.next()).unwrap();
     assert_eq!(rt.tlab_stats().refills, after.refills + 1);
+}
+
+/// A native region leaked with `mem::forget` no longer borrows the mutator
+/// but leaves its thread counted as safe: a safepoint (a collection) does
+/// not wait for it. Before, the next allocation bumped the buffer while the
+/// safepoint ran, where a collection retires buffers and pages; now it
+/// leaves the native state first and stops until the safepoint ends.
+#[test]
+fn an_allocation_after_a_leaked_native_region_waits_for_the_safepoint() {
+    let rt = runtime(Tlabs::Size(16 << 10));
+    let (leaked_tx, leaked) = mpsc::channel();
+    let (begun, begun_rx) = mpsc::channel::<()>();
+    let allocated = Arc::new(AtomicBool::new(false));
+    let thread = {
+        let (rt, allocated) = (rt.clone(), allocated.clone());
+        std::thread::spawn(move || {
+            let mut me = rt.attach_mutator().unwrap();
+            me.alloc(SMALL).unwrap(); // the buffer is taken
+            std::mem::forget(me.enter_native());
+            leaked_tx.send(me.id()).unwrap();
+            begun_rx.recv().unwrap();
+            me.alloc(SMALL).unwrap();
+            allocated.store(true, Ordering::SeqCst);
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = leaked.recv_timeout(Duration::from_secs(30)).unwrap();
+    // Returns at once: the leaking thread counts as safe.
+    let guard = rt.safepoints().begin("after the leak").unwrap();
+    begun.send(()).unwrap();
+    let stopped = || rt.safepoints().mutators() == [(id, ThreadState::AtSafepoint)];
+    while !stopped() && !allocated.load(Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "neither stopped nor allocated");
+        std::thread::yield_now();
+    }
+    assert!(
+        !allocated.load(Ordering::SeqCst),
+        "allocated during the safepoint"
+    );
+    drop(guard);
+    thread.join().unwrap();
+    assert!(allocated.load(Ordering::SeqCst));
+    assert_eq!(rt.safepoints().leaked_regions(), 1);
 }

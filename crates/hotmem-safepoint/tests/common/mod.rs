@@ -23,6 +23,26 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Run `scenario` on a thread of its own; fail the test if it has not
+/// finished after [`DEADLINE`] (a hang; the thread is left behind).
+pub fn within_deadline<T: Send + 'static>(scenario: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(scenario());
+    });
+    match rx.recv_timeout(DEADLINE) {
+        Ok(value) => {
+            worker.join().expect("scenario thread");
+            value
+        }
+        // The scenario panicked: re-raise its panic.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(worker.join().expect_err("it sent nothing"))
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("hung for {DEADLINE:?}"),
+    }
+}
+
 /// Threads that run "managed code" (bump a shared counter) with a poll on
 /// every iteration, until stopped.
 pub struct BusyThreads {

@@ -75,8 +75,9 @@ impl GcHeap {
             time_to_safepoint,
         };
         let result = self.run_cycle(&mut workers, cycle);
-        if let Ok(stats) = &result {
-            self.record(cx, stats, Some(guard.id()));
+        match &result {
+            Ok(stats) => self.record(cx, stats, Some(guard.id())),
+            Err(e) => cx.log.collection_failed(cycle.kind, cycle.cause, e),
         }
         guard.end();
         cx.log.safepoints(cx.safepoints);
@@ -99,6 +100,9 @@ impl GcHeap {
             Some(c) => c.collect_concurrent(self, &mut workers, cx, number, cause),
             None => Err(GcError::NoBinding),
         };
+        if let Err(e) = &result {
+            cx.log.collection_failed(CollectionKind::Full, cause, e);
+        }
         if let Ok(stats) = &result {
             let allocated = self.pages.counters().page_bytes_allocated - allocated_before;
             self.sizing.concurrent_cycle(allocated);
@@ -132,7 +136,8 @@ impl GcHeap {
         // every mutator is stopped at the safepoint or in native code, where
         // it cannot allocate (`Mutator::alloc` needs `&mut self`, which a
         // native region borrows; its thread-local buffer is bumped only
-        // from `alloc`).
+        // from `alloc`; a region leaked with `mem::forget` borrows nothing,
+        // but `alloc` first leaves it and stops at this safepoint).
         let retired = unsafe { self.mutator_alloc.retire_pages() };
         self.tlabs.retire_all(&retired);
     }

@@ -4,6 +4,7 @@
 use super::level::LogLevel;
 use super::tags::TagSet;
 use crate::gc::generations::CollectionKind;
+use crate::gc::workers::PhaseSummary;
 use crate::gc::{GcCause, RefStats, UpdateScope};
 use hotmem_page::StatRow;
 use hotmem_safepoint::SafepointRecord;
@@ -138,6 +139,14 @@ pub enum LogEvent {
         /// `safepoint`).
         cycle_ns: u64,
     },
+    /// `gc,phases`, trace: the relocation phase on the GC workers, the
+    /// detail behind its info line: pages processed, workers, how many
+    /// pages a worker bound to the page's NUMA node processed, binds.
+    /// `GC(12) Relocate Workers: 40 pages on 2 workers, node-local 100% (real), 3 binds, 0.021ms binding`
+    RelocationWorkers {
+        /// The phase on the workers.
+        summary: PhaseSummary,
+    },
     /// `gc,phases`, info: the update of references to moved objects, and
     /// which slots it visited.
     /// `GC(12) Update References 0.934ms (remembered: 812 slots, 2 workers)`
@@ -198,6 +207,31 @@ pub enum LogEvent {
         /// The row it shows (none for a header line).
         row: Option<StatRow>,
     },
+    /// `gc`, warning: a collection failed and was undone (the heap is as
+    /// it was: see [`GcError`](crate::GcError)); the runtime goes on, with
+    /// full collections until one succeeds. No `GC(n)`: numbers count
+    /// completed collections, and the next one takes this number.
+    /// `Pause Young (Allocation Failure) failed: invalid reference 0x10 in a root: ...`
+    CollectionFailed {
+        /// Young or full, as asked for.
+        collection: CollectionKind,
+        /// Why it ran.
+        cause: GcCause,
+        /// The error's message.
+        error: String,
+    },
+    /// `gc`, error: an allocation failed with
+    /// [`AllocError::OutOfMemory`](crate::AllocError::OutOfMemory): the
+    /// live set does not leave room for it, even after collecting.
+    /// `Out Of Memory: 65536 bytes could not be allocated, used 15M, max 16M`
+    OutOfMemory {
+        /// Bytes asked for.
+        size: usize,
+        /// Heap bytes in use.
+        used: usize,
+        /// The most the heap may commit.
+        max_capacity: usize,
+    },
     /// `safepoint`, info: one safepoint ended, HotSpot's line plus the
     /// leaving phase. `Safepoint "GC", Time since last: 1 ns, Reaching
     /// safepoint: 2 ns, At safepoint: 3 ns, Leaving safepoint: 4 ns, Total: 9 ns`
@@ -212,6 +246,16 @@ pub enum LogEvent {
         /// How many.
         count: u64,
     },
+}
+
+/// The pause's name: `Pause Young (Explicit)`.
+fn pause_name(collection: CollectionKind, cause: GcCause) -> String {
+    let cause = cause.name();
+    let collection = match collection {
+        CollectionKind::Young => "Young",
+        CollectionKind::Full => "Full",
+    };
+    format!("Pause {collection} ({cause})")
 }
 
 /// Bytes as HotSpot's gc lines write them: whole MiB with an `M`.
@@ -255,14 +299,10 @@ impl fmt::Display for LogEvent {
                 pause_ns,
                 ..
             } => {
-                let cause = cause.name();
-                let collection = match collection {
-                    CollectionKind::Young => "Young",
-                    CollectionKind::Full => "Full",
-                };
                 write!(
                     f,
-                    "Pause {collection} ({cause}) {}->{}({}) {}",
+                    "{} {}->{}({}) {}",
+                    pause_name(*collection, *cause),
                     Mib(*used_before),
                     Mib(*used_after),
                     Mib(*capacity),
@@ -295,6 +335,15 @@ impl fmt::Display for LogEvent {
                 Mib(*used_after),
                 Mib(*capacity),
                 Ms(*cycle_ns)
+            ),
+            LogEvent::RelocationWorkers { summary } => write!(
+                f,
+                "Relocate Workers: {} pages on {} workers, node-local {}, {} binds, {} binding",
+                summary.items,
+                summary.workers,
+                summary.locality_text(),
+                summary.binds,
+                Ms(summary.binding_ns)
             ),
             LogEvent::Update { ns, scope, workers } => {
                 write!(f, "Update References {} (", Ms(*ns))?;
@@ -351,6 +400,21 @@ impl fmt::Display for LogEvent {
                 refs.binding_retained
             ),
             LogEvent::Stats { line, .. } => f.write_str(line.trim_end()),
+            LogEvent::CollectionFailed {
+                collection,
+                cause,
+                error,
+            } => write!(f, "{} failed: {error}", pause_name(*collection, *cause)),
+            LogEvent::OutOfMemory {
+                size,
+                used,
+                max_capacity,
+            } => write!(
+                f,
+                "Out Of Memory: {size} bytes could not be allocated, used {}, max {}",
+                Mib(*used),
+                Mib(*max_capacity)
+            ),
             LogEvent::Safepoint { record } => write!(f, "{record}"),
             LogEvent::SafepointsUnseen { count } => write!(
                 f,

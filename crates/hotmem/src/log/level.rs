@@ -16,15 +16,17 @@ pub enum LogLevel {
     /// Nothing: the level of a tag set that is not selected.
     #[default]
     Off,
-    /// Something failed.
+    /// Something failed: an allocation ran out of memory.
     Error,
-    /// Something unexpected that the runtime recovered from.
+    /// Something unexpected that the runtime recovered from: a collection
+    /// that failed and left the heap as it was.
     Warning,
     /// One line per collection and phase: what a user tuning the heap reads.
     Info,
     /// More detail: statistics at every collection, safepoints not seen.
     Debug,
-    /// Everything.
+    /// Everything: the detail of a phase (the relocation phase's workers
+    /// and their node locality).
     Trace,
 }
 

@@ -6,7 +6,9 @@ use super::level::LogLevel;
 use super::output::{LogConfig, LogOutput};
 use super::selection::LogSelection;
 use super::tags::TagSet;
-use crate::gc::CollectStats;
+use crate::GcError;
+use crate::gc::generations::CollectionKind;
+use crate::gc::{CollectStats, GcCause};
 use hotmem_chunk::{MetadataType, Metaspace};
 use hotmem_page::{PageAllocator, StatsReport};
 use hotmem_safepoint::{Coordinator, SafepointId};
@@ -173,6 +175,12 @@ impl Logger {
                 };
                 self.write(info, TagSet::GcPhases, id, event);
             }
+            if self.enabled(TagSet::GcPhases, LogLevel::Trace) {
+                let event = LogEvent::RelocationWorkers {
+                    summary: stats.relocation.clone(),
+                };
+                self.write(LogLevel::Trace, TagSet::GcPhases, id, event);
+            }
             let event = LogEvent::Update {
                 ns: stats.update_ns,
                 scope: stats.update_scope,
@@ -259,6 +267,33 @@ impl Logger {
                 pause_ns: stats.pause_ns,
             };
             self.write(info, TagSet::Gc, id, event);
+        }
+    }
+
+    /// A collection of `kind` for `cause` failed with `error` (`gc`, warning).
+    #[inline]
+    pub(crate) fn collection_failed(&self, kind: CollectionKind, cause: GcCause, error: &GcError) {
+        if self.enabled(TagSet::Gc, LogLevel::Warning) {
+            let event = LogEvent::CollectionFailed {
+                collection: kind,
+                cause,
+                error: error.to_string(),
+            };
+            self.write(LogLevel::Warning, TagSet::Gc, None, event);
+        }
+    }
+
+    /// An allocation of `size` bytes failed with out of memory (`gc`,
+    /// error).
+    #[inline]
+    pub(crate) fn out_of_memory(&self, size: usize, used: usize, max_capacity: usize) {
+        if self.enabled(TagSet::Gc, LogLevel::Error) {
+            let event = LogEvent::OutOfMemory {
+                size,
+                used,
+                max_capacity,
+            };
+            self.write(LogLevel::Error, TagSet::Gc, None, event);
         }
     }
 

@@ -19,8 +19,8 @@
 //! ## Tag sets
 //! | tag set | level | lines |
 //! |---|---|---|
-//! | `gc` | info | one per collection: cause, heap used before -> after (committed), pause (a concurrent cycle: the whole cycle) |
-//! | `gc,phases` | info | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times |
+//! | `gc` | info / warning / error | one per collection: cause, heap used before -> after (committed), pause (a concurrent cycle: the whole cycle); at warning, a collection that failed (and left the heap as it was); at error, an allocation that ran out of memory |
+//! | `gc,phases` | info / trace | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times; at trace, the relocation phase's workers: pages, node locality, binds |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
@@ -60,14 +60,22 @@
 //! line    := "[" uptime "s]" "[" level "]" "[" tags "]" " " [ "GC(" id ") " ] message
 //! uptime  := digits "." 3 digits                            (seconds since the runtime was built)
 //! tags    := tag { "," tag }
-//! message := pause | cycle | phase | cphase | update | heap | metaspace | refs | stats | safepoint | unseen
+//! message := pause | cycle | failed | oom | phase | cphase | workers | update | heap | metaspace
+//!            | refs | stats | safepoint | unseen
 //! pause   := "Pause " ("Young" | "Full") " (" cause ") " M "->" M "(" M ") " ms
 //! cycle   := "Garbage Collection (" cause ") " M "->" M "(" M ") " ms
 //! cause   := "Explicit" | "Allocation Failure" | "Allocation Rate" | "Allocation Stall"
 //! cphase  := ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End"
 //!            | "Concurrent Select Relocation Set" | "Pause Relocate Start"
 //!            | "Concurrent Relocate") " " ms
+//! failed  := "Pause " ("Young" | "Full") " (" cause ") failed: " text   (warning; no GC id)
+//! oom     := "Out Of Memory: " n " bytes could not be allocated, used " M ", max " M
+//!                                                                        (error; no GC id)
 //! phase   := ("Mark" | "Relocate") " " ms " (" n " objects, " n " workers)"
+//! workers := "Relocate Workers: " n " pages on " n " workers, node-local " locality ", " n
+//!            " binds, " ms " binding"                                    (trace)
+//! locality := "n/a (workers unbound)" | pct " (simulated)" | pct " (real)"
+//!            | pct " (real; " pct " on the node's CPUs per the kernel)"
 //! update  := "Update References " ms " (" scope ", " n " workers)"
 //! scope   := "nothing moved" | "remembered: " n " slots" | "all live objects"
 //! heap    := "Heap: used " M "->" M ", committed " M ", max " M "; pages " n ": " n " freed empty, "
@@ -80,7 +88,9 @@
 //!            " ns, At safepoint: " n " ns, Leaving safepoint: " n " ns, Total: " n " ns"
 //! unseen  := n " safepoint(s) ended unseen (their times are in the safepoint statistics)"
 //! stats   := a line of the statistics table (free text)
+//! text    := the error's message (free text)
 //! M := digits "M" (whole MiB)   K := digits "K" (whole KiB)   ms := digits "." 3 digits "ms"
+//! pct := digits "%"
 //! ```
 //!
 //! ## Why an own sink, not `log` or `tracing`

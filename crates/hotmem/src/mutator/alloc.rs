@@ -45,6 +45,11 @@ impl Mutator {
     /// As [`Mutator::alloc`].
     #[inline]
     pub fn alloc_aged(&mut self, size: usize, age: Age) -> Result<Address, AllocError> {
+        // A native region that was leaked (`mem::forget`) no longer borrows
+        // `self`, but leaves the thread published as safe, where a
+        // collection would retire its buffer and pages under it: leave it
+        // first (one load and one branch when none was).
+        self.handle.ensure_managed();
         let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
         if age == Age::EDEN {
             if let Some(addr) = self.tlab.alloc(layout) {
@@ -184,11 +189,16 @@ impl Mutator {
 
     fn oom_or(&self, layout: ObjectLayout, e: hotmem_page::AllocError) -> AllocError {
         if e.is_heap_exhausted() {
-            let heap = &self.runtime.inner.gc.pages;
+            let (size, used) = (layout.size(), self.runtime.inner.gc.pages.usage().used);
+            let max_capacity = self.runtime.inner.config.heap_max;
+            self.runtime
+                .inner
+                .log
+                .out_of_memory(size, used, max_capacity);
             AllocError::OutOfMemory {
-                size: layout.size(),
-                used: heap.usage().used,
-                max_capacity: self.runtime.inner.config.heap_max,
+                size,
+                used,
+                max_capacity,
             }
         } else {
             AllocError::Heap(e)

@@ -81,7 +81,9 @@ impl Mutator {
     /// Enters native code: safepoints (and collections) no longer wait for
     /// this thread until the guard is dropped; leaving stops the thread if a
     /// safepoint is in progress. The guard borrows the mutator, so nothing
-    /// is allocated while in native code.
+    /// is allocated while in native code. A guard leaked with `mem::forget`
+    /// leaves the thread counted as safe until its next poll, allocation or
+    /// region, which leave the native state first (see [`SafeRegion`]).
     pub fn enter_native(&mut self) -> SafeRegion<'_> {
         self.handle.enter_native()
     }

@@ -140,7 +140,8 @@ impl Runtime {
 
     /// The heap, read-only (only the collector frees its pages).
     pub fn heap(&self) -> HeapView<'_> {
-        HeapView::new(&self.inner.gc.pages)
+        let gc = &self.inner.gc;
+        HeapView::new(&gc.pages, gc.generations.as_deref().map(|g| &g.old))
     }
 
     /// The address ranges the runtime reserved itself: the heap, the class

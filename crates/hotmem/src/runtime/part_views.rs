@@ -38,6 +38,7 @@
 //! # }
 //! ```
 
+use crate::gc::generations::OldTable;
 use hotmem_chunk::{
     ChunkManager, Geometry, MetadataType, Metaspace, MetaspaceStatistics, SpaceConfig, SpaceMap,
     SpaceStatistics, VerifyError,
@@ -47,7 +48,7 @@ use hotmem_nmt::{
     Region, Scale, StackId, Summary, SummaryDiffReport, SummaryReport, Totals, TrackError, Tracker,
 };
 use hotmem_os::{Address, MemRange, MemTag, OsError};
-use hotmem_page::{CounterSnapshot, HeapUsage, NodeId, PageAllocator, PageInfo, PageSizes};
+use hotmem_page::{Age, CounterSnapshot, HeapUsage, NodeId, PageAllocator, PageInfo, PageSizes};
 use std::fmt;
 use std::sync::Arc;
 
@@ -55,11 +56,13 @@ use std::sync::Arc;
 #[derive(Clone, Copy)]
 pub struct HeapView<'a> {
     heap: &'a PageAllocator,
+    /// Which pages the generational collector takes as old.
+    old: Option<&'a OldTable>,
 }
 
 impl<'a> HeapView<'a> {
-    pub(crate) fn new(heap: &'a PageAllocator) -> Self {
-        HeapView { heap }
+    pub(crate) fn new(heap: &'a PageAllocator, old: Option<&'a OldTable>) -> Self {
+        HeapView { heap, old }
     }
 
     /// The page sizes (small, medium, and the object size limits).
@@ -78,8 +81,24 @@ impl<'a> HeapView<'a> {
     }
 
     /// Every live page as plain data, by address.
+    ///
+    /// With [`Generations::YoungAndOld`](crate::Generations::YoungAndOld),
+    /// a page's `age` is the one the collector takes it for: the pages
+    /// allocated since the last collection are [`Age::EDEN`], and a young
+    /// page that a collection kept where it was (promoted in place),
+    /// like a page of a large object, is [`Age::OLD`], although the page
+    /// allocator keeps the age the page was allocated with. Without
+    /// generations the ages are the allocator's.
     pub fn page_infos(&self) -> Vec<PageInfo> {
-        self.heap.page_infos()
+        let mut pages = self.heap.page_infos();
+        if let Some(old) = self.old {
+            for p in pages.iter_mut().filter(|p| p.age == Age::EDEN) {
+                if old.is_old(p.start) {
+                    p.age = Age::OLD;
+                }
+            }
+        }
+        pages
     }
 
     /// Capacity, used and cached memory, overall and per partition.

@@ -121,6 +121,13 @@ impl<'a> Safepoints<'a> {
     pub fn mutators(&self) -> Vec<(MutatorId, ThreadState)> {
         self.inner.safepoints.mutators()
     }
+
+    /// Native regions that were leaked (`mem::forget`) and found since the
+    /// runtime was built (see
+    /// [`Coordinator::leaked_regions`](hotmem_safepoint::Coordinator::leaked_regions)).
+    pub fn leaked_regions(&self) -> u64 {
+        self.inner.safepoints.leaked_regions()
+    }
 }
 
 impl fmt::Debug for Safepoints<'_> {
