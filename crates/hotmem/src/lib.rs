@@ -178,6 +178,8 @@ mod gc;
 mod error;
 // Threads' stacks in native memory tracking (mutators and GC workers).
 mod thread_stack;
+// The synchronization primitives the loom models replace.
+mod sync;
 
 pub mod log;
 pub mod objects;

@@ -16,7 +16,7 @@
 
 use super::binding_panic::panic_message;
 use super::concurrent::new_pages::NewPages;
-use super::concurrent::relocation_set::RelocationSet;
+use super::concurrent::relocation_set::{self, RelocationSet};
 use super::cycle::Cycle;
 use super::heap::GcHeap;
 use super::in_collection;
@@ -517,8 +517,6 @@ fn heal<S: Slot>(
         return Ok(t);
     };
     let to = set.forwarded(pi, t).ok_or(BadReference::NotRelocated)?;
-    if to != t {
-        slot.compare_exchange(t, to);
-    }
+    relocation_set::heal(slot, t, to);
     Ok(to)
 }

@@ -8,13 +8,12 @@
 
 use super::Mutator;
 use crate::gc::concurrent::ConcurrentState;
-use crate::gc::concurrent::relocation_set::{GcAllocator, RelocationSet, Relocator};
+use crate::gc::concurrent::relocation_set::{GcAllocator, RelocationSet, Relocator, heal};
 use crate::gc::concurrent::satb::SatbBuffer;
 use crate::gc::generations::{GenerationalState, SlotBuffer};
+use crate::sync::{Arc, Mutex};
 use crate::vm::{ObjectReference, Slot};
-use parking_lot::Mutex;
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 impl Mutator {
     /// The load barrier: reads a reference field through it.
@@ -110,7 +109,7 @@ impl Mutator {
 
 /// A mutator's side of the concurrent collector: the phase and the
 /// relocation set it reads, the log it writes.
-pub(super) struct ConcurrentBarrier {
+pub(crate) struct ConcurrentBarrier {
     /// The runtime's concurrent state.
     state: NonNull<ConcurrentState>,
     buffer: Arc<Mutex<SatbBuffer>>,
@@ -119,7 +118,7 @@ pub(super) struct ConcurrentBarrier {
 impl ConcurrentBarrier {
     /// The barrier of a mutator of a runtime whose concurrent state is
     /// `state`. The mutator keeps the runtime, and so `state`, alive.
-    pub(super) fn new(state: &ConcurrentState) -> ConcurrentBarrier {
+    pub(crate) fn new(state: &ConcurrentState) -> ConcurrentBarrier {
         ConcurrentBarrier {
             buffer: state.satb.register(),
             state: NonNull::from(state),
@@ -172,7 +171,7 @@ impl ConcurrentBarrier {
 
     /// Before `slot` is overwritten: logs what it holds while marking runs.
     #[inline]
-    fn before_overwrite<S: Slot>(&self, slot: &S) {
+    pub(crate) fn before_overwrite<S: Slot>(&self, slot: &S) {
         if self.state().marking() {
             self.log(slot);
         }
@@ -218,23 +217,21 @@ pub(crate) fn load_slow<S: Slot>(
     alloc: &GcAllocator,
 ) -> ObjectReference {
     let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
-    if to != r {
-        slot.compare_exchange(r, to);
-    }
+    heal(slot, r, to);
     to
 }
 
 /// A mutator's side of the store barrier.
 pub(super) struct StoreBarrier {
-    state: Arc<GenerationalState>,
-    buffer: Arc<Mutex<SlotBuffer>>,
+    state: std::sync::Arc<GenerationalState>,
+    buffer: std::sync::Arc<parking_lot::Mutex<SlotBuffer>>,
     /// [`OldTable::unit_shift`](crate::gc::generations::OldTable::unit_shift), kept here so that the common store (slot
     /// and value in the same page) is decided without a load.
     shift: u32,
 }
 
 impl StoreBarrier {
-    pub(super) fn new(state: &Arc<GenerationalState>) -> StoreBarrier {
+    pub(super) fn new(state: &std::sync::Arc<GenerationalState>) -> StoreBarrier {
         StoreBarrier {
             buffer: state.register(),
             shift: state.old.unit_shift(),

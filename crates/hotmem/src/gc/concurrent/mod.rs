@@ -33,6 +33,8 @@
 //! not run and a page is reclaimed once empty.
 
 pub(crate) mod cycle;
+#[cfg(all(test, hotmem_loom))]
+mod loom_models;
 pub(crate) mod new_pages;
 mod relocate;
 pub(crate) mod relocation_set;

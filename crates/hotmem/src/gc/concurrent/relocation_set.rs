@@ -14,11 +14,23 @@
 //! reference and a new object's address would be the same number.
 
 use crate::gc::meta::{ForwardingTables, HeapMap};
-use crate::vm::ObjectReference;
+use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectAllocator, ObjectLayout, PageAllocator};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Gives `slot`, which was seen holding `stale` (a reference into a
+/// relocation set), the object's address `to`, unless another thread
+/// stored into the slot meanwhile: one compare-and-swap that replaces only
+/// the stale value, so that a heal never overwrites a mutator's store (the
+/// loom model `a_heal_never_overwrites_a_store` checks it).
+#[inline]
+pub(crate) fn heal<S: Slot>(slot: &S, stale: ObjectReference, to: ObjectReference) {
+    if to != stale {
+        slot.compare_exchange(stale, to);
+    }
+}
 
 /// Where the GC copies objects to.
 pub(crate) type GcAllocator = ObjectAllocator<Arc<PageAllocator>>;

@@ -6,9 +6,8 @@
 //! goes to a shared queue that the GC thread drains while marking, and
 //! mark end drains every buffer with the mutators stopped.
 
+use crate::sync::{Arc, Mutex};
 use crate::vm::ObjectReference;
-use parking_lot::Mutex;
-use std::sync::Arc;
 
 /// Entries a mutator's buffer holds before it goes to the shared queue.
 const BUFFER: usize = 1024;
@@ -78,7 +77,7 @@ impl SatbQueues {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(hotmem_loom)))]
 mod tests {
     use super::*;
     use hotmem_os::Address;

@@ -9,8 +9,8 @@
 //! and the loser takes the winner's copy.
 
 use super::side_table::{SideTable, Words};
+use crate::sync::{AtomicU64, Ordering, spin_loop};
 use hotmem_os::{Address, Memory};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The forwarding table of one page: entries of two words in a side table,
 /// the key (word offset + 1; 0 when free) and the new address (0 until
@@ -74,7 +74,7 @@ impl Forwarding {
                         if a != 0 {
                             return Some(Address::new(a as usize));
                         }
-                        std::hint::spin_loop();
+                        spin_loop();
                     }
                 }
                 Err(_) => i = (i + 1) & self.mask,
@@ -159,7 +159,7 @@ impl ForwardingTables {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(hotmem_loom)))]
 mod tests {
     use super::*;
 

@@ -10,7 +10,8 @@
 //! Live bytes and objects per page drive the choice of pages to evacuate.
 
 use super::side_table::{SideTable, Words};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::Ordering;
+use std::sync::atomic::AtomicUsize;
 
 /// A bitmap of atomics, in a collection's side table.
 pub(crate) struct Bits {
@@ -172,7 +173,7 @@ impl LiveMap {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(hotmem_loom)))]
 mod tests {
     use super::*;
 

@@ -11,3 +11,5 @@ mod side_table;
 pub(crate) use forwarding::{Forwarding, ForwardingTables};
 pub(crate) use heap_map::HeapMap;
 pub(crate) use live_map::Overlap;
+#[cfg(all(test, hotmem_loom))]
+pub(crate) use side_table::SideTable;

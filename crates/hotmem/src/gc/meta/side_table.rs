@@ -8,8 +8,8 @@
 //! are zero without a memset, accounted under GC in native memory tracking
 //! like HotSpot's mark bitmaps, and gone when the collection is.
 
+use crate::sync::AtomicU64;
 use hotmem_os::{MemTag, Memory, Reservation, round_to_pages};
-use std::sync::atomic::AtomicU64;
 
 /// Zeroed words, handed out in slices by a bump pointer.
 pub(crate) struct SideTable {
@@ -47,8 +47,9 @@ impl Words {
 impl SideTable {
     /// A table of `words` zeroed words.
     pub(crate) fn new(memory: &Memory, words: usize) -> SideTable {
-        // Miri cannot map memory: the fallback is the same words, boxed.
-        let mapped = (!cfg!(miri))
+        // Miri cannot map memory, and loom's atomics are not plain words:
+        // the fallback is the same words, in a vector.
+        let mapped = (!cfg!(miri) && !cfg!(hotmem_loom))
             .then_some(words)
             .and_then(|w| w.checked_mul(8))
             .and_then(round_to_pages)

@@ -1,0 +1,13 @@
+//! The one place this crate takes the synchronization primitives of its
+//! racing protocols from, `hotmem-sync`'s names (CONVENTIONS §5): loom's
+//! under `cfg(hotmem_loom)`, so that the loom models check the real code.
+//!
+//! Modelled: the words of the collection's side tables (live maps and
+//! forwarding tables, where workers and mutators race to mark and to
+//! relocate), the spin of a thread waiting for another's forwarding entry,
+//! and the mutators' SATB logs. The rest of the runtime's locks are
+//! parking_lot's and its counters std's: they take part in no protocol a
+//! model checks.
+
+pub(crate) use hotmem_sync::hint::spin_loop;
+pub(crate) use hotmem_sync::{Arc, AtomicU64, Mutex, Ordering};
