@@ -24,7 +24,7 @@ const DEPTH: u32 = 14;
 const HEAP: usize = 32 << 20;
 
 fn program<T: Trees>(trees: &T) -> Vec<u64> {
-    trees::program(trees, DEPTH, 1, &mut |line| {
+    trees::program(trees, DEPTH, 1, None, &mut |line| {
         black_box(line);
     })
 }

@@ -22,9 +22,9 @@
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
-//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime] [--runs 1] \
-//!     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB]
-//!     [--collector stw|concurrent] [--report DIR]
+//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime|concurrent] \
+//!     [--runs 1] [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
+//!     [--live-depth D] [--report DIR]
 //! ```
 //!
 //! `--generations young` (the default) runs the runtime with young
@@ -46,39 +46,58 @@ use trees::{ArenaTrees, BoxTrees, Trees};
 use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
-                     [--variant all|box|arena|runtime] [--runs N] \
+                     [--variant all|box|arena|runtime|concurrent|LIST] [--runs N] \
                      [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
-                     [--collector stw|concurrent] [--report DIR]";
+                     [--live-depth D] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
     Box,
     Arena,
+    /// The runtime with its stop-the-world collector (generations as
+    /// `--generations` says).
     Runtime,
+    /// The runtime with its concurrent collector (single-generation).
+    Concurrent,
 }
 
 impl Variant {
-    const ALL: [Variant; 3] = [Variant::Box, Variant::Arena, Variant::Runtime];
+    const ALL: [Variant; 4] = [
+        Variant::Box,
+        Variant::Arena,
+        Variant::Runtime,
+        Variant::Concurrent,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Variant::Box => "box",
             Variant::Arena => "arena",
             Variant::Runtime => "runtime",
+            Variant::Concurrent => "concurrent",
         }
     }
 
+    /// `all`, one name, or names separated by commas (`runtime,concurrent`).
     fn parse(s: &str) -> Result<Vec<Variant>, String> {
-        match s {
-            "all" => Ok(Variant::ALL.to_vec()),
-            _ => Variant::ALL
-                .into_iter()
-                .find(|v| v.name() == s)
-                .map(|v| vec![v])
-                .ok_or(format!(
-                    "--variant {s}: expected all, box, arena or runtime"
-                )),
+        if s == "all" {
+            return Ok(Variant::ALL.to_vec());
         }
+        s.split(',')
+            .map(|name| {
+                Variant::ALL
+                    .into_iter()
+                    .find(|v| v.name() == name)
+                    .ok_or(format!(
+                        "--variant {name}: expected all, box, arena, runtime or concurrent"
+                    ))
+            })
+            .collect()
+    }
+
+    /// Whether the variant runs on the hotmem runtime.
+    fn on_runtime(self) -> bool {
+        matches!(self, Variant::Runtime | Variant::Concurrent)
     }
 }
 
@@ -92,8 +111,8 @@ struct Options {
     generations: hotmem::Generations,
     /// The runtime variant's heap sizing.
     sizing: hotmem::HeapSizing,
-    /// The runtime variant's collector.
-    collector: hotmem::CollectorMode,
+    /// `--live-depth`: an extra tree of this depth kept for the whole run.
+    live: Option<u32>,
     /// Run one variant once and print its result as a `RESULT {json}` line.
     child: bool,
     /// `--report DIR`: the runtime variant writes its page of charts there
@@ -111,7 +130,7 @@ fn parse() -> Result<Options, String> {
         runs: 1,
         generations: hotmem::Generations::YoungAndOld,
         sizing: hotmem::HeapSizing::default(),
-        collector: hotmem::CollectorMode::StopTheWorld,
+        live: None,
         child: false,
         report: None,
     };
@@ -143,18 +162,8 @@ fn parse() -> Result<Options, String> {
                     }
                 }
             }
-            "--collector" => {
-                o.collector = match value()?.as_str() {
-                    "stw" | "stop-the-world" => hotmem::CollectorMode::StopTheWorld,
-                    "concurrent" => {
-                        // The concurrent collector is single-generation.
-                        o.generations = hotmem::Generations::Single;
-                        hotmem::CollectorMode::Concurrent
-                    }
-                    other => {
-                        return Err(format!("--collector {other}: expected stw or concurrent"));
-                    }
-                }
+            "--live-depth" => {
+                o.live = Some(value()?.parse().map_err(|e| format!("--live-depth: {e}"))?);
             }
             "--young-max" => {
                 let mib: usize = value()?.parse().map_err(|e| format!("--young-max: {e}"))?;
@@ -175,6 +184,9 @@ fn parse() -> Result<Options, String> {
     }
     if !(trees::MIN_DEPTH + 2..=30).contains(&o.depth) {
         return Err(format!("--depth must be in {}..=30", trees::MIN_DEPTH + 2));
+    }
+    if o.live.is_some_and(|d| !(1..=28).contains(&d)) {
+        return Err("--live-depth must be in 1..=28".into());
     }
     if o.child && o.variants.len() != 1 {
         return Err("--child runs exactly one variant".into());
@@ -248,7 +260,7 @@ fn loadavg() -> String {
 fn timed<T: Trees>(trees: &T, o: &Options) -> (u64, Vec<String>, Vec<u64>) {
     let mut lines = Vec::new();
     let start = Instant::now();
-    let checks = trees::program(trees, o.depth, o.threads, &mut |l| lines.push(l));
+    let checks = trees::program(trees, o.depth, o.threads, o.live, &mut |l| lines.push(l));
     (start.elapsed().as_nanos() as u64, lines, checks)
 }
 
@@ -263,7 +275,14 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
             let (w, l, c) = timed(&ArenaTrees, o);
             (w, l, c, Value::Null)
         }
-        Variant::Runtime => {
+        Variant::Runtime | Variant::Concurrent => {
+            let (collector, generations) = match variant {
+                Variant::Concurrent => (
+                    hotmem::CollectorMode::Concurrent,
+                    hotmem::Generations::Single,
+                ),
+                _ => (hotmem::CollectorMode::StopTheWorld, o.generations),
+            };
             // Building the runtime (reserving the heap, starting the GC
             // workers) is part of the variant's time.
             let (log, recorder) = hotmem_examples::log_and_recorder(o.report.is_some(), || {
@@ -273,7 +292,7 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 )
             })?;
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20, log, o.generations, o.sizing, o.collector)
+            let rt = RuntimeTrees::new(o.heap_mib << 20, log, generations, o.sizing, collector)
                 .map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
             let sampling = match &recorder {
@@ -334,9 +353,9 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
             },
         ])
         .args(sizing_args(o.sizing))
-        .args(match o.collector {
-            hotmem::CollectorMode::Concurrent => vec!["--collector", "concurrent"],
-            _ => vec![],
+        .args(match o.live {
+            Some(d) => vec!["--live-depth".to_string(), d.to_string()],
+            None => vec![],
         })
         .args(match (&o.report, variant) {
             (Some(dir), Variant::Runtime) => vec!["--report".into(), dir.clone()],
@@ -440,7 +459,7 @@ fn run(o: &Options) -> Result<(), String> {
     for line in &first.lines {
         println!("{line}");
     }
-    let expected = expected_checks(o.depth);
+    let expected = expected_checks(o.depth, o.live);
     for r in &results {
         if r.checks != first.checks || r.lines != first.lines {
             return Err(format!(
@@ -482,7 +501,7 @@ fn run(o: &Options) -> Result<(), String> {
             runs.join(" ")
         );
         medians.push((v, wall));
-        if v == Variant::Runtime {
+        if v.on_runtime() {
             // The figures of the run whose wall time is the median.
             let r = rs
                 .iter()
@@ -499,6 +518,13 @@ fn run(o: &Options) -> Result<(), String> {
         }
     }
     let wall_of = |v| medians.iter().find(|(m, _)| *m == v).map(|&(_, w)| w);
+    if let (Some(stw), Some(conc)) = (wall_of(Variant::Runtime), wall_of(Variant::Concurrent)) {
+        println!();
+        println!(
+            "concurrent/runtime {:.2}  (wall time of the concurrent collector against the stop-the-world one, medians)",
+            conc as f64 / stw as f64
+        );
+    }
     if let Some(rt) = wall_of(Variant::Runtime) {
         println!();
         if let Some(b) = wall_of(Variant::Box) {
@@ -527,12 +553,13 @@ fn run(o: &Options) -> Result<(), String> {
 }
 
 /// The checks every variant must print: node counts.
-fn expected_checks(depth: u32) -> Vec<u64> {
+fn expected_checks(depth: u32, live: Option<u32>) -> Vec<u64> {
     let mut c = vec![trees::nodes(depth + 1)];
     for k in (trees::MIN_DEPTH..=depth).step_by(2) {
         c.push(trees::iterations(depth, k) * trees::nodes(k));
     }
     c.push(trees::nodes(depth));
+    c.extend(live.map(trees::nodes));
     c
 }
 
@@ -560,6 +587,10 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "remembered_updates": f.remembered_updates,
         "full_updates": f.full_updates,
         "tlab_refills": f.tlab_refills,
+        "concurrent_cycles": f.concurrent_cycles,
+        "stalls": f.stalls,
+        "stall_ns": f.stall_ns,
+        "relocated_by_mutators": f.relocated_by_mutators,
     })
 }
 
@@ -574,7 +605,8 @@ fn describe(gc: &Value) -> String {
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
          {} objects / {:.1} MiB relocated, {} pages freed\n  \
-         updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken",
+         updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken\n  \
+         concurrent cycles {}, allocation stalls {} ({:.1} ms), objects relocated by mutators' load barriers {}",
         n("heap_bytes") >> 20,
         n("gc_workers"),
         ms(n("build_ns")),
@@ -598,5 +630,9 @@ fn describe(gc: &Value) -> String {
         n("remembered_updates"),
         n("full_updates"),
         n("tlab_refills"),
+        n("concurrent_cycles"),
+        n("stalls"),
+        ms(n("stall_ns")),
+        n("relocated_by_mutators"),
     )
 }

@@ -58,10 +58,15 @@ pub(crate) fn iterations(depth: u32, k: u32) -> u64 {
 /// spread over `threads` threads, then the long-lived tree's check. Each
 /// line the benchmarks game prints goes to `out`; the checks are returned
 /// in that order (stretch, one per `k`, long-lived).
+///
+/// `live`: a tree of that depth more, built after the long-lived one and
+/// kept (and checked last) for the whole run: a larger live set for the
+/// collector to mark (not part of the benchmarks game's program).
 pub(crate) fn program<T: Trees>(
     trees: &T,
     depth: u32,
     threads: usize,
+    live: Option<u32>,
     out: &mut dyn FnMut(String),
 ) -> Vec<u64> {
     let depth = depth.max(MIN_DEPTH + 2);
@@ -77,6 +82,7 @@ pub(crate) fn program<T: Trees>(
     checks.push(stretch);
 
     let long_lived = trees.keep(&mut main, depth);
+    let extra = live.map(|d| (d, trees.keep(&mut main, d)));
     for k in (MIN_DEPTH..=depth).step_by(2) {
         let n = iterations(depth, k);
         let sum = if threads == 1 {
@@ -108,6 +114,12 @@ pub(crate) fn program<T: Trees>(
     out(format!("long lived tree of depth {depth}\t check: {long}"));
     checks.push(long);
     trees.release(&mut main, long_lived);
+    if let Some((d, extra)) = extra {
+        let check = trees.check_kept(&mut main, &extra);
+        out(format!("extra live tree of depth {d}\t check: {check}"));
+        checks.push(check);
+        trees.release(&mut main, extra);
+    }
     checks
 }
 

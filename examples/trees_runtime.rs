@@ -191,6 +191,10 @@ pub(crate) struct RuntimeFigures {
     pub(crate) remembered_updates: u64,
     pub(crate) full_updates: u64,
     pub(crate) tlab_refills: u64,
+    pub(crate) concurrent_cycles: u64,
+    pub(crate) stalls: u64,
+    pub(crate) stall_ns: u64,
+    pub(crate) relocated_by_mutators: u64,
 }
 
 impl RuntimeTrees {
@@ -230,6 +234,10 @@ impl RuntimeTrees {
             collections: t.cycles,
             young_collections: t.young_collections,
             allocation_failures: t.allocation_failures,
+            concurrent_cycles: t.concurrent_cycles,
+            stalls: t.stalls,
+            stall_ns: t.stall_ns,
+            relocated_by_mutators: t.relocated_by_mutators,
             pause_p50_ns: sp.total.p50,
             pause_p99_ns: sp.total.p99,
             pause_max_ns: sp.total.max,

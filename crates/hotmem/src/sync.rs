@@ -10,4 +10,4 @@
 //! model checks.
 
 pub(crate) use hotmem_sync::hint::spin_loop;
-pub(crate) use hotmem_sync::{Arc, AtomicU64, Mutex, Ordering};
+pub(crate) use hotmem_sync::{Arc, AtomicU32, AtomicU64, Mutex, Ordering};

@@ -115,6 +115,12 @@ impl GcHeap {
             self.mutator_alloc.source().set(next.budget);
             self.record(cx, stats, None);
         }
+        if let Some(state) = &self.concurrent {
+            // However the cycle ended, stalled allocations retry now, with
+            // the budget it gave (and wait for the next one if there is
+            // still no room).
+            state.memory_freed();
+        }
         result
     }
 

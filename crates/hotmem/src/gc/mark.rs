@@ -55,6 +55,10 @@ impl<B: Binding> Cycle<'_, B> {
 /// checks of the abort flag).
 const BATCH: usize = 256;
 
+/// How often a concurrent marking worker that may not mark yet checks
+/// whether it may now.
+const PARKED_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
+
 /// One marking phase.
 pub(crate) struct Marker<'a, B: Binding> {
     binding: &'a B,
@@ -239,23 +243,36 @@ impl<'a, B: Binding> Marker<'a, B> {
     /// Traces what was marked since the last round on the workers (the
     /// roots, or objects retained by reference processing), to the end.
     pub(crate) fn trace(&self, heap: &GcHeap, workers: &mut GcWorkers) -> Result<(), GcError> {
-        self.trace_on(heap, workers, self.deques.len())
+        self.trace_concurrently(heap, workers, &|| usize::MAX)
     }
 
-    /// [`Marker::trace`] on `count` of the workers (at least one): fewer
-    /// while the mutators run, so that they keep most of the CPUs.
-    pub(crate) fn trace_on(
+    /// [`Marker::trace`] while the mutators run: on as many workers as
+    /// `allowed()` says at each moment (at least one). The others wait
+    /// (checking every [`PARKED_CHECK`]) and join when it allows more: a
+    /// concurrent cycle marks on a quarter of the CPUs, and on all of
+    /// them while an allocation stalls (the stalled mutators' CPUs are
+    /// idle meanwhile).
+    pub(crate) fn trace_concurrently(
         &self,
         heap: &GcHeap,
         workers: &mut GcWorkers,
-        count: usize,
+        allowed: &(dyn Fn() -> usize + Sync),
     ) -> Result<(), GcError> {
-        let items = (0..count.clamp(1, self.deques.len()))
+        let done = AtomicBool::new(false);
+        let items = (0..self.deques.len())
             .map(|i| (heap.partitions[i % heap.partitions.len()], i))
             .collect();
         workers.run(items, |i| {
             let _inside = in_collection::enter(heap);
-            self.work(i)
+            // Worker 0 always marks; the others while they are allowed to.
+            while i >= allowed().max(1) {
+                if done.load(Ordering::Acquire) {
+                    return;
+                }
+                std::thread::sleep(PARKED_CHECK);
+            }
+            self.work(i);
+            done.store(true, Ordering::Release);
         })?;
         match self.take_error() {
             Some(e) => Err(e),

@@ -131,20 +131,15 @@ impl Mutator {
         // collection frees can be taken by others before this thread
         // retries, so a few rounds are allowed; the allocation fails only
         // when collections no longer make room for it.
+        if self.runtime.is_concurrent() {
+            return self.alloc_stalled(layout, age);
+        }
         let mut last = e;
         for _ in 0..ALLOC_GC_ROUNDS {
             let seen = self.runtime.inner.gc.epoch.load(Ordering::Acquire);
             // Collect, unless another thread finished a collection since our
-            // attempt failed. Whatever the outcome, the retry decides. With
-            // the concurrent collector the thread waits for a cycle: an
-            // allocation stall.
-            if self.runtime.is_concurrent() {
-                let waited = std::time::Instant::now();
-                let _ = self.collect_inner(GcCause::AllocationStall, None, None);
-                self.runtime.count_stall(waited.elapsed());
-            } else {
-                let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
-            }
+            // attempt failed. Whatever the outcome, the retry decides.
+            let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
             match self.retry_after_collection(layout, age) {
                 Ok(addr) => return Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
@@ -159,6 +154,41 @@ impl Mutator {
             }
         }
         Err(self.oom_or(layout, last))
+    }
+
+    /// With the concurrent collector, an allocation that finds the heap
+    /// full stalls: the thread (blocked, so that the cycles' pauses do not
+    /// wait for it) asks for a cycle and waits until a cycle frees memory
+    /// (its empty pages go back right after marking, before relocation),
+    /// then retries. It reports out of memory once the cycle that ran when
+    /// it stalled and [`ALLOC_GC_ROUNDS`] more have finished without
+    /// making room. The stall is counted and timed.
+    fn alloc_stalled(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
+        let runtime = self.runtime.clone();
+        let state = (runtime.inner.gc.concurrent.as_ref()).expect("a concurrent runtime");
+        let waited = std::time::Instant::now();
+        let _stalled = state.stall();
+        let first = runtime.inner.gc_thread.finished();
+        let result = loop {
+            let seen = state.freed_count();
+            {
+                let _blocked = self.handle.enter_blocked();
+                runtime.request_concurrent_cycle(GcCause::AllocationStall);
+                state.wait_freed_past(seen);
+            }
+            match self.retry_after_collection(layout, age) {
+                Ok(addr) => break Ok(addr),
+                Err(e) if e.is_heap_exhausted() => {
+                    let cycles = runtime.inner.gc_thread.finished() - first;
+                    if cycles > ALLOC_GC_ROUNDS as u64 {
+                        break Err(self.oom_or(layout, e));
+                    }
+                }
+                Err(e) => break Err(AllocError::Heap(e)),
+            }
+        };
+        runtime.count_stall(waited.elapsed());
+        result
     }
 
     /// The allocation after a collection. If the sizing policy's budget

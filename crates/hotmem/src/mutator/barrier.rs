@@ -8,7 +8,8 @@
 
 use super::Mutator;
 use crate::gc::concurrent::ConcurrentState;
-use crate::gc::concurrent::relocation_set::{GcAllocator, RelocationSet, Relocator, heal};
+use crate::gc::concurrent::cset_index::CsetView;
+use crate::gc::concurrent::relocation_set::{GcAllocator, Relocator, heal};
 use crate::gc::concurrent::satb::SatbBuffer;
 use crate::gc::generations::{GenerationalState, SlotBuffer};
 use crate::sync::{Arc, Mutex};
@@ -112,6 +113,8 @@ impl Mutator {
 pub(crate) struct ConcurrentBarrier {
     /// The runtime's concurrent state.
     state: NonNull<ConcurrentState>,
+    /// Its table of the relocation set's granules.
+    cset: CsetView,
     buffer: Arc<Mutex<SatbBuffer>>,
 }
 
@@ -120,6 +123,7 @@ impl ConcurrentBarrier {
     /// `state`. The mutator keeps the runtime, and so `state`, alive.
     pub(crate) fn new(state: &ConcurrentState) -> ConcurrentBarrier {
         ConcurrentBarrier {
+            cset: state.cset.view(),
             buffer: state.satb.register(),
             state: NonNull::from(state),
         }
@@ -135,14 +139,25 @@ impl ConcurrentBarrier {
     }
 
     /// After `r` was loaded from `slot`: `r`, or its object's new address
-    /// if `r` lies in the relocation set.
+    /// if `r` lies in the relocation set. The fast path: one lookup in the
+    /// runtime's table of the set's granules.
     #[inline]
-    fn loaded<S: Slot>(
-        &self,
-        slot: &S,
-        r: ObjectReference,
-        alloc: &GcAllocator,
-    ) -> ObjectReference {
+    fn loaded<S: Slot>(&self, slot: &S, r: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
+        // SAFETY: the table lives as long as the runtime, which the
+        // mutator owning this barrier keeps alive.
+        if unsafe { self.cset.lookup(r.get()) } == 0 {
+            return r;
+        }
+        self.load_slow(slot, r, alloc)
+    }
+
+    /// The load barrier's slow path: `r`, loaded from `slot`, may lie in
+    /// the relocation set. Its object is relocated if nobody has, and the
+    /// slot healed ([`heal`]: only if it still holds `r`, so that a heal
+    /// never overwrites another thread's store).
+    #[cold]
+    #[inline(never)]
+    fn load_slow<S: Slot>(&self, slot: &S, r: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
         // SAFETY: called from `Mutator::load_ref`, on the mutator's thread
         // (a `Mutator` is neither `Send` nor `Sync`) outside a safe region
         // (which borrows the mutator mutably), and the set is not kept
@@ -150,16 +165,22 @@ impl ConcurrentBarrier {
         let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
             return r;
         };
-        match set.page_in_set(r.get()) {
-            None => r,
-            Some(pi) => load_slow(set, pi, slot, r, alloc),
-        }
+        let Some(pi) = set.page_in_set(r.get()) else {
+            return r;
+        };
+        let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
+        heal(slot, r, to);
+        to
     }
 
     /// Where `obj`'s object is now.
     #[inline]
     fn resolved(&self, obj: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
-        // SAFETY: as in `loaded` (called from `Mutator::resolve`).
+        // SAFETY: as in `loaded`.
+        if unsafe { self.cset.lookup(obj.get()) } == 0 {
+            return obj;
+        }
+        // SAFETY: as in `load_slow` (called from `Mutator::resolve`).
         let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
             return obj;
         };
@@ -201,24 +222,6 @@ impl ConcurrentBarrier {
             state.satb.log(&self.buffer, old);
         }
     }
-}
-
-/// The load barrier's slow path: `r`, loaded from `slot`, lies in page
-/// `pi` of the relocation set. The object is relocated if nobody has, and
-/// the slot healed: it gets the new address only if it still holds `r`,
-/// so that a heal never overwrites another thread's store.
-#[cold]
-#[inline(never)]
-pub(crate) fn load_slow<S: Slot>(
-    set: &RelocationSet,
-    pi: usize,
-    slot: &S,
-    r: ObjectReference,
-    alloc: &GcAllocator,
-) -> ObjectReference {
-    let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
-    heal(slot, r, to);
-    to
 }
 
 /// A mutator's side of the store barrier.

@@ -67,6 +67,11 @@ impl GcThread {
         self.request(inner, cause);
     }
 
+    /// Cycles finished so far.
+    pub(crate) fn finished(&self) -> u64 {
+        self.shared.requests.lock().finished
+    }
+
     /// Waits until more than `finished` cycles have finished; the outcome
     /// of the last one.
     pub(crate) fn wait_past(&self, finished: u64) -> Result<CollectStats, GcError> {

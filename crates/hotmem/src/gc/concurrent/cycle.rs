@@ -106,9 +106,10 @@ pub(crate) fn collect<B: Binding>(
     // Concurrent Mark: the workers trace while the mutators run; the logs
     // of full buffers are traced as they come.
     let concurrent = Instant::now();
-    let concurrent_workers = concurrent_workers(workers.count());
+    let pool = workers.count();
+    let allowed = || state.concurrent_workers(pool);
     loop {
-        marker.trace_on(heap, workers, concurrent_workers)?;
+        marker.trace_concurrently(heap, workers, &allowed)?;
         let logged = state.satb.take_full();
         if logged.is_empty() {
             break;
@@ -139,6 +140,9 @@ pub(crate) fn collect<B: Binding>(
     let select = Instant::now();
     let set = cycle.select_concurrently()?;
     let select_ns = select.elapsed();
+    // The empty pages are back: stalled allocations need not wait for the
+    // relocation.
+    state.memory_freed();
     // Pause Relocate Start, then Concurrent Relocate.
     let mut relocate_start = Duration::ZERO;
     let mut concurrent_relocate = Duration::ZERO;
@@ -153,7 +157,8 @@ pub(crate) fn collect<B: Binding>(
         forward_error = super::relocate::forward_roots(binding, heap, &set).err();
         relocate_start = pause.end(cx);
         let relocating = Instant::now();
-        let done = super::relocate::relocate(heap, workers, &set, concurrent_workers);
+        let count = state.concurrent_workers(workers.count());
+        let done = super::relocate::relocate(heap, workers, &set, count);
         concurrent_relocate = relocating.elapsed();
         let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
         let (in_pause, in_pause_bytes) = set.copied_in_pause();
@@ -185,13 +190,6 @@ pub(crate) fn collect<B: Binding>(
         Some(e) => Err(e),
         None => Ok(stats),
     }
-}
-
-/// The workers that mark while the mutators run: a quarter of the CPUs,
-/// at least one (ZGC's concurrent worker heuristic), at most the pool.
-fn concurrent_workers(pool: usize) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cpus.div_ceil(4).clamp(1, pool.max(1))
 }
 
 /// Marks what the mutators logged (references they overwrote).

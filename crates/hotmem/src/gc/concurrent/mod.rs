@@ -32,6 +32,7 @@
 //! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
 //! not run and a page is reclaimed once empty.
 
+pub(crate) mod cset_index;
 pub(crate) mod cycle;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
@@ -42,6 +43,7 @@ pub(crate) mod satb;
 
 use crate::refs::KeepAlive;
 use crate::vm::ObjectReference;
+use cset_index::CsetIndex;
 use new_pages::NewPages;
 use parking_lot::Mutex;
 use relocation_set::RelocationSet;
@@ -133,8 +135,19 @@ pub(crate) struct ConcurrentState {
     relocation: AtomicPtr<RelocationSet>,
     /// The owner of what `relocation` points to.
     installed: Mutex<Option<Arc<RelocationSet>>>,
+    /// The installed set's granules, for the barrier's test.
+    pub(crate) cset: CsetIndex,
     /// Whether cycles move objects.
     pub(crate) mode: CollectorMode,
+    /// How many times cycles freed memory (after Concurrent Select
+    /// Relocation Set, and at each cycle's end), and where stalled
+    /// allocations wait for the count to move.
+    freed: parking_lot::Mutex<u64>,
+    freed_moved: parking_lot::Condvar,
+    /// Allocations stalled now: while any is, the cycle's concurrent
+    /// phases take every GC worker (the stalled mutators leave their CPUs
+    /// idle), as ZGC boosts its workers on a stall.
+    stalled: std::sync::atomic::AtomicUsize,
 }
 
 impl ConcurrentState {
@@ -150,7 +163,47 @@ impl ConcurrentState {
             new_pages: Arc::new(NewPages::new(base, len, unit)),
             relocation: AtomicPtr::new(std::ptr::null_mut()),
             installed: Mutex::new(None),
+            cset: CsetIndex::new(base, len),
             mode,
+            freed: parking_lot::Mutex::new(0),
+            freed_moved: parking_lot::Condvar::new(),
+            stalled: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// An allocation stalls until the guard is dropped.
+    pub(crate) fn stall(&self) -> Stalled<'_> {
+        self.stalled.fetch_add(1, Ordering::Relaxed);
+        Stalled(self)
+    }
+
+    /// The workers a concurrent phase takes out of a pool of `pool`: a
+    /// quarter of the CPUs (at least one, ZGC's concurrent worker
+    /// heuristic), or the whole pool while an allocation stalls.
+    pub(crate) fn concurrent_workers(&self, pool: usize) -> usize {
+        if self.stalled.load(Ordering::Relaxed) > 0 {
+            return pool.max(1);
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cpus.div_ceil(4).clamp(1, pool.max(1))
+    }
+
+    /// How many times cycles freed memory so far.
+    pub(crate) fn freed_count(&self) -> u64 {
+        *self.freed.lock()
+    }
+
+    /// A cycle freed memory (or ended): stalled allocations retry.
+    pub(crate) fn memory_freed(&self) {
+        *self.freed.lock() += 1;
+        self.freed_moved.notify_all();
+    }
+
+    /// Waits until cycles freed memory more than `seen` times.
+    pub(crate) fn wait_freed_past(&self, seen: u64) {
+        let mut freed = self.freed.lock();
+        while *freed <= seen {
+            self.freed_moved.wait(&mut freed);
         }
     }
 
@@ -160,6 +213,9 @@ impl ConcurrentState {
         let mut installed = self.installed.lock();
         self.relocation
             .store(Arc::as_ptr(&set).cast_mut(), Ordering::Release);
+        for (pi, start, size) in set.page_ranges() {
+            self.cset.set(start, size, Some(pi));
+        }
         *installed = Some(set);
     }
 
@@ -203,6 +259,15 @@ impl ConcurrentState {
     /// Sets the phase (at a safepoint).
     pub(crate) fn set_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+}
+
+/// An allocation stalled (see [`ConcurrentState::stall`]).
+pub(crate) struct Stalled<'a>(&'a ConcurrentState);
+
+impl Drop for Stalled<'_> {
+    fn drop(&mut self) {
+        self.0.stalled.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

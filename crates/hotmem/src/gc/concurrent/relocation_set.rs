@@ -160,6 +160,14 @@ impl RelocationSet {
             .map(|&pi| (self.map.pages[pi].page.node(), pi))
     }
 
+    /// The pages in the set: index in the map, start, size.
+    pub(crate) fn page_ranges(&self) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+        self.pages.iter().map(|&pi| {
+            let p = &self.map.pages[pi];
+            (pi, p.start, p.page.size())
+        })
+    }
+
     /// How many pages are in the set.
     pub(crate) fn page_count(&self) -> usize {
         self.pages.len()

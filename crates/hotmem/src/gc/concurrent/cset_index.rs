@@ -1,0 +1,82 @@
+//! [`CsetIndex`]: which granules of the heap belong to the installed
+//! relocation set, one `u32` per granule for the whole life of the
+//! runtime, so that the load barrier's test is a subtraction, a compare,
+//! a shift and one load from a table whose address never changes (the
+//! barrier keeps it; it does not follow a pointer to the set).
+
+use crate::sync::{AtomicU32, Ordering};
+
+/// Per granule of the heap reservation: the index + 1, in the installed
+/// set's heap map, of the page of the set that covers it; 0 elsewhere.
+/// Written only at safepoints (the set is installed at Pause Relocate
+/// Start and taken out at the next Pause Mark End).
+pub(crate) struct CsetIndex {
+    base: usize,
+    len: usize,
+    units: Box<[AtomicU32]>,
+}
+
+/// The table's unit: a granule, the heap's smallest page size and
+/// alignment.
+pub(crate) const SHIFT: u32 = hotmem_page::GRANULE_SIZE.trailing_zeros();
+
+impl CsetIndex {
+    /// A table for the reservation `base..base+len`, empty.
+    pub(crate) fn new(base: usize, len: usize) -> CsetIndex {
+        CsetIndex {
+            base,
+            len,
+            units: (0..len.div_ceil(1 << SHIFT))
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+        }
+    }
+
+    /// The barrier's view: the reservation's start and length and the
+    /// table, which live as long as the runtime.
+    pub(crate) fn view(&self) -> CsetView {
+        CsetView {
+            base: self.base,
+            len: self.len,
+            units: self.units.as_ptr(),
+        }
+    }
+
+    /// Records page `index` (of the set's map) at `start..start+size`, or
+    /// forgets it (`None`), at a safepoint.
+    pub(crate) fn set(&self, start: usize, size: usize, index: Option<usize>) {
+        let value = index.map_or(0, |i| i as u32 + 1);
+        let first = (start - self.base) >> SHIFT;
+        let count = size.div_ceil(1 << SHIFT);
+        for u in &self.units[first..first + count] {
+            u.store(value, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The load barrier's copy of a [`CsetIndex`]'s address and bounds.
+#[derive(Copy, Clone)]
+pub(crate) struct CsetView {
+    base: usize,
+    len: usize,
+    units: *const AtomicU32,
+}
+
+impl CsetView {
+    /// The page (index + 1 in the installed set's map) `addr` may lie in:
+    /// 0 when it lies in no page of the set. A nonzero answer is checked
+    /// against the page's bounds by the caller.
+    ///
+    /// # Safety
+    /// The [`CsetIndex`] this view came from is alive.
+    #[inline]
+    pub(crate) unsafe fn lookup(&self, addr: usize) -> u32 {
+        let off = addr.wrapping_sub(self.base);
+        if off >= self.len {
+            return 0;
+        }
+        // SAFETY: `off < len`, so the unit is inside the table, alive (the
+        // caller's promise) and only accessed atomically.
+        unsafe { &*self.units.add(off >> SHIFT) }.load(Ordering::Relaxed)
+    }
+}
