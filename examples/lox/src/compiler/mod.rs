@@ -10,6 +10,8 @@
 //! `variables` (declaring and resolving names), `expressions`, `statements`
 //! and `classes`.
 
+#![forbid(unsafe_code)]
+
 mod classes;
 mod emit;
 mod error;
