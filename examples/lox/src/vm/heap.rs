@@ -6,6 +6,7 @@ use hotmem::{AllocError, Mutator, Runtime};
 
 use super::binding::ValueSlot;
 use super::error::HeapError;
+use super::policy::{Next, Policy};
 use super::value::Value;
 use crate::cli::GcMode;
 
@@ -21,6 +22,7 @@ pub(crate) struct Heap {
     me: Mutator,
     mode: GcMode,
     next: StressNext,
+    policy: Policy,
 }
 
 impl Heap {
@@ -30,6 +32,7 @@ impl Heap {
             me,
             mode,
             next: StressNext::Young,
+            policy: Policy::default(),
         }
     }
 
@@ -55,11 +58,25 @@ impl Heap {
     pub(crate) fn alloc(&mut self, bytes: usize) -> Result<usize, HeapError> {
         if self.mode == GcMode::Stress {
             self.stress_collect()?;
+        } else if self.policy.count(bytes) {
+            self.policy_collect()?;
         }
         match self.me.alloc(bytes) {
             Ok(addr) => Ok(addr.get()),
             Err(error) => Err(self.alloc_failed(bytes, error)),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn policy_collect(&mut self) -> Result<(), HeapError> {
+        let stats = match self.policy.next() {
+            Next::Young => self.me.collect_young(),
+            Next::Full => self.me.collect(),
+        }
+        .map_err(HeapError::Collector)?;
+        self.policy.collected(&stats);
+        Ok(())
     }
 
     #[cold]

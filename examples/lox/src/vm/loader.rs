@@ -161,8 +161,8 @@ impl Vm {
     /// undefined). **May collect.**
     fn reserve_globals(&mut self, slots: u32) -> Result<(), HeapError> {
         let old = self.roots.get(GLOBAL_VALUES);
-        // SAFETY: the globals array from its root, read now.
         let capacity = if old.is_object() {
+            // SAFETY: the globals array from its root, read now.
             unsafe { Obj::new(old) }.count()
         } else {
             0

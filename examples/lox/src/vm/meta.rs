@@ -97,7 +97,10 @@ impl FunctionMeta {
             .alloc_metadata(total)
             .map_err(HeapError::Metaspace)?
             .as_ptr::<u8>();
-        assert!(block as usize % 8 == 0, "metaspace blocks are word-aligned");
+        assert!(
+            (block as usize).is_multiple_of(8),
+            "metaspace blocks are word-aligned"
+        );
         // SAFETY: `block` is `total` fresh bytes of the arena, word-aligned;
         // each part below lies inside it at an offset aligned for its type
         // (the header's size is a multiple of 8, the slots 4 bytes, the

@@ -48,6 +48,7 @@ mod loader;
 mod meta;
 mod natives;
 mod object;
+mod policy;
 mod print;
 mod roots;
 mod stack;

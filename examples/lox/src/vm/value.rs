@@ -60,7 +60,7 @@ impl Value {
     /// A reference to the object at `addr` (a heap object's address).
     #[inline(always)]
     pub(crate) fn object(addr: usize) -> Value {
-        debug_assert!(addr != 0 && addr % 8 == 0 && (addr as u64) & OBJECT_TAG == 0);
+        debug_assert!(addr != 0 && addr.is_multiple_of(8) && (addr as u64) & OBJECT_TAG == 0);
         Value(addr as u64 | OBJECT_TAG)
     }
 

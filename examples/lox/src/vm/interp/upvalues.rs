@@ -68,11 +68,12 @@ impl Vm {
         location: *mut u64,
     ) -> Result<Value, HeapError> {
         let (_, found) = self.open_upvalue_position(location);
-        // SAFETY: a valid upvalue from the list.
-        if found.is_object()
-            && unsafe { Obj::new(found).raw(upvalue::LOCATION) } as *mut u64 == location
-        {
-            return Ok(found);
+        if found.is_object() {
+            // SAFETY: a valid upvalue from the list.
+            let at = unsafe { Obj::new(found).raw(upvalue::LOCATION) } as *mut u64;
+            if at == location {
+                return Ok(found);
+            }
         }
         let addr = self.heap.alloc(size_of(Kind::Upvalue, 0))?;
         let (previous, next) = self.open_upvalue_position(location);
