@@ -40,6 +40,7 @@
 #![allow(unsafe_code)] // The VM's object model and interpreter: raw heap words, see each `SAFETY`.
 
 mod binding;
+mod bytes;
 mod error;
 mod heap;
 mod home;

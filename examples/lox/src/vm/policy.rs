@@ -17,7 +17,7 @@ use hotmem::{CollectStats, CollectionKind};
 /// Bytes allocated between two collections.
 pub(crate) const YOUNG_BUDGET: usize = 8 << 20;
 /// Heap in use that never calls for a full collection.
-pub(crate) const FULL_MIN: usize = 16 << 20;
+pub(crate) const FULL_MIN: usize = 8 << 20;
 
 /// The collection the policy asks for next.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

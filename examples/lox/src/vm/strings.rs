@@ -9,6 +9,7 @@
 //! whose result exists allocates nothing.
 
 use super::Vm;
+use super::bytes;
 use super::error::HeapError;
 use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes, string_hash};
 use super::roots::INTERN;
@@ -21,19 +22,6 @@ pub(crate) const TOMBSTONE: usize = 1;
 
 /// The first intern table's capacity.
 const MIN_CAPACITY: usize = 64;
-
-/// FNV-1a over `parts`, one after the other (clox's hash).
-#[inline]
-fn hash(parts: [&[u8]; 2]) -> u32 {
-    let mut h: u32 = 2_166_136_261;
-    for part in parts {
-        for &b in part {
-            h ^= u32::from(b);
-            h = h.wrapping_mul(16_777_619);
-        }
-    }
-    h
-}
 
 /// The string equal to `parts` concatenated, or where it would go: `Ok`
 /// with the string's address, or `Err` with the word index (in the
@@ -60,9 +48,7 @@ unsafe fn probe(table: Obj, h: u32, parts: [&[u8]; 2]) -> Result<usize, usize> {
             let s = unsafe { Obj::at(word) };
             if string_hash(s) == h && s.count() as usize == len {
                 // SAFETY: the string, read before anything may collect.
-                let bytes = unsafe { string_bytes(s) };
-                let (head, tail) = bytes.split_at(parts[0].len());
-                if head == parts[0] && tail == parts[1] {
+                if bytes::equals(unsafe { string_bytes(s) }, parts[0], parts[1]) {
                     return Ok(word);
                 }
             }
@@ -116,7 +102,7 @@ impl Vm {
     ) -> Result<Value, HeapError> {
         let [head, tail] = parts(self);
         let len = head.len() + tail.len();
-        let h = hash([head, tail]);
+        let h = bytes::hash(head, tail);
         if self.roots.get(INTERN).is_object() {
             // SAFETY: the intern table, read from its root now.
             let table = unsafe { Obj::new(self.roots.get(INTERN)) };
@@ -231,17 +217,5 @@ impl Vm {
             // SAFETY: a word of the table.
             .filter(|&i| unsafe { table.raw(1 + i) } as usize > TOMBSTONE)
             .count()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::hash;
-
-    #[test]
-    fn hash_is_fnv1a_over_both_parts() {
-        assert_eq!(hash([b"", b""]), 2_166_136_261);
-        assert_eq!(hash([b"ab", b"c"]), hash([b"abc", b""]));
-        assert_eq!(hash([b"a", b""]), 0xe40c_292c);
     }
 }
