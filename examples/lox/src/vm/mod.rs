@@ -1,9 +1,10 @@
 //! The Lox VM on the hotmem heap.
 //!
 //! Every Lox object lives in the heap of a hotmem [`Runtime`] and is moved
-//! by its collector (see [`object`] for the layouts, [`binding`] for what
-//! the collector is told); code and line tables live in metaspace
-//! ([`meta`]); values are NaN-boxed words ([`value`]).
+//! by its collector (the module `object` has the layouts, `binding` what
+//! the collector is told); code and line tables live in metaspace (`meta`);
+//! values are NaN-boxed words (`value`). The crate's README argues the
+//! design.
 //!
 //! ```
 //! use hotmem_lox::vm::{Vm, VmOptions};
@@ -35,7 +36,7 @@
 //! no object address is kept in a Rust local across such a call. A store of
 //! a reference into an object goes through the store barrier unless the
 //! object was allocated since the last call that may collect; every read
-//! of a reference out of an object goes through [`heap::Heap::load`].
+//! of a reference out of an object goes through `Heap::load`.
 
 #![allow(unsafe_code)] // The VM's object model and interpreter: raw heap words, see each `SAFETY`.
 
@@ -231,6 +232,12 @@ impl Vm {
     /// removes those nothing else refers to).
     pub fn interned_strings(&self) -> usize {
         self.count_interned()
+    }
+
+    /// Bytes of metaspace the loaded code takes (code, line tables,
+    /// names, global-slot arrays): the VM's class loader's non-class use.
+    pub fn code_bytes(&self) -> usize {
+        self.loader.used_bytes().1
     }
 
     /// Empties the stack and the frames after an error.

@@ -162,7 +162,7 @@ mod tests {
         // slot 0, then 1, 2, 3, 4 on top of each other.
         assert_eq!(verify(&script).unwrap().max_stack, 5);
         let script = compile("var a = 1; { var b = a; print b; }").unwrap();
-        assert_eq!(verify(&script).unwrap().globals, vec![1, 2]);
+        assert_eq!(verify(&script).unwrap().globals, vec![0, 2]);
     }
 
     #[test]
@@ -170,9 +170,15 @@ mod tests {
         let source = "fun f(n) { var s = 0; for (var i = 0; i < n; i = i + 1) { if (i > 2 and i < 5 or false) s = s + i; } return s; } print f(10);";
         let script = compile(source).unwrap();
         verify(&script).unwrap();
-        let Constant::Function(f) = &script.chunk.constants[0] else {
-            panic!("f is the first constant")
-        };
+        let f = script
+            .chunk
+            .constants
+            .iter()
+            .find_map(|c| match c {
+                Constant::Function(f) => Some(f),
+                _ => None,
+            })
+            .expect("f is a constant of the script");
         let verified = verify(f).unwrap();
         assert!(verified.max_stack >= 4);
     }
