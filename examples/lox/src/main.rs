@@ -18,7 +18,30 @@ use hotmem_lox::cli::{self, Exit, Mode, Options, USAGE};
 use hotmem_lox::vm::{Vm, VmOptions};
 use hotmem_lox::{FunctionProto, compile};
 
+/// The stack of the thread that compiles and runs: the compiler recurses
+/// once per nesting level, up to `MAX_NESTING`, which a debug build's
+/// frames would not fit in the main thread's 8 MiB. Reserved, not
+/// resident: only what a program's nesting touches is.
+const STACK_BYTES: usize = 64 << 20;
+
 fn main() -> ExitCode {
+    let worker = std::thread::Builder::new()
+        .name("lox".into())
+        .stack_size(STACK_BYTES)
+        .spawn(lox);
+    match worker {
+        Ok(worker) => worker
+            .join()
+            .unwrap_or(ExitCode::from(Exit::RuntimeError as u8)),
+        Err(error) => {
+            eprintln!("lox: cannot start the interpreter's thread: {error}");
+            Exit::RuntimeError.into()
+        }
+    }
+}
+
+/// The `lox` command, on its thread.
+fn lox() -> ExitCode {
     let options = match cli::parse_args(std::env::args_os().skip(1)) {
         Ok(options) => options,
         Err(error) => {

@@ -104,3 +104,17 @@ fn a_heap_max_below_the_runtime_minimum_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(64));
     assert!(text(&output.stderr).contains("--heap-max 1"));
 }
+
+#[test]
+fn nesting_deeper_than_the_compiler_allows_is_a_compile_error() {
+    let deep = format!("print {}1{};\n", "-(".repeat(100_000), ")".repeat(100_000));
+    let output = run_lox("limits_nesting.lox", &deep, &[]);
+    assert_eq!(output.status.code(), Some(65));
+    assert_eq!(
+        text(&output.stderr),
+        "[line 1] Error at '-': Too much nesting.\n"
+    );
+    let fine = format!("print {}1{};\n", "-(".repeat(2_000), ")".repeat(2_000));
+    let output = run_lox("limits_nesting_fine.lox", &fine, &[]);
+    assert_eq!(text(&output.stdout), "1\n");
+}
