@@ -1,7 +1,9 @@
 //! hotmem-lox: a bytecode VM for the Lox language of *Crafting Interpreters*,
-//! whose objects are to live in the hotmem heap.
+//! whose objects live in the hotmem heap and are moved by its collector.
 //!
-//! This crate holds the part of the VM that never touches the heap:
+//! - [`vm`]: the VM (objects, loader, interpreter) on a hotmem `Runtime`.
+//!
+//! The rest is the part that never touches the heap:
 //!
 //! - [`scanner`]: source text to tokens, lexemes as byte ranges;
 //! - [`compiler`]: a single-pass Pratt compiler from tokens to a tree of plain

@@ -127,7 +127,11 @@ impl Heap {
     }
 
     /// Writes `value` into `word`, a slot of a heap object, through the
-    /// runtime's store barrier when it is a reference.
+    /// runtime's store barrier when it is a reference. A number or a
+    /// literal is written without one: all the generational barrier
+    /// needs. (A snapshot-at-the-beginning barrier would also need the
+    /// reference a number overwrites, which `Mutator::store_ref`, taking
+    /// only an `ObjectReference` to store, cannot be told.)
     ///
     /// # Safety
     /// As [`Heap::load`].

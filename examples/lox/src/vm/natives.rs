@@ -9,11 +9,16 @@ use super::object::{Kind, Obj, header, size_of};
 use super::roots::{CLOCK, GLOBAL_VALUES};
 use super::value::Value;
 
+/// When the first VM of the process started: `clock()` counts from here
+/// (clox's counts the process's CPU time, which a single-threaded Lox
+/// program's wall time since start approximates).
+static START: OnceLock<Instant> = OnceLock::new();
+
 /// A native function, by the number in its object's header.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub(crate) enum Native {
-    /// `clock()`: seconds since the VM's process started.
+    /// `clock()`: seconds since the process's first VM started.
     Clock = 0,
 }
 
@@ -27,10 +32,7 @@ impl Native {
     pub(crate) fn call(self, args: &[Value]) -> Value {
         let _ = args;
         match self {
-            Native::Clock => {
-                static START: OnceLock<Instant> = OnceLock::new();
-                Value::number(START.get_or_init(Instant::now).elapsed().as_secs_f64())
-            }
+            Native::Clock => Value::number(START.get_or_init(Instant::now).elapsed().as_secs_f64()),
         }
     }
 }
@@ -38,6 +40,7 @@ impl Native {
 impl Vm {
     /// Defines the globals that name natives.
     pub(crate) fn define_natives(&mut self) -> Result<(), HeapError> {
+        START.get_or_init(Instant::now);
         let addr = self.heap.alloc(size_of(Kind::Native, 0))?;
         // SAFETY: a fresh native object, both words written.
         let native = unsafe {
