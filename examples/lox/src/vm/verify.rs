@@ -9,7 +9,9 @@
 
 use thiserror::Error;
 
-use crate::bytecode::{Constant, DecodeError, FunctionProto, OpCode, Operand, instructions};
+use crate::bytecode::{
+    Constant, DecodeError, FunctionProto, OpCode, Operand, decode, instructions,
+};
 
 /// What verification found.
 #[derive(Debug)]
@@ -73,10 +75,11 @@ fn effect(op: OpCode, operand: &Operand<'_>) -> (u32, u32) {
 pub(crate) fn verify(proto: &FunctionProto) -> Result<Verified, VerifyError> {
     let chunk = &proto.chunk;
     let len = chunk.code.len();
-    let mut decoded = vec![None; len];
+    // Where instructions start (decoded again when reached: a table of
+    // decoded instructions would take tens of bytes per byte of code).
+    let mut starts = vec![false; len];
     for instruction in instructions(chunk) {
-        let instruction = instruction?;
-        decoded[instruction.offset] = Some(instruction);
+        starts[instruction?.offset] = true;
     }
     let upvalues = proto.upvalues.len();
     let is_string = |k: u8| {
@@ -86,19 +89,23 @@ pub(crate) fn verify(proto: &FunctionProto) -> Result<Verified, VerifyError> {
         )
     };
     let mut globals = Vec::new();
-    let mut height: Vec<Option<u32>> = vec![None; len];
+    // The stack height on entry to each instruction (`UNKNOWN` until a
+    // path reaches it).
+    const UNKNOWN: u32 = u32::MAX;
+    let mut height = vec![UNKNOWN; len];
     let start = u32::from(proto.arity) + 1;
     let mut max_stack = start;
     let mut pending = vec![(0usize, start)];
     while let Some((offset, depth)) = pending.pop() {
         let flow = VerifyError::Flow { offset };
-        let Some(instruction) = decoded.get(offset).copied().flatten() else {
+        if !starts.get(offset).copied().unwrap_or(false) {
             return Err(flow);
-        };
+        }
+        let instruction = decode(chunk, offset)?;
         match height[offset] {
-            Some(known) if known == depth => continue,
-            Some(_) => return Err(flow),
-            None => height[offset] = Some(depth),
+            UNKNOWN => height[offset] = depth,
+            known if known == depth => continue,
+            _ => return Err(flow),
         }
         let op = instruction.op;
         let bad = VerifyError::Operand { op, offset };
