@@ -65,3 +65,32 @@ fn the_repl_collects_at_every_allocation_too() {
         format!("> > > > hi a{}\n> \n", "b".repeat(20))
     );
 }
+
+#[test]
+fn a_closure_that_escaped_an_error_keeps_its_variable() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lox"))
+        .arg("--gc-stress")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lox runs");
+    // `x` is still captured by an open upvalue when `nil()` fails; the
+    // next lines reuse its stack word.
+    let input = "var f;\n{ var x = \"kept\"; fun g() { return x; } f = g; nil(); }\n\
+                 { var a = 1; var b = 2; var c = 3; print f(); }\n";
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input.as_bytes())
+        .expect("lox reads its input");
+    let output = child
+        .wait_with_output()
+        .expect("lox ends at the end of its input");
+    assert_eq!(
+        text(&output.stderr),
+        "Can only call functions and classes.\n[line 1] in script\n"
+    );
+    assert_eq!(text(&output.stdout), "> > > kept\n> \n");
+}

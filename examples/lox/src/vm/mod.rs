@@ -240,13 +240,18 @@ impl Vm {
         self.loader.used_bytes().1
     }
 
-    /// Empties the stack and the frames after an error.
+    /// Empties the stack and the frames after an error. Upvalues still
+    /// open are closed first: a closure that escaped (into a global) keeps
+    /// the value its variable had, instead of a stack word the next script
+    /// reuses.
     fn reset(&mut self) {
+        // SAFETY: every open upvalue captures a word below the published
+        // top (the error published it), still holding its value.
+        unsafe { self.close_upvalues(self.stack.base()) };
         for i in 0..self.frame_count {
             self.roots.set(roots::FRAMES + i, value::Value::NIL);
         }
         self.frame_count = 0;
-        self.roots.set(roots::OPEN_UPVALUES, value::Value::NIL);
         // SAFETY: an empty stack.
         unsafe { self.stack.publish(self.stack.base()) };
     }

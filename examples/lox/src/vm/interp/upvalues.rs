@@ -99,7 +99,7 @@ impl Vm {
     /// # Safety
     /// Every open upvalue's word is still in use (below the stack top the
     /// interpreter had before popping down to `last`).
-    pub(super) unsafe fn close_upvalues(&mut self, last: *mut u64) {
+    pub(crate) unsafe fn close_upvalues(&mut self, last: *mut u64) {
         loop {
             let head = self.roots.get(OPEN_UPVALUES);
             if !head.is_object() {
