@@ -71,8 +71,22 @@ impl Vm {
     /// # Errors
     /// [`HeapError`] if the new entries do not fit.
     pub(crate) unsafe fn grow_table(&mut self, home: TableHome) -> Result<(), HeapError> {
-        // SAFETY: the caller's home.
-        let capacity = grown_capacity(unsafe { self.table(home) }.0);
+        // SAFETY: the caller's home (an instance's class is a class).
+        let capacity = unsafe {
+            let (entries, count) = self.table(home);
+            let expected = match (home, home.owner()) {
+                (TableHome::Fields { .. }, Some((instance, _))) => {
+                    // The class learns how many fields its instances need:
+                    // the next ones get room for them at once.
+                    let class = Obj::new(self.heap.load(instance.word(instance::CLASS)));
+                    let hint = class.raw(class::FIELDS_HINT).max(u64::from(count) + 1);
+                    class.set_raw(class::FIELDS_HINT, hint);
+                    hint as u32
+                }
+                _ => 0,
+            };
+            grown_capacity(entries, expected)
+        };
         let addr = self.heap.alloc(entries_size(capacity))?;
         // SAFETY: the home read again after the allocation; `addr` is fresh
         // with room for `capacity` pairs, at least twice the old count.

@@ -7,9 +7,11 @@
 //! globals). Keys are compared by identity, since strings are interned; a
 //! key's hash is the one cached in the string. Lox never deletes a field or
 //! a method, so there are no tombstones. A table grows (to twice its
-//! capacity) before an insertion would fill more than three quarters of
-//! it; growing allocates, so it is the caller's to do
-//! ([`SetOutcome::Full`], then [`Vm::grow_table`](super::Vm)).
+//! capacity) before an insertion would fill more than half of it, so that
+//! looking up a missing key (a method name among an instance's fields, on
+//! every `INVOKE`) ends at an empty pair within a probe or two; growing
+//! allocates, so it is the caller's to do ([`SetOutcome::Full`], then
+//! `Vm::grow_table`).
 
 use super::heap::Heap;
 use super::object::{Kind, Obj, header, size_of, string_hash};
@@ -98,7 +100,7 @@ pub(crate) unsafe fn set(
             unsafe { heap.store(entries.word(2 + 2 * pair), value) };
             SetOutcome::Replaced
         }
-        Err(_) if (count as u64 + 1) * 4 > entries.count() as u64 * 3 => SetOutcome::Full,
+        Err(_) if (count as u64 + 1) * 2 > entries.count() as u64 => SetOutcome::Full,
         Err(pair) => {
             // SAFETY: the key and value words of an empty pair, through
             // the barrier.
@@ -111,14 +113,19 @@ pub(crate) unsafe fn set(
     }
 }
 
-/// The capacity a table of `entries` grows to.
-pub(crate) fn grown_capacity(entries: Value) -> u32 {
+/// The capacity a table of `entries` grows to; for its first entries
+/// (nil), room for `expected` keys at most half full.
+pub(crate) fn grown_capacity(entries: Value, expected: u32) -> u32 {
     if entries.is_object() {
         // SAFETY: a valid `Entries` (the caller's table, read now).
         let old = unsafe { Obj::new(entries) }.count();
         old.checked_mul(2).unwrap_or(old)
     } else {
-        MIN_CAPACITY
+        expected
+            .saturating_mul(2)
+            .checked_next_power_of_two()
+            .unwrap_or(MIN_CAPACITY)
+            .max(MIN_CAPACITY)
     }
 }
 
@@ -133,7 +140,7 @@ pub(crate) fn entries_size(capacity: u32) -> usize {
 /// # Safety
 /// `addr` was allocated since the last call that may collect, with room
 /// for `capacity` pairs; `old` is nil or a valid `Entries` whose keys fit
-/// three quarters of `capacity`.
+/// half of `capacity`.
 pub(crate) unsafe fn fill_grown(heap: &Heap, addr: usize, capacity: u32, old: Value) -> Obj {
     // SAFETY: the caller's fresh object; its header is written first.
     let new = unsafe { Obj::at(addr) };

@@ -118,6 +118,7 @@ impl Vm {
             c.set_raw(class::NAME, self.constant(k).bits());
             c.set_raw(class::METHODS, Value::NIL.bits());
             c.set_raw(class::INIT, Value::NIL.bits());
+            c.set_raw(class::FIELDS_HINT, 0);
             top.write(c.value().bits());
         }
         Ok(())

@@ -42,7 +42,7 @@ pub(crate) mod upvalue {
     pub(crate) const WORDS: usize = 4;
 }
 
-/// `Class`: `[header: method count][name][methods][init]`.
+/// `Class`: `[header: method count][name][methods][init][fields hint]`.
 pub(crate) mod class {
     /// The name (a string).
     pub(crate) const NAME: usize = 1;
@@ -50,8 +50,11 @@ pub(crate) mod class {
     pub(crate) const METHODS: usize = 2;
     /// The `init` method, or nil: found without a table lookup.
     pub(crate) const INIT: usize = 3;
+    /// The most fields an instance of the class has had (raw): a new
+    /// instance's first field table is sized for them.
+    pub(crate) const FIELDS_HINT: usize = 4;
     /// Words in all.
-    pub(crate) const WORDS: usize = 4;
+    pub(crate) const WORDS: usize = 5;
 }
 
 /// `Instance`: `[header: field count][class][fields]`.

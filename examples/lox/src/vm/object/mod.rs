@@ -14,7 +14,7 @@
 //! | `Function` | metadata pointer, global-slot pointer, constants | the constants |
 //! | `Closure` | function, upvalues | all |
 //! | `Upvalue` | stack address (0 once closed), closed value, next open upvalue | value, next |
-//! | `Class` | name, method entries, initializer | all |
+//! | `Class` | name, method entries, initializer, fields hint | all but the hint |
 //! | `Instance` | class, field entries | all |
 //! | `BoundMethod` | receiver, method | all |
 //! | `Native` | (the native's number is the count) | none |
@@ -216,7 +216,7 @@ pub(crate) fn slot_words(kind: Kind, count: u32) -> std::ops::Range<usize> {
         Kind::Function => function::CONSTANTS..function::CONSTANTS + n,
         Kind::Closure => closure::FUNCTION..closure::UPVALUES + n,
         Kind::Upvalue => upvalue::CLOSED..upvalue::WORDS,
-        Kind::Class => 1..class::WORDS,
+        Kind::Class => 1..class::FIELDS_HINT,
         Kind::Instance => 1..instance::WORDS,
         Kind::BoundMethod => 1..bound::WORDS,
         Kind::Entries => 1..1 + 2 * n,
