@@ -5,6 +5,7 @@
 //! and how long it took. A failing step stops the run with its own error.
 
 mod fuzz;
+mod lox_bench;
 mod miri;
 mod numa_vm;
 mod sanitize;
@@ -30,6 +31,7 @@ commands:
   miri                      the crates' lib tests under Miri (skipped, exit 0, without nightly miri)
   numa-vm [--nodes 2|4] [--cpus N] [--timeout SECS]
                             the NUMA tests in an emulated multi-node Linux guest (QEMU TCG; default 2 nodes, 4 CPUs)
+  lox-bench [--runs N]      hotmem-lox against clox on examples/lox/bench: median times, ratios, peak RSS, GC share (default 5 runs)
   deps                      only check/install the system packages
 ";
 
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         "sanitize" => sanitize::cmd(&mut runner, rest),
         "miri" => miri::cmd(&mut runner),
         "numa-vm" => numa_vm::cmd(&mut runner, rest),
+        "lox-bench" => lox_bench::cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });
     runner.summary();

@@ -173,12 +173,49 @@ pub(crate) fn test(r: &mut Runner, browser: Browser) -> Result<(), String> {
         "facade without hwloc (default-features = false)",
         &mut cargo(&["test", "-p", "hotmem", "--no-default-features"]),
     )?;
+    lox_suite(r)?;
     loom(r, 2)?;
     crate::fuzz::smoke(r)?;
     // The NUMA tests on a real multi-node kernel: an emulated guest of 2
     // nodes x 2 CPUs, then 4 x 1 (about a minute each here).
     use crate::numa_vm::{VmShape, run_or_skip};
     run_or_skip(r, &[VmShape::new(2, 2), VmShape::new(4, 1)])
+}
+
+/// The Lox conformance suite on the release `lox`, collecting normally and
+/// at every allocation (`--gc-stress`); skipped with a message where the
+/// suite (`../shared/lox-tests`, or `$LOX_TESTS`) is absent.
+fn lox_suite(r: &mut Runner) -> Result<(), String> {
+    let suite = std::env::var_os("LOX_TESTS")
+        .map_or_else(|| root().join("../shared/lox-tests"), PathBuf::from);
+    if !suite.is_dir() {
+        eprintln!(
+            "\n==> [lox suite] skipped: no Lox suite at {} (set LOX_TESTS)",
+            suite.display()
+        );
+        return Ok(());
+    }
+    r.step(
+        "build lox and lox-suite (release)",
+        &mut cargo(&["build", "--release", "-p", "hotmem-lox", "--bins"]),
+    )?;
+    let lox = root().join("target/release/lox");
+    for stress in [None, Some("--gc-stress")] {
+        let mut c = Command::new(root().join("target/release/lox-suite"));
+        c.arg("--quiet")
+            .arg("--suite")
+            .arg(&suite)
+            .arg(&lox)
+            .args(stress);
+        r.step(
+            &format!(
+                "lox suite{}",
+                stress.map_or(String::new(), |s| format!(" {s}"))
+            ),
+            &mut c,
+        )?;
+    }
+    Ok(())
 }
 
 /// `cargo xtask ci`: the gates in order, then `test` (with the browser

@@ -5,6 +5,8 @@
 //! lox [--gc-stress] [--heap-max MIB] [--report DIR] [--compile-only | --disassemble] [path]
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,19 +1,47 @@
-//! `lox`: compiles and (once the VM lands) runs Lox programs.
+//! `lox`: compiles and runs Lox programs on the hotmem heap; no path: a
+//! read-eval-print loop.
 //!
 //! Exit statuses are clox's: 64 bad usage, 65 compile error, 70 runtime
 //! error, 74 unreadable file.
 
 #![forbid(unsafe_code)]
 
-use std::io::Write;
-use std::path::Path;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use hotmem_examples::report::{Recorder, Sampling};
 
 use hotmem_lox::bytecode::disassemble;
 use hotmem_lox::cli::{self, Exit, Mode, Options, USAGE};
+use hotmem_lox::vm::{Vm, VmOptions};
 use hotmem_lox::{FunctionProto, compile};
 
+/// The stack of the thread that compiles and runs: the compiler recurses
+/// once per nesting level, up to `MAX_NESTING`, which a debug build's
+/// frames would not fit in the main thread's 8 MiB. Reserved, not
+/// resident: only what a program's nesting touches is.
+const STACK_BYTES: usize = 64 << 20;
+
 fn main() -> ExitCode {
+    let worker = std::thread::Builder::new()
+        .name("lox".into())
+        .stack_size(STACK_BYTES)
+        .spawn(lox);
+    match worker {
+        Ok(worker) => worker
+            .join()
+            .unwrap_or(ExitCode::from(Exit::RuntimeError as u8)),
+        Err(error) => {
+            eprintln!("lox: cannot start the interpreter's thread: {error}");
+            Exit::RuntimeError.into()
+        }
+    }
+}
+
+/// The `lox` command, on its thread.
+fn lox() -> ExitCode {
     let options = match cli::parse_args(std::env::args_os().skip(1)) {
         Ok(options) => options,
         Err(error) => {
@@ -60,14 +88,158 @@ fn print_listing(script: &FunctionProto) -> Exit {
     Exit::Success
 }
 
-/// Runs a compiled script. The VM is not part of this build yet.
-fn run(_script: &FunctionProto, _options: &Options) -> Exit {
-    eprintln!("lox: this build has no VM yet; use --compile-only or --disassemble");
-    Exit::Unavailable
+/// Runs a compiled script on a new VM.
+fn run(script: &FunctionProto, options: &Options) -> Exit {
+    let session = match Session::start(options, "lox script") {
+        Ok(session) => session,
+        Err(exit) => return exit,
+    };
+    let Session { mut vm, recorder } = session;
+    let result = vm.interpret(script);
+    vm.flush();
+    recorder.finish(&vm);
+    gc_stats(&vm);
+    match result {
+        Ok(()) => Exit::Success,
+        Err(error) => {
+            eprintln!("{error}");
+            Exit::RuntimeError
+        }
+    }
 }
 
-/// The read-eval-print loop. The VM is not part of this build yet.
-fn repl(_options: &Options) -> Exit {
-    eprintln!("lox: this build has no VM yet, so no REPL");
-    Exit::Unavailable
+/// The read-eval-print loop: each line is compiled and run on the same VM
+/// (its globals stay); errors are printed and the loop goes on. Ends at
+/// the end of the input.
+fn repl(options: &Options) -> Exit {
+    let session = match Session::start(options, "lox REPL") {
+        Ok(session) => session,
+        Err(exit) => return exit,
+    };
+    let Session { mut vm, recorder } = session;
+    let mut stdin = std::io::stdin().lock();
+    let mut line = String::new();
+    loop {
+        print!("> ");
+        let _ = std::io::stdout().flush();
+        line.clear();
+        match stdin.read_line(&mut line) {
+            Ok(0) | Err(_) => {
+                println!();
+                break;
+            }
+            Ok(_) => {}
+        }
+        match compile(&line) {
+            Ok(script) => {
+                if let Err(error) = vm.interpret(&script) {
+                    eprintln!("{error}");
+                }
+            }
+            Err(errors) => {
+                for error in &errors {
+                    eprintln!("{error}");
+                }
+            }
+        }
+    }
+    vm.flush();
+    recorder.finish(&vm);
+    gc_stats(&vm);
+    Exit::Success
+}
+
+/// A VM with the command line's settings, and its report recorder.
+struct Session {
+    vm: Vm,
+    recorder: Report,
+}
+
+impl Session {
+    fn start(options: &Options, title: &str) -> Result<Session, Exit> {
+        let fail = |message: String| {
+            eprintln!("lox: {message}");
+            Exit::Usage
+        };
+        let (log, recorder) =
+            hotmem_examples::log_and_recorder(options.report_dir.is_some(), || title.to_owned())
+                .map_err(fail)?;
+        let mut vm_options = VmOptions::new(options.gc).log(log);
+        if let Some(mib) = options.heap_max_mib {
+            let bytes = usize::try_from(mib)
+                .ok()
+                .and_then(|mib| mib.checked_mul(1 << 20))
+                .filter(|&bytes| bytes >= hotmem::MIN_HEAP)
+                .ok_or_else(|| {
+                    fail(format!(
+                        "--heap-max {mib}: the heap needs at least {} MiB",
+                        hotmem::MIN_HEAP >> 20
+                    ))
+                })?;
+            vm_options = vm_options.heap_max(bytes);
+        }
+        let vm = Vm::new(vm_options, Box::new(std::io::stdout())).map_err(|error| {
+            eprintln!("lox: {error}");
+            Exit::RuntimeError
+        })?;
+        let recorder = Report::start(recorder, options.report_dir.clone(), &vm);
+        Ok(Session { vm, recorder })
+    }
+}
+
+/// The `--report DIR` page: the recorder and its sampling thread.
+struct Report {
+    recording: Option<(Recorder, Sampling, PathBuf)>,
+}
+
+impl Report {
+    fn start(recorder: Option<Recorder>, dir: Option<PathBuf>, vm: &Vm) -> Report {
+        let recording = match (recorder, dir) {
+            (Some(recorder), Some(dir)) => {
+                match recorder.sample(vm.runtime(), Duration::from_millis(100)) {
+                    Ok(sampling) => Some((recorder, sampling, dir)),
+                    Err(error) => {
+                        eprintln!("lox: --report: cannot start sampling: {error}");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        Report { recording }
+    }
+
+    fn finish(self, vm: &Vm) {
+        if let Some((recorder, sampling, dir)) = self.recording {
+            drop(sampling);
+            recorder.snapshot_spaces(vm.runtime(), "at the end (the program's code)");
+            match recorder.finish(vm.runtime(), &dir) {
+                Ok(page) => eprintln!("lox: report written to {}", page.display()),
+                Err(error) => eprintln!("lox: --report: {error}"),
+            }
+        }
+    }
+}
+
+/// With `LOX_GC_STATS=1`, the collector's totals on one line of stderr
+/// (`cargo xtask lox-bench` reads it).
+fn gc_stats(vm: &Vm) {
+    if std::env::var_os("LOX_GC_STATS").is_none_or(|v| v == "0") {
+        return;
+    }
+    let runtime = vm.runtime();
+    let totals = runtime.gc_totals();
+    eprintln!(
+        "lox-gc-stats cycles={} young={} pause_ns={} max_pause_ns={} mark_ns={} relocation_ns={} update_ns={} uptime_ns={} heap_committed={} heap_max={}",
+        totals.cycles,
+        totals.young_collections,
+        totals.pause_ns,
+        totals.max_pause_ns,
+        totals.mark_ns,
+        totals.relocation_ns,
+        totals.update_ns,
+        runtime.uptime().as_nanos(),
+        runtime.heap().committed_bytes(),
+        runtime.config().heap_max(),
+    );
 }

@@ -142,7 +142,12 @@ impl ConcurrentBarrier {
     /// if `r` lies in the relocation set. The fast path: one lookup in the
     /// runtime's table of the set's granules.
     #[inline]
-    fn loaded<S: Slot>(&self, slot: &S, r: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
+    fn loaded<S: Slot>(
+        &self,
+        slot: &S,
+        r: ObjectReference,
+        alloc: &GcAllocator,
+    ) -> ObjectReference {
         // SAFETY: the table lives as long as the runtime, which the
         // mutator owning this barrier keeps alive.
         if unsafe { self.cset.lookup(r.get()) } == 0 {
@@ -157,7 +162,12 @@ impl ConcurrentBarrier {
     /// never overwrites another thread's store).
     #[cold]
     #[inline(never)]
-    fn load_slow<S: Slot>(&self, slot: &S, r: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
+    fn load_slow<S: Slot>(
+        &self,
+        slot: &S,
+        r: ObjectReference,
+        alloc: &GcAllocator,
+    ) -> ObjectReference {
         // SAFETY: called from `Mutator::load_ref`, on the mutator's thread
         // (a `Mutator` is neither `Send` nor `Sync`) outside a safe region
         // (which borrows the mutator mutably), and the set is not kept

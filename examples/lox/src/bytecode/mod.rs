@@ -1,6 +1,8 @@
 //! The compiler's output and the VM's input: opcodes, chunks, constants,
 //! function prototypes, and tools to decode and list them.
 
+#![forbid(unsafe_code)]
+
 mod chunk;
 mod disassemble;
 mod instruction;

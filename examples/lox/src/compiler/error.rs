@@ -98,6 +98,10 @@ pub enum ErrorKind {
     ExpectDotAfterSuper,
     /// "Expect superclass method name."
     ExpectSuperclassMethodName,
+    /// "Too much nesting." (not clox's: clox recurses until its C stack
+    /// overflows; this compiler stops at [`MAX_NESTING`](super::MAX_NESTING)
+    /// nested expressions and statements).
+    TooMuchNesting,
 }
 
 impl ErrorKind {
@@ -107,6 +111,7 @@ impl ErrorKind {
         match self {
             Scan(error) => error.message(),
             ExpectExpression => "Expect expression.",
+            TooMuchNesting => "Too much nesting.",
             InvalidAssignmentTarget => "Invalid assignment target.",
             TooManyConstants => "Too many constants in one chunk.",
             TooManyLocals => "Too many local variables in function.",

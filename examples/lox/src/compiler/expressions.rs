@@ -111,6 +111,11 @@ impl<'src> Compiler<'src> {
     /// Compiles an expression whose operators bind at least as tightly as
     /// `precedence`.
     pub(super) fn parse_precedence(&mut self, precedence: Precedence) {
+        self.nested(|compiler| compiler.parse_operand_and_operators(precedence));
+    }
+
+    /// [`Compiler::parse_precedence`], one level deeper.
+    fn parse_operand_and_operators(&mut self, precedence: Precedence) {
         self.parser.advance();
         let Some(prefix) = rule(self.parser.previous.kind).prefix else {
             self.parser.error(ErrorKind::ExpectExpression);

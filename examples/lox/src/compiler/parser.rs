@@ -12,6 +12,9 @@ enum Mode {
     Reporting,
     /// An error was reported; later ones are cascades and are dropped.
     Panic,
+    /// The rest of the source was skipped ([`Parser::skip_to_end`]): every
+    /// later error is a cascade, even after resynchronizing.
+    Abandoned,
 }
 
 /// Tokens in, errors out.
@@ -103,7 +106,7 @@ impl<'src> Parser<'src> {
     }
 
     fn error_at(&mut self, token: Token, kind: ErrorKind) {
-        if self.mode == Mode::Panic {
+        if self.mode != Mode::Reporting {
             return;
         }
         self.mode = Mode::Panic;
@@ -121,13 +124,16 @@ impl<'src> Parser<'src> {
 
     /// Whether an error was reported and the compiler has not resynchronized.
     pub(super) fn panicking(&self) -> bool {
-        self.mode == Mode::Panic
+        self.mode != Mode::Reporting
     }
 
     /// Leaves panic mode, skipping tokens up to a likely statement boundary:
     /// just past a `;`, or before a keyword that starts a declaration or a
     /// statement.
     pub(super) fn synchronize(&mut self) {
+        if self.mode == Mode::Abandoned {
+            return;
+        }
         self.mode = Mode::Reporting;
         while self.current.kind != TokenKind::Eof {
             if self.previous.kind == TokenKind::Semicolon {
@@ -144,6 +150,15 @@ impl<'src> Parser<'src> {
                 | TokenKind::Return => return,
                 _ => self.advance(),
             }
+        }
+    }
+
+    /// Skips every token left (scan errors included, unreported): after an
+    /// error the compiler cannot recover from.
+    pub(super) fn skip_to_end(&mut self) {
+        self.mode = Mode::Abandoned;
+        while self.current.kind != TokenKind::Eof {
+            self.advance();
         }
     }
 

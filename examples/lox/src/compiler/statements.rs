@@ -8,6 +8,11 @@ use crate::scanner::TokenKind;
 impl Compiler<'_> {
     /// One declaration; after an error, skips to the next statement.
     pub(super) fn declaration(&mut self) {
+        self.nested(Self::declaration_here);
+    }
+
+    /// [`Compiler::declaration`], one level deeper.
+    fn declaration_here(&mut self) {
         if self.parser.matches(TokenKind::Class) {
             self.class_declaration();
         } else if self.parser.matches(TokenKind::Fun) {
@@ -23,6 +28,11 @@ impl Compiler<'_> {
     }
 
     fn statement(&mut self) {
+        self.nested(Self::statement_here);
+    }
+
+    /// [`Compiler::statement`], one level deeper.
+    fn statement_here(&mut self) {
         if self.parser.matches(TokenKind::Print) {
             self.print_statement();
         } else if self.parser.matches(TokenKind::For) {

@@ -8,6 +8,8 @@
 //! NaNs print as glibc prints them: `inf`, `-inf`, `nan`, `-nan` (the sign bit
 //! of a NaN shows; on x86-64 `0/0` produces a negative NaN).
 
+#![forbid(unsafe_code)]
+
 use std::fmt;
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! and the two error tokens are clox's. As in clox, whose source is a C string,
 //! a NUL byte ends the source.
 
+#![forbid(unsafe_code)]
+
 mod token;
 
 #[cfg(test)]

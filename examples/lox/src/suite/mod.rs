@@ -15,6 +15,8 @@
 //! }
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod check;
 mod expect;
 mod lines;

@@ -103,3 +103,26 @@ pub(crate) fn suite_tests(dir: &Path) -> Vec<(PathBuf, String, Expectations)> {
         })
         .collect()
 }
+
+/// A source file of the calling test's own, in the scratch directory.
+pub(crate) fn source_file(name: &str, text: &str) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, text).expect("the scratch directory is writable");
+    path
+}
+
+/// What `lox ARGS FILE` did with `source` (written to a scratch file
+/// called `name`).
+pub(crate) fn run_lox(name: &str, source: &str, args: &[&str]) -> std::process::Output {
+    let path = source_file(name, source);
+    Command::new(env!("CARGO_BIN_EXE_lox"))
+        .args(args)
+        .arg(&path)
+        .output()
+        .expect("lox runs")
+}
+
+/// Bytes as text, for assertions.
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

@@ -358,3 +358,31 @@ fn synchronizes_inside_functions() {
         ]
     );
 }
+
+#[test]
+fn too_much_nesting_is_an_error_not_a_stack_overflow() {
+    // A debug build's frames: give the compiler the stack `lox` gives it.
+    let deep = |source: String| {
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || errors(&source))
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    let parens = format!("print {}1{};", "(".repeat(20_000), ")".repeat(20_000));
+    assert_eq!(deep(parens), ["[line 1] Error at '(': Too much nesting."]);
+    let functions = format!("{}{}", "fun f() {".repeat(20_000), "}".repeat(20_000));
+    assert_eq!(
+        deep(functions),
+        ["[line 1] Error at 'fun': Too much nesting."]
+    );
+    let fine = format!("print {}1{};", "(".repeat(5_000), ")".repeat(5_000));
+    let compiled = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || crate::compile(&fine).is_ok())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(compiled);
+}

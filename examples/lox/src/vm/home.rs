@@ -1,0 +1,115 @@
+//! Where a table lives ([`TableHome`]) and growing it: the one allocation
+//! a table needs, done with its owner rooted and read again afterwards.
+
+use super::Vm;
+use super::error::HeapError;
+use super::object::{Obj, class, instance};
+use super::roots::GLOBAL_NAMES;
+use super::table::{entries_size, fill_grown, grown_capacity};
+use super::value::Value;
+
+/// A table's owner.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum TableHome {
+    /// The global-name table (root word, count in the VM).
+    GlobalNames,
+    /// The fields of the instance in the stack word `holder`.
+    Fields {
+        /// A word of the published value stack holding the instance.
+        holder: *const u64,
+    },
+    /// The methods of the class in the stack word `holder`.
+    Methods {
+        /// A word of the published value stack holding the class.
+        holder: *const u64,
+    },
+}
+
+impl TableHome {
+    /// The owner object and the word of its entries, for object homes.
+    ///
+    /// # Safety
+    /// `holder` is a word of the published value stack holding an object
+    /// of the home's kind.
+    unsafe fn owner(self) -> Option<(Obj, usize)> {
+        match self {
+            TableHome::GlobalNames => None,
+            // SAFETY: the caller's stack word, read now.
+            TableHome::Fields { holder } => Some((
+                unsafe { Obj::new(Value::from_bits(holder.read())) },
+                instance::FIELDS,
+            )),
+            // SAFETY: as above.
+            TableHome::Methods { holder } => Some((
+                unsafe { Obj::new(Value::from_bits(holder.read())) },
+                class::METHODS,
+            )),
+        }
+    }
+}
+
+impl Vm {
+    /// The table's entries (nil for none yet) and key count.
+    ///
+    /// # Safety
+    /// As [`TableHome::owner`].
+    pub(crate) unsafe fn table(&self, home: TableHome) -> (Value, u32) {
+        // SAFETY: the caller's home.
+        match unsafe { home.owner() } {
+            // SAFETY: a word of the live owner.
+            Some((owner, word)) => (unsafe { self.heap.load(owner.word(word)) }, owner.count()),
+            None => (self.roots.get(GLOBAL_NAMES), self.global_names),
+        }
+    }
+
+    /// Doubles the table's capacity (or gives it its first entries).
+    /// **May collect**; the value stack must be published.
+    ///
+    /// # Safety
+    /// As [`TableHome::owner`].
+    ///
+    /// # Errors
+    /// [`HeapError`] if the new entries do not fit.
+    pub(crate) unsafe fn grow_table(&mut self, home: TableHome) -> Result<(), HeapError> {
+        // SAFETY: the caller's home (an instance's class is a class).
+        let capacity = unsafe {
+            let (entries, count) = self.table(home);
+            let expected = match (home, home.owner()) {
+                (TableHome::Fields { .. }, Some((instance, _))) => {
+                    // The class learns how many fields its instances need:
+                    // the next ones get room for them at once.
+                    let class = Obj::new(self.heap.load(instance.word(instance::CLASS)));
+                    let hint = class.raw(class::FIELDS_HINT).max(u64::from(count) + 1);
+                    class.set_raw(class::FIELDS_HINT, hint);
+                    hint as u32
+                }
+                _ => 0,
+            };
+            grown_capacity(entries, expected)
+        };
+        let addr = self.heap.alloc(entries_size(capacity))?;
+        // SAFETY: the home read again after the allocation; `addr` is fresh
+        // with room for `capacity` pairs, at least twice the old count.
+        unsafe {
+            let (old, _) = self.table(home);
+            let new = fill_grown(&self.heap, addr, capacity, old).value();
+            match home.owner() {
+                Some((owner, word)) => self.heap.store(owner.word(word), new),
+                None => self.roots.set(GLOBAL_NAMES, new),
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts one more key in the table.
+    ///
+    /// # Safety
+    /// As [`TableHome::owner`].
+    pub(crate) unsafe fn count_key(&mut self, home: TableHome) {
+        // SAFETY: the caller's home.
+        match unsafe { home.owner() } {
+            Some((owner, _)) => owner.set_count(owner.count() + 1),
+            None => self.global_names += 1,
+        }
+    }
+}

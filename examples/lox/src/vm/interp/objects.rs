@@ -1,0 +1,196 @@
+//! Classes, instances and methods: the instructions' slow paths that
+//! allocate (an instance, a bound method, a class, a method table) and the
+//! method lookups.
+//!
+//! Each allocating helper is called with the value stack published and
+//! reads its operands from the stack (or the running frame's constants)
+//! after allocating, never before.
+
+use super::super::Vm;
+use super::super::error::HeapError;
+use super::super::home::TableHome;
+use super::super::object::{
+    Kind, Obj, bound, class, closure, function, header, instance, size_of, string_bytes,
+};
+use super::super::roots::{FRAMES, INIT};
+use super::super::table::{self, SetOutcome, entries_size};
+use super::super::value::Value;
+
+impl Vm {
+    /// Constant `k` of the running frame's function.
+    ///
+    /// # Safety
+    /// `k` is below the function's constant count.
+    pub(super) unsafe fn constant(&self, k: u8) -> Value {
+        let c = self.roots.get(FRAMES + self.frame_count - 1);
+        // SAFETY: a frame's closure and its function, valid now (read from
+        // the root); the caller's constant index.
+        unsafe {
+            let f = Obj::new(self.heap.load(Obj::new(c).word(closure::FUNCTION)));
+            self.heap.load(f.word(function::CONSTANTS + usize::from(k)))
+        }
+    }
+
+    /// A string's text, for an error message.
+    pub(super) fn text(&self, s: Value) -> String {
+        // SAFETY: a name constant (a string, valid now), copied out at once.
+        String::from_utf8_lossy(unsafe { string_bytes(Obj::new(s)) }).into_owned()
+    }
+
+    /// The method `name` of `class`.
+    ///
+    /// # Safety
+    /// `class` is a class and `name` a string, valid now.
+    #[inline(always)]
+    pub(super) unsafe fn method(&self, class: Obj, name: Value) -> Option<Value> {
+        // SAFETY: the caller's class (its methods slot holds entries or
+        // nil) and string.
+        unsafe { table::get(&self.heap, self.heap.load(class.word(class::METHODS)), name) }
+    }
+
+    /// The method `name` of `superclass` (`None` if it is not a class:
+    /// the compiler only ever puts the superclass there).
+    ///
+    /// # Safety
+    /// `superclass` and `name` (a string) are valid now.
+    pub(super) unsafe fn super_method(&self, superclass: Value, name: Value) -> Option<Value> {
+        // SAFETY: the caller's valid values; the kind is checked first.
+        unsafe {
+            if !(superclass.is_object() && Obj::new(superclass).is(Kind::Class)) {
+                return None;
+            }
+            self.method(Obj::new(superclass), name)
+        }
+    }
+
+    /// Binds the method in stack word `top - 1` to the receiver in
+    /// `top - 2`, leaving the bound method in `top - 2`. **Allocates.**
+    ///
+    /// # Safety
+    /// The stack is published up to `top`; `top - 1` holds a closure.
+    pub(super) unsafe fn bind_method(&mut self, top: *mut u64) -> Result<(), HeapError> {
+        let addr = self.heap.alloc(size_of(Kind::BoundMethod, 0))?;
+        // SAFETY: a fresh bound method, every word written; receiver and
+        // method read from their stack words after the allocation.
+        unsafe {
+            let b = Obj::at(addr);
+            b.set_raw(0, header(Kind::BoundMethod, 0));
+            b.set_raw(bound::RECEIVER, top.sub(2).read());
+            b.set_raw(bound::METHOD, top.sub(1).read());
+            top.sub(2).write(b.value().bits());
+        }
+        Ok(())
+    }
+
+    /// Replaces the class in stack word `slot` by a new instance of it and
+    /// returns the class's initializer (nil for none). **Allocates.**
+    ///
+    /// # Safety
+    /// The stack is published past `slot`, which holds a class.
+    pub(super) unsafe fn instantiate(&mut self, slot: *mut u64) -> Result<Value, HeapError> {
+        let addr = self.heap.alloc(size_of(Kind::Instance, 0))?;
+        // SAFETY: a fresh instance, every word written; the class read from
+        // its stack word after the allocation.
+        unsafe {
+            let class = Value::from_bits(slot.read());
+            let object = Obj::at(addr);
+            object.set_raw(0, header(Kind::Instance, 0));
+            object.set_raw(instance::CLASS, class.bits());
+            object.set_raw(instance::FIELDS, Value::NIL.bits());
+            slot.write(object.value().bits());
+            Ok(self.heap.load(Obj::new(class).word(class::INIT)))
+        }
+    }
+
+    /// Makes the class named by constant `k` in stack word `top` (the
+    /// caller pushes it). **Allocates.**
+    ///
+    /// # Safety
+    /// The stack is published up to `top`, which has room; constant `k` is
+    /// a string.
+    pub(super) unsafe fn new_class(&mut self, k: u8, top: *mut u64) -> Result<(), HeapError> {
+        let addr = self.heap.alloc(size_of(Kind::Class, 0))?;
+        // SAFETY: a fresh class, every word written; the name read after
+        // the allocation.
+        unsafe {
+            let c = Obj::at(addr);
+            c.set_raw(0, header(Kind::Class, 0));
+            c.set_raw(class::NAME, self.constant(k).bits());
+            c.set_raw(class::METHODS, Value::NIL.bits());
+            c.set_raw(class::INIT, Value::NIL.bits());
+            c.set_raw(class::FIELDS_HINT, 0);
+            top.write(c.value().bits());
+        }
+        Ok(())
+    }
+
+    /// `INHERIT`: copies the methods of the superclass in `top - 2` into
+    /// the (new, method-less) class in `top - 1`. **Allocates.**
+    ///
+    /// # Safety
+    /// The stack is published up to `top`; `top - 2` holds a class (the
+    /// caller checked) and `top - 1` the class just made.
+    pub(super) unsafe fn inherit(&mut self, top: *mut u64) -> Result<(), HeapError> {
+        // SAFETY: the caller's classes, read from the stack now and again
+        // after the allocation; the copy is a fresh `Entries` of the same
+        // capacity, written word for word before use.
+        unsafe {
+            let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
+            let methods = self.heap.load(superclass.word(class::METHODS));
+            if methods.is_object() {
+                let capacity = Obj::new(methods).count();
+                let addr = self.heap.alloc(entries_size(capacity))?;
+                let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
+                let from = Obj::new(self.heap.load(superclass.word(class::METHODS)));
+                let copy = Obj::at(addr);
+                copy.set_raw(0, header(Kind::Entries, capacity));
+                for word in 1..=2 * capacity as usize {
+                    copy.set_raw(word, self.heap.load(from.word(word)).bits());
+                }
+                let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
+                self.heap.store(subclass.word(class::METHODS), copy.value());
+                subclass.set_count(superclass.count());
+            }
+            let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
+            let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
+            let init = self.heap.load(superclass.word(class::INIT));
+            self.heap.store(subclass.word(class::INIT), init);
+        }
+        Ok(())
+    }
+
+    /// `METHOD k`: adds the closure in `top - 1` to the class in `top - 2`
+    /// as the method named by constant `k`. **May allocate.**
+    ///
+    /// # Safety
+    /// The stack is published up to `top`; `top - 2` holds a class and
+    /// `top - 1` a closure (the compiler's output); constant `k` is a
+    /// string.
+    pub(super) unsafe fn define_method(&mut self, k: u8, top: *mut u64) -> Result<(), HeapError> {
+        let home = TableHome::Methods {
+            holder: top.wrapping_sub(2),
+        };
+        // SAFETY: the caller's stack words and constant, read again on each
+        // round (growing the table allocates).
+        unsafe {
+            loop {
+                let name = self.constant(k);
+                let method = Value::from_bits(top.sub(1).read());
+                let (entries, count) = self.table(home);
+                match table::set(&self.heap, entries, count, name, method) {
+                    SetOutcome::Added => self.count_key(home),
+                    SetOutcome::Replaced => {}
+                    SetOutcome::Full => {
+                        self.grow_table(home)?;
+                        continue;
+                    }
+                }
+                if name == self.roots.get(INIT) {
+                    let class = Obj::new(Value::from_bits(top.sub(2).read()));
+                    self.heap.store(class.word(class::INIT), method);
+                }
+                return Ok(());
+            }
+        }
+    }
+}

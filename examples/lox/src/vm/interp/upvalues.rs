@@ -1,0 +1,126 @@
+//! Closures and upvalues. An open upvalue holds the address of the stack
+//! word it captures (the shadow stack never moves); closing it copies the
+//! value into the upvalue and zeroes the address. The open upvalues form a
+//! list from the root block's `OPEN_UPVALUES`, highest stack word first,
+//! linked through their `NEXT` slots.
+
+use super::super::Vm;
+use super::super::error::HeapError;
+use super::super::object::{Kind, Obj, closure, header, size_of, upvalue};
+use super::super::print::function_meta;
+use super::super::roots::OPEN_UPVALUES;
+use super::super::value::Value;
+
+impl Vm {
+    /// Makes a closure of the function constant `k`, with nil upvalues, in
+    /// stack word `top` (the caller pushes it); returns its upvalue count.
+    /// **Allocates.**
+    ///
+    /// # Safety
+    /// The stack is published up to `top`, which has room; constant `k` is
+    /// a function (verified).
+    pub(super) unsafe fn new_closure(&mut self, k: u8, top: *mut u64) -> Result<usize, HeapError> {
+        // SAFETY: the caller's function constant, read before and again
+        // after the allocation.
+        let count = unsafe { function_meta(Obj::new(self.constant(k))) }.upvalues;
+        let addr = self.heap.alloc(size_of(Kind::Closure, u32::from(count)))?;
+        // SAFETY: a fresh closure, every word written.
+        unsafe {
+            let c = Obj::at(addr);
+            c.set_raw(0, header(Kind::Closure, u32::from(count)));
+            c.set_raw(closure::FUNCTION, self.constant(k).bits());
+            for i in 0..usize::from(count) {
+                c.set_raw(closure::UPVALUES + i, Value::NIL.bits());
+            }
+            top.write(c.value().bits());
+        }
+        Ok(usize::from(count))
+    }
+
+    /// The open upvalue before which one for `location` goes (`None`: the
+    /// list's head), and the one at `location` or below it.
+    fn open_upvalue_position(&self, location: *mut u64) -> (Option<Obj>, Value) {
+        let mut previous = None;
+        let mut up = self.roots.get(OPEN_UPVALUES);
+        // SAFETY: the list's upvalues are valid now (read from the root
+        // and their `NEXT` slots); their locations are raw words.
+        unsafe {
+            while up.is_object() {
+                let o = Obj::new(up);
+                if (o.raw(upvalue::LOCATION) as *mut u64) <= location {
+                    break;
+                }
+                previous = Some(o);
+                up = self.heap.load(o.word(upvalue::NEXT));
+            }
+        }
+        (previous, up)
+    }
+
+    /// The upvalue capturing the stack word `location`, made if there is
+    /// none yet. **May allocate.**
+    ///
+    /// # Safety
+    /// `location` is a word of the running frame's window, below the
+    /// published top.
+    pub(super) unsafe fn capture_upvalue(
+        &mut self,
+        location: *mut u64,
+    ) -> Result<Value, HeapError> {
+        let (_, found) = self.open_upvalue_position(location);
+        if found.is_object() {
+            // SAFETY: a valid upvalue from the list.
+            let at = unsafe { Obj::new(found).raw(upvalue::LOCATION) } as *mut u64;
+            if at == location {
+                return Ok(found);
+            }
+        }
+        let addr = self.heap.alloc(size_of(Kind::Upvalue, 0))?;
+        let (previous, next) = self.open_upvalue_position(location);
+        // SAFETY: a fresh upvalue, every word written; it is linked after
+        // `previous` (through the barrier: that one may be old) or as the
+        // head.
+        unsafe {
+            let up = Obj::at(addr);
+            up.set_raw(0, header(Kind::Upvalue, 0));
+            up.set_raw(upvalue::LOCATION, location as u64);
+            up.set_raw(upvalue::CLOSED, Value::NIL.bits());
+            up.set_raw(upvalue::NEXT, next.bits());
+            match previous {
+                Some(p) => self.heap.store(p.word(upvalue::NEXT), up.value()),
+                None => self.roots.set(OPEN_UPVALUES, up.value()),
+            }
+            Ok(up.value())
+        }
+    }
+
+    /// Closes every open upvalue that captures `last` or a word above it.
+    ///
+    /// # Safety
+    /// Every open upvalue's word is still in use (below the stack top the
+    /// interpreter had before popping down to `last`).
+    pub(crate) unsafe fn close_upvalues(&mut self, last: *mut u64) {
+        loop {
+            let head = self.roots.get(OPEN_UPVALUES);
+            if !head.is_object() {
+                return;
+            }
+            // SAFETY: the head upvalue, valid now; its location is a stack
+            // word in use (the caller's contract), read before the frame's
+            // words are reused.
+            unsafe {
+                let up = Obj::new(head);
+                let location = up.raw(upvalue::LOCATION) as *mut u64;
+                if location < last {
+                    return;
+                }
+                self.heap
+                    .store(up.word(upvalue::CLOSED), Value::from_bits(location.read()));
+                up.set_raw(upvalue::LOCATION, 0);
+                let next = self.heap.load(up.word(upvalue::NEXT));
+                up.set_raw(upvalue::NEXT, Value::NIL.bits());
+                self.roots.set(OPEN_UPVALUES, next);
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! The Lox VM on the hotmem heap.
+//!
+//! Every Lox object lives in the heap of a hotmem [`Runtime`] and is moved
+//! by its collector (the module `object` has the layouts, `binding` what
+//! the collector is told); code and line tables live in metaspace (`meta`);
+//! values are NaN-boxed words (`value`). The crate's README argues the
+//! design.
+//!
+//! ```
+//! use hotmem_lox::vm::{Vm, VmOptions};
+//! use std::sync::{Arc, Mutex};
+//!
+//! #[derive(Clone, Default)]
+//! struct Output(Arc<Mutex<Vec<u8>>>);
+//! impl std::io::Write for Output {
+//!     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> { self.0.lock().unwrap().write(b) }
+//!     fn flush(&mut self) -> std::io::Result<()> { Ok(()) }
+//! }
+//!
+//! let out = Output::default();
+//! let mut vm = Vm::new(VmOptions::default(), Box::new(out.clone()))?;
+//! let script = hotmem_lox::compile("var a = \"hot\"; print a + \"mem\";").unwrap();
+//! vm.interpret(&script)?;
+//! let error = vm.interpret(&hotmem_lox::compile("print b;").unwrap()).unwrap_err();
+//! assert_eq!(error.to_string(), "Undefined variable 'b'.\n[line 1] in script");
+//! vm.flush();
+//! assert_eq!(String::from_utf8(out.0.lock().unwrap().clone())?, "hotmem\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The rule the interpreter lives by
+//! Anything that allocates may collect, and a collection moves objects.
+//! So before every call that may collect (an allocation, a poll), the VM
+//! publishes the value stack's height, and afterwards it reads every object
+//! address again from a root (the stack, the root block, a frame's closure):
+//! no object address is kept in a Rust local across such a call. A store of
+//! a reference into an object goes through the store barrier unless the
+//! object was allocated since the last call that may collect; every read
+//! of a reference out of an object goes through `Heap::load`.
+
+#![allow(unsafe_code)] // The VM's object model and interpreter: raw heap words, see each `SAFETY`.
+
+mod binding;
+mod bytes;
+mod error;
+mod heap;
+mod home;
+mod interp;
+mod loader;
+mod meta;
+mod natives;
+mod object;
+mod policy;
+mod print;
+mod roots;
+mod stack;
+mod strings;
+mod table;
+mod value;
+mod verify;
+
+use std::io::Write;
+use std::sync::Arc;
+
+use hotmem::{ArenaKind, ClassLoader, Generations, Runtime};
+
+pub use error::{HeapError, RuntimeError, TraceFrame, VmError};
+pub use verify::VerifyError;
+
+use crate::bytecode::FunctionProto;
+use crate::cli::GcMode;
+use binding::LoxBinding;
+use heap::Heap;
+use roots::{FRAMES_MAX, Roots};
+use stack::Stack;
+
+/// How to make a [`Vm`].
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct VmOptions {
+    /// How collections are driven (`--gc-stress`: at every allocation).
+    pub gc: GcMode,
+    /// The heap's maximum in bytes; the runtime's default if `None`.
+    pub heap_max: Option<usize>,
+    /// The runtime's log (`HOTMEM_LOG`, the `--report` recorder).
+    pub log: hotmem::log::LogConfig,
+}
+
+impl VmOptions {
+    /// The defaults with `gc`.
+    pub fn new(gc: GcMode) -> VmOptions {
+        VmOptions {
+            gc,
+            ..VmOptions::default()
+        }
+    }
+
+    /// With a heap of at most `bytes`.
+    pub fn heap_max(mut self, bytes: usize) -> VmOptions {
+        self.heap_max = Some(bytes);
+        self
+    }
+
+    /// With `log` as the runtime's log.
+    pub fn log(mut self, log: hotmem::log::LogConfig) -> VmOptions {
+        self.log = log;
+        self
+    }
+}
+
+/// A call frame: where its code is and where its stack window starts. Its
+/// closure is in the root block (word [`roots::FRAMES`] + its index).
+#[derive(Copy, Clone, Debug)]
+struct Frame {
+    /// The next instruction (in metaspace: it never moves); up to date for
+    /// every frame but the running one.
+    ip: *const u8,
+    /// Slot 0 of the frame on the value stack.
+    base: *mut u64,
+}
+
+/// A Lox virtual machine: one runtime, one mutator (the calling thread),
+/// its roots and its globals. Not `Send`: it belongs to the thread that
+/// made it.
+pub struct Vm {
+    heap: Heap,
+    roots: Roots,
+    stack: Stack,
+    frames: Box<[Frame; FRAMES_MAX]>,
+    frame_count: usize,
+    /// Where code and line tables go.
+    loader: ClassLoader,
+    /// Words of the intern table that are not empty (live or tombstones).
+    interned: usize,
+    /// Keys in the global-name table.
+    global_names: u32,
+    /// Global slots handed out.
+    global_slots: u32,
+    out: std::io::BufWriter<Box<dyn Write>>,
+    binding: Arc<LoxBinding>,
+    runtime: Runtime,
+}
+
+impl Vm {
+    /// A VM on a new runtime (generational, with this VM's binding),
+    /// printing to `out`.
+    ///
+    /// # Errors
+    /// [`VmError`] if the runtime cannot be built or the first objects do
+    /// not fit.
+    pub fn new(options: VmOptions, out: Box<dyn Write>) -> Result<Vm, VmError> {
+        let binding = Arc::new(LoxBinding::default());
+        let mut builder = Runtime::builder()
+            .generations(Generations::YoungAndOld)
+            .log(options.log)
+            .binding(binding.clone());
+        if let Some(bytes) = options.heap_max {
+            builder = builder.heap_max(bytes);
+        }
+        let runtime = builder.build()?;
+        let heap = Heap::new(runtime.attach_mutator()?, options.gc);
+        let roots = Roots::new(&heap)?;
+        let stack = Stack::new(&heap)?;
+        binding.set_intern_root(roots.word(roots::INTERN));
+        let base = stack.base();
+        let mut vm = Vm {
+            frames: Box::new(
+                [Frame {
+                    ip: std::ptr::null(),
+                    base,
+                }; FRAMES_MAX],
+            ),
+            frame_count: 0,
+            loader: runtime.class_loader(ArenaKind::Standard),
+            interned: 0,
+            global_names: 0,
+            global_slots: 0,
+            out: std::io::BufWriter::with_capacity(1 << 16, out),
+            heap,
+            roots,
+            stack,
+            binding,
+            runtime,
+        };
+        vm.init()?;
+        Ok(vm)
+    }
+
+    /// The first objects: the `init` string and the `clock` native.
+    fn init(&mut self) -> Result<(), HeapError> {
+        let init = self.intern(b"init")?;
+        self.roots.set(roots::INIT, init);
+        self.define_natives()
+    }
+
+    /// Loads and runs a compiled script. Globals stay defined for the next
+    /// script (the REPL runs each line this way).
+    ///
+    /// # Errors
+    /// The [`RuntimeError`] that stopped it, with clox's message and stack
+    /// trace; the VM is ready for the next script.
+    pub fn interpret(&mut self, script: &FunctionProto) -> Result<(), RuntimeError> {
+        let result = self.load_and_run(script);
+        if result.is_err() {
+            self.reset();
+        }
+        let _ = self.out.flush();
+        result
+    }
+
+    /// Writes out what the program printed so far.
+    pub fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
+    /// The runtime the VM's objects live in.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Runs a full collection now (the VM stands between statements).
+    ///
+    /// # Errors
+    /// The collector's error.
+    pub fn collect(&mut self) -> Result<hotmem::CollectStats, hotmem::GcError> {
+        // SAFETY: between scripts the stack is empty.
+        unsafe { self.stack.publish(self.stack.base()) };
+        self.heap.collect()
+    }
+
+    /// How many strings the intern table holds (live ones: the collector
+    /// removes those nothing else refers to).
+    pub fn interned_strings(&self) -> usize {
+        self.count_interned()
+    }
+
+    /// Bytes of metaspace the loaded code takes (code, line tables,
+    /// names, global-slot arrays): the VM's class loader's non-class use.
+    pub fn code_bytes(&self) -> usize {
+        self.loader.used_bytes().1
+    }
+
+    /// Empties the stack and the frames after an error. Upvalues still
+    /// open are closed first: a closure that escaped (into a global) keeps
+    /// the value its variable had, instead of a stack word the next script
+    /// reuses.
+    fn reset(&mut self) {
+        // SAFETY: every open upvalue captures a word below the published
+        // top (the error published it), still holding its value.
+        unsafe { self.close_upvalues(self.stack.base()) };
+        for i in 0..self.frame_count {
+            self.roots.set(roots::FRAMES + i, value::Value::NIL);
+        }
+        self.frame_count = 0;
+        // SAFETY: an empty stack.
+        unsafe { self.stack.publish(self.stack.base()) };
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        let _ = self.out.flush();
+        // The binding must not read the root block once it is gone.
+        self.binding.set_intern_root(std::ptr::null_mut());
+    }
+}
+
+impl std::fmt::Debug for Vm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vm")
+            .field("frames", &self.frame_count)
+            .field("globals", &self.global_slots)
+            .finish_non_exhaustive()
+    }
+}

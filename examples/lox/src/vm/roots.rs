@@ -1,0 +1,75 @@
+//! The VM's roots outside the value stack, in one shadow stack of fixed
+//! length that the runtime scans and updates in place: a word per global
+//! structure, a few temporaries, and the closure of every call frame.
+
+use hotmem::ShadowStack;
+
+use super::error::VmError;
+use super::heap::Heap;
+use super::value::Value;
+
+/// The global variables' names: a table from name to slot number.
+pub(crate) const GLOBAL_NAMES: usize = 0;
+/// The global variables' values, by slot: an `Array`.
+pub(crate) const GLOBAL_VALUES: usize = 1;
+/// The intern table: a `WeakArray` (its words are weak, the array strong).
+pub(crate) const INTERN: usize = 2;
+/// The string `init`.
+pub(crate) const INIT: usize = 3;
+/// The open upvalues, highest stack slot first (a list through `NEXT`).
+pub(crate) const OPEN_UPVALUES: usize = 4;
+/// The value of the `clock` native.
+pub(crate) const CLOCK: usize = 5;
+/// The closure of call frame `i` is in word `FRAMES + i`.
+pub(crate) const FRAMES: usize = 8;
+/// clox's limit on call depth.
+pub(crate) const FRAMES_MAX: usize = 64;
+/// Words in use.
+const WORDS: usize = FRAMES + FRAMES_MAX;
+
+/// The root block.
+pub(crate) struct Roots {
+    stack: ShadowStack,
+}
+
+impl Roots {
+    /// A block of nils, scanned from now on.
+    ///
+    /// # Errors
+    /// The runtime's, if the shadow stack cannot be mapped.
+    pub(crate) fn new(heap: &Heap) -> Result<Roots, VmError> {
+        let stack = heap.mutator().new_shadow_stack(WORDS)?;
+        for i in 0..WORDS {
+            // SAFETY: `i < WORDS <= capacity`; the words are this thread's.
+            unsafe { stack.as_ptr().add(i).write(Value::NIL.bits()) };
+        }
+        // SAFETY: every word in use now holds nil, which `slot_at` decodes
+        // as no reference.
+        unsafe { stack.set_len(WORDS) };
+        Ok(Roots { stack })
+    }
+
+    /// The address of root word `index`.
+    #[inline(always)]
+    pub(crate) fn word(&self, index: usize) -> *mut u64 {
+        debug_assert!(index < WORDS);
+        self.stack.as_ptr().wrapping_add(index)
+    }
+
+    /// The value in root word `index`.
+    #[inline(always)]
+    pub(crate) fn get(&self, index: usize) -> Value {
+        assert!(index < WORDS);
+        // SAFETY: a word in use of this thread's root stack.
+        Value::from_bits(unsafe { self.word(index).read() })
+    }
+
+    /// Sets root word `index` (a valid value: a live object or none).
+    #[inline(always)]
+    pub(crate) fn set(&self, index: usize, value: Value) {
+        assert!(index < WORDS);
+        // SAFETY: as in `get`; the runtime reads root words only at
+        // safepoints, when this thread is stopped.
+        unsafe { self.word(index).write(value.bits()) }
+    }
+}

@@ -1,0 +1,121 @@
+//! The VM's objects in the hotmem heap, through the library API: the weak
+//! intern table lets strings nobody references die, globals and functions
+//! survive collections, and the runtime's native memory tracking accounts
+//! for the VM's memory (heap, metaspace code, shadow stacks).
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use hotmem::os::MemTag;
+use hotmem_lox::compile;
+use hotmem_lox::vm::{Vm, VmOptions};
+
+/// Output shared with the test.
+#[derive(Clone, Default)]
+struct Output(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Output {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Output {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
+    }
+}
+
+fn vm() -> (Vm, Output) {
+    let out = Output::default();
+    let vm = Vm::new(VmOptions::default(), Box::new(out.clone())).expect("a VM");
+    (vm, out)
+}
+
+fn run(vm: &mut Vm, source: &str) {
+    let script = compile(source).expect("the test's source compiles");
+    vm.interpret(&script).expect("the test's source runs");
+}
+
+#[test]
+fn strings_nobody_references_die() {
+    let (mut vm, out) = vm();
+    run(
+        &mut vm,
+        "var keep = \"kept\" + \"!\";\n\
+         var s = \"\";\n\
+         for (var i = 0; i < 500; i = i + 1) s = s + \"x\";\n\
+         s = nil;",
+    );
+    let before = vm.interned_strings();
+    assert!(
+        before > 500,
+        "every prefix of the x's is interned: {before}"
+    );
+    vm.collect().expect("a collection");
+    let after = vm.interned_strings();
+    assert!(
+        after < 50,
+        "only the referenced strings stay: {after} of {before}"
+    );
+    // The survivor is still the interned one: a literal equal to it is
+    // the same object.
+    run(&mut vm, "print keep == \"kept!\"; print keep;");
+    vm.flush();
+    assert_eq!(out.take(), "true\nkept!\n");
+}
+
+#[test]
+fn globals_and_closures_survive_collections() {
+    let (mut vm, out) = vm();
+    run(
+        &mut vm,
+        "fun counter() { var n = 0; fun next() { n = n + 1; return n; } return next; }\n\
+         var c = counter(); c();\n\
+         class P { init(x) { this.x = x; } twice() { return this.x * 2; } }\n\
+         var p = P(21);",
+    );
+    for _ in 0..3 {
+        vm.collect().expect("a collection");
+    }
+    run(&mut vm, "print c(); print p.twice(); print P; print c;");
+    vm.flush();
+    assert_eq!(out.take(), "2\n42\nP\n<fn next>\n");
+}
+
+#[test]
+fn native_memory_tracking_accounts_for_the_vm() {
+    let (mut vm, _) = vm();
+    let code_before = vm.code_bytes();
+    let mut source = String::from("fun big(x) { var y = x;\n");
+    for _ in 0..2000 {
+        source.push_str("y = y - y + y;\n");
+    }
+    source.push_str("return y; }\nvar r = big(1);\n");
+    run(&mut vm, &source);
+    let code = vm.code_bytes();
+    assert!(
+        code - code_before > 2000 * 5,
+        "the code is in metaspace: {code_before} -> {code}"
+    );
+    let runtime = vm.runtime();
+    let nmt = runtime.nmt();
+    assert_eq!(
+        nmt.totals(MemTag::JAVA_HEAP).committed,
+        runtime.heap().committed_bytes(),
+        "the heap's objects"
+    );
+    assert!(
+        nmt.totals(MemTag::METASPACE).committed >= code,
+        "the code and line tables"
+    );
+    // The value stack and the root block are shadow stacks, tracked as
+    // thread stacks.
+    assert!(nmt.totals(MemTag::THREAD_STACK).committed >= 256 << 10);
+    let report = runtime.report().to_string();
+    assert!(report.contains("Metaspace"), "{report}");
+}

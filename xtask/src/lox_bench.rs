@@ -1,0 +1,209 @@
+//! `cargo xtask lox-bench [--runs N]`: hotmem-lox against clox, the C
+//! reference VM, on every program of `examples/lox/bench`.
+//!
+//! It builds clox from `../shared/clox` as its README does
+//! (`cc -O3 -flto -std=c99 -w`) and `lox` in release, then runs each
+//! program `N` times on each (default 5), interleaved (clox, lox, clox,
+//! lox, ...) so that a change in the machine's load hits both alike. Every
+//! run is a fresh process under `/usr/bin/time -f %M` (peak RSS); its
+//! output must be clox's. `lox` runs with `LOX_GC_STATS=1`, which makes it
+//! print its collector's totals on stderr: the GC's share of its time is
+//! the sum of its pauses over its wall time. The table gives each
+//! program's median times, their ratio, the median peak RSS of each, the
+//! GC share and collections, then the geometric mean of the ratios and the
+//! load average.
+
+use crate::steps::{Runner, cargo, flag_value, root};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Runs per program and VM unless `--runs` says otherwise.
+const DEFAULT_RUNS: u32 = 5;
+
+/// One run of one program on one VM.
+#[derive(Clone, Debug, Default)]
+struct Run {
+    seconds: f64,
+    rss_kib: u64,
+    /// lox only: total pause and collections.
+    gc_pause_ns: u64,
+    gc_cycles: u64,
+}
+
+/// `cargo xtask lox-bench [--runs N]`.
+pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
+    let runs = flag_value(args, "--runs")?.unwrap_or(DEFAULT_RUNS).max(1);
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return Err("lox-bench measures peak RSS with GNU time: apt-get install time".into());
+    }
+    let clox = build_clox(r)?;
+    r.step(
+        "build lox (release)",
+        &mut cargo(&["build", "--release", "-p", "hotmem-lox", "--bin", "lox"]),
+    )?;
+    let lox = root().join("target/release/lox");
+    let programs = programs()?;
+    let scratch = root().join("target/lox-bench");
+    std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    eprintln!(
+        "\n==> [lox-bench] {} programs x {runs} runs on clox and lox, interleaved",
+        programs.len()
+    );
+    let started = Instant::now();
+    let mut results: Vec<(Vec<Run>, Vec<Run>)> = vec![Default::default(); programs.len()];
+    for run in 0..runs {
+        for (i, program) in programs.iter().enumerate() {
+            let (expected, c) = run_once(&clox, program, &scratch, Vm::Clox)?;
+            let (got, l) = run_once(&lox, program, &scratch, Vm::Lox)?;
+            if got != expected {
+                return Err(format!(
+                    "lox printed something else than clox for {} (run {run})",
+                    program.display()
+                ));
+            }
+            results[i].0.push(c);
+            results[i].1.push(l);
+        }
+    }
+    r.record("lox-bench runs", started.elapsed());
+    print_table(&programs, &results, runs);
+    Ok(())
+}
+
+/// Builds clox into `target/clox`.
+fn build_clox(r: &mut Runner) -> Result<PathBuf, String> {
+    let sources = root().join("../shared/clox");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&sources)
+        .map_err(|e| format!("no clox sources at {}: {e}", sources.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    let binary = root().join("target/clox");
+    let mut cc = Command::new("cc");
+    cc.args(["-O3", "-flto", "-std=c99", "-w"])
+        .args(&files)
+        .arg("-o")
+        .arg(&binary);
+    r.step("build clox (cc -O3 -flto)", &mut cc)?;
+    Ok(binary)
+}
+
+/// The benchmark programs, sorted.
+fn programs() -> Result<Vec<PathBuf>, String> {
+    let dir = root().join("examples/lox/bench");
+    let mut programs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "lox"))
+        .collect();
+    programs.sort();
+    Ok(programs)
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Vm {
+    Clox,
+    Lox,
+}
+
+/// Runs `vm` on `program` once; its stdout and measurements.
+fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<u8>, Run), String> {
+    let rss_file = scratch.join("rss");
+    let mut c = Command::new("/usr/bin/time");
+    c.args(["-f", "%M", "-o"])
+        .arg(&rss_file)
+        .arg(vm)
+        .arg(program);
+    if kind == Vm::Lox {
+        c.env("LOX_GC_STATS", "1");
+    }
+    let start = Instant::now();
+    let out = c
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", vm.display()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    if !out.status.success() {
+        return Err(format!(
+            "{} {} failed ({}):\n{}",
+            vm.display(),
+            program.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let rss_kib = std::fs::read_to_string(&rss_file)
+        .ok()
+        .and_then(|s| s.trim().lines().last().and_then(|l| l.trim().parse().ok()))
+        .ok_or("GNU time wrote no peak RSS")?;
+    let mut run = Run {
+        seconds,
+        rss_kib,
+        ..Run::default()
+    };
+    if kind == Vm::Lox {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stats = stderr
+            .lines()
+            .find(|l| l.starts_with("lox-gc-stats"))
+            .ok_or("lox printed no lox-gc-stats line (LOX_GC_STATS=1)")?;
+        run.gc_pause_ns = stat(stats, "pause_ns");
+        run.gc_cycles = stat(stats, "cycles");
+    }
+    Ok((out.stdout, run))
+}
+
+/// The number after `name=` in a `lox-gc-stats` line (0 if absent).
+fn stat(line: &str, name: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn print_table(programs: &[PathBuf], results: &[(Vec<Run>, Vec<Run>)], runs: u32) {
+    println!(
+        "\nhotmem-lox vs clox: median of {runs} runs each, interleaved; peak RSS medians; GC share = lox's pauses / lox's wall time"
+    );
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9} {:>6}",
+        "program", "clox s", "lox s", "lox/clox", "clox RSS", "lox RSS", "GC share", "GCs"
+    );
+    let mut log_sum = 0.0;
+    for (program, (clox, lox)) in programs.iter().zip(results) {
+        let name = program
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let c = median(clox.iter().map(|r| r.seconds).collect());
+        let l = median(lox.iter().map(|r| r.seconds).collect());
+        let ratio = l / c;
+        log_sum += ratio.ln();
+        let c_rss = median(clox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let l_rss = median(lox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let share = median(
+            lox.iter()
+                .map(|r| r.gc_pause_ns as f64 / 1e9 / r.seconds * 100.0)
+                .collect(),
+        );
+        let cycles = median(lox.iter().map(|r| r.gc_cycles as f64).collect());
+        println!(
+            "{name:<16} {c:>9.3} {l:>9.3} {ratio:>8.2}x {c_rss:>7.1} MiB {l_rss:>7.1} MiB {share:>8.1}% {cycles:>6.0}"
+        );
+    }
+    let geomean = (log_sum / programs.len().max(1) as f64).exp();
+    println!("geometric mean of lox/clox: {geomean:.2}x");
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load average: {}", load.trim());
+}
