@@ -182,9 +182,11 @@ pub(crate) fn test(r: &mut Runner, browser: Browser) -> Result<(), String> {
     run_or_skip(r, &[VmShape::new(2, 2), VmShape::new(4, 1)])
 }
 
-/// The Lox conformance suite on the release `lox`, collecting normally and
-/// at every allocation (`--gc-stress`); skipped with a message where the
-/// suite (`../shared/lox-tests`, or `$LOX_TESTS`) is absent.
+/// The Lox conformance suite on the release `lox`, collecting normally, at
+/// every allocation (`--gc-stress`), and with the concurrent collector
+/// running cycles back to back in a 16 MiB heap (`--gc-concurrent`);
+/// skipped with a message where the suite (`../shared/lox-tests`, or
+/// `$LOX_TESTS`) is absent.
 fn lox_suite(r: &mut Runner) -> Result<(), String> {
     let suite = std::env::var_os("LOX_TESTS")
         .map_or_else(|| root().join("../shared/lox-tests"), PathBuf::from);
@@ -200,17 +202,22 @@ fn lox_suite(r: &mut Runner) -> Result<(), String> {
         &mut cargo(&["build", "--release", "-p", "hotmem-lox", "--bins"]),
     )?;
     let lox = root().join("target/release/lox");
-    for stress in [None, Some("--gc-stress")] {
+    let modes: [&[&str]; 3] = [
+        &[],
+        &["--gc-stress"],
+        &["--gc-concurrent", "--heap-max", "16"],
+    ];
+    for mode in modes {
         let mut c = Command::new(root().join("target/release/lox-suite"));
         c.arg("--quiet")
             .arg("--suite")
             .arg(&suite)
             .arg(&lox)
-            .args(stress);
+            .args(mode);
         r.step(
             &format!(
                 "lox suite{}",
-                stress.map_or(String::new(), |s| format!(" {s}"))
+                mode.iter().fold(String::new(), |acc, a| acc + " " + a)
             ),
             &mut c,
         )?;

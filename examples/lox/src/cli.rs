@@ -2,7 +2,8 @@
 //! source file, kept apart from `main` so that they can be tested.
 //!
 //! ```text
-//! lox [--gc-stress] [--heap-max MIB] [--report DIR] [--compile-only | --disassemble] [path]
+//! lox [--gc-stress | --gc-concurrent] [--heap-max MIB] [--report DIR]
+//!     [--compile-only | --disassemble] [path]
 //! ```
 
 #![forbid(unsafe_code)]
@@ -12,7 +13,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The usage line printed (on stderr) for a bad command line.
-pub const USAGE: &str = "Usage: lox [--gc-stress] [--heap-max MIB] [--report DIR] \
+pub const USAGE: &str = "Usage: lox [--gc-stress | --gc-concurrent] [--heap-max MIB] [--report DIR] \
                          [--compile-only | --disassemble] [path]";
 
 /// What `lox` is asked to do.
@@ -37,6 +38,10 @@ pub enum GcMode {
     Normal,
     /// Collect at every allocation (finds missing roots).
     Stress,
+    /// The concurrent collector (single-generation, moving), with a cycle
+    /// always running: a thread asks for the next one as soon as one ends
+    /// (finds missing barriers).
+    Concurrent,
 }
 
 /// The parsed command line.
@@ -140,6 +145,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, U
         let text = arg.to_string_lossy();
         match text.as_ref() {
             "--gc-stress" => gc = GcMode::Stress,
+            "--gc-concurrent" => gc = GcMode::Concurrent,
             "--heap-max" => {
                 let value = args.next().ok_or(UsageError::MissingValue("--heap-max"))?;
                 let value = value.to_string_lossy();

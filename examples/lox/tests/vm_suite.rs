@@ -1,6 +1,8 @@
 //! The VM passes the whole Lox suite through the Rust runner, collecting
-//! when its policy says and at every allocation (`--gc-stress`, young and
-//! full collections in turn). Skips (with a note) where the suite is
+//! when its policy says, at every allocation (`--gc-stress`, young and
+//! full collections in turn), and with the concurrent collector running
+//! cycles back to back in a 16 MiB heap (`--gc-concurrent`: objects move
+//! while the program runs). Skips (with a note) where the suite is
 //! absent (`../shared/lox-tests`, or `$LOX_TESTS`).
 
 mod common;
@@ -36,4 +38,9 @@ fn the_vm_passes_the_whole_suite() {
 #[test]
 fn the_vm_passes_the_whole_suite_collecting_at_every_allocation() {
     passes_the_suite(&["--gc-stress"]);
+}
+
+#[test]
+fn the_vm_passes_the_whole_suite_with_a_concurrent_cycle_always_running() {
+    passes_the_suite(&["--gc-concurrent", "--heap-max", "16"]);
 }

@@ -13,7 +13,7 @@
 //! replaces each dead string by a tombstone, and after relocation
 //! [`Binding::forward_weak_refs`] gives each survivor its new address.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use hotmem::{
     Address, Binding, ObjectReference, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
@@ -47,21 +47,57 @@ impl ValueSlot {
     }
 }
 
+impl ValueSlot {
+    /// The word, as an atomic: the concurrent collector's workers read
+    /// slots while the VM writes them (relaxed: plain loads and stores on
+    /// every target).
+    #[inline(always)]
+    fn atomic(&self) -> &AtomicU64 {
+        // SAFETY: `ValueSlot::new`'s contract: a valid, aligned word, only
+        // accessed atomically while the slot is shared.
+        unsafe { AtomicU64::from_ptr(self.0) }
+    }
+
+    /// The word's bits.
+    #[inline(always)]
+    pub(crate) fn load_bits(&self) -> u64 {
+        self.atomic().load(Ordering::Relaxed)
+    }
+
+    /// Stores `bits` (not a reference, or a reference through the
+    /// barriers).
+    #[inline(always)]
+    pub(crate) fn store_bits(&self, bits: u64) {
+        self.atomic().store(bits, Ordering::Relaxed);
+    }
+}
+
 impl Slot for ValueSlot {
     #[inline(always)]
     fn load(&self) -> Option<ObjectReference> {
-        // SAFETY: `ValueSlot::new`'s contract: a valid, aligned word.
-        Value::from_bits(unsafe { self.0.read() }).as_object()
+        Value::from_bits(self.load_bits()).as_object()
     }
 
     #[inline(always)]
     fn store(&self, value: ObjectReference) {
-        // SAFETY: as in `load`.
-        unsafe { self.0.write(Value::object(value.get()).bits()) }
+        self.store_bits(Value::object(value.get()).bits());
     }
 
     fn address(&self) -> Address {
         Address::from_ptr(self.0)
+    }
+
+    const COMPARE_EXCHANGE: bool = true;
+
+    #[inline]
+    fn compare_exchange(&self, current: ObjectReference, new: ObjectReference) -> bool {
+        let (current, new) = (
+            Value::object(current.get()).bits(),
+            Value::object(new.get()).bits(),
+        );
+        self.atomic()
+            .compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
     }
 }
 

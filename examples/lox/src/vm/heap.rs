@@ -41,6 +41,11 @@ impl Heap {
         &self.me
     }
 
+    /// The mutator, to enter a native region.
+    pub(crate) fn mutator_mut(&mut self) -> &mut Mutator {
+        &mut self.me
+    }
+
     /// The runtime.
     pub(crate) fn runtime(&self) -> &Runtime {
         self.me.runtime()
@@ -56,10 +61,15 @@ impl Heap {
     /// collecting; [`HeapError::Collector`] if a collection failed.
     #[inline(always)]
     pub(crate) fn alloc(&mut self, bytes: usize) -> Result<usize, HeapError> {
-        if self.mode == GcMode::Stress {
-            self.stress_collect()?;
-        } else if self.policy.count(bytes) {
-            self.policy_collect()?;
+        match self.mode {
+            GcMode::Stress => self.stress_collect()?,
+            // The concurrent collector paces its cycles itself.
+            GcMode::Concurrent => {}
+            _ => {
+                if self.policy.count(bytes) {
+                    self.policy_collect()?;
+                }
+            }
         }
         match self.me.alloc(bytes) {
             Ok(addr) => Ok(addr.get()),
@@ -121,27 +131,28 @@ impl Heap {
         let slot = unsafe { ValueSlot::new(word) };
         match self.me.load_ref(slot) {
             Some(obj) => Value::object(obj.get()),
-            // SAFETY: as above.
-            None => Value::from_bits(unsafe { word.read() }),
+            None => Value::from_bits(slot.load_bits()),
         }
     }
 
     /// Writes `value` into `word`, a slot of a heap object, through the
-    /// runtime's store barrier when it is a reference. A number or a
-    /// literal is written without one: all the generational barrier
-    /// needs. (A snapshot-at-the-beginning barrier would also need the
-    /// reference a number overwrites, which `Mutator::store_ref`, taking
-    /// only an `ObjectReference` to store, cannot be told.)
+    /// runtime's store barriers: `store_ref` for a reference; for a
+    /// number or a literal, `before_overwrite` (the concurrent collector's
+    /// snapshot needs the reference it may overwrite) and an atomic store
+    /// (GC workers may read the word meanwhile).
     ///
     /// # Safety
     /// As [`Heap::load`].
     #[inline(always)]
     pub(crate) unsafe fn store(&self, word: *mut u64, value: Value) {
+        // SAFETY: the caller's slot of a live object.
+        let slot = unsafe { ValueSlot::new(word) };
         match value.as_object() {
-            // SAFETY: the caller's slot of a live object.
-            Some(obj) => self.me.store_ref(unsafe { ValueSlot::new(word) }, obj),
-            // SAFETY: as above; a non-reference needs no barrier.
-            None => unsafe { word.write(value.bits()) },
+            Some(obj) => self.me.store_ref(slot, obj),
+            None => {
+                self.me.before_overwrite(&slot);
+                slot.store_bits(value.bits());
+            }
         }
     }
 

@@ -62,7 +62,7 @@ mod verify;
 use std::io::Write;
 use std::sync::Arc;
 
-use hotmem::{ArenaKind, ClassLoader, Generations, Runtime};
+use hotmem::{ArenaKind, ClassLoader, CollectorMode, Generations, Runtime};
 
 pub use error::{HeapError, RuntimeError, TraceFrame, VmError};
 pub use verify::VerifyError;
@@ -139,6 +139,38 @@ pub struct Vm {
     out: std::io::BufWriter<Box<dyn Write>>,
     binding: Arc<LoxBinding>,
     runtime: Runtime,
+    /// `--gc-concurrent`: the thread that keeps a cycle running.
+    cycles: Option<BackToBack>,
+}
+
+/// A thread that asks for concurrent cycles back to back until stopped.
+struct BackToBack {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl BackToBack {
+    fn start(runtime: &Runtime) -> BackToBack {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = {
+            let (runtime, stop) = (runtime.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // A failed cycle is the program's error to see (its
+                    // next allocation fails); the thread goes on.
+                    let _ = runtime.collect();
+                }
+            })
+        };
+        BackToBack { stop, thread }
+    }
+
+    /// Stops the thread after its cycle; the caller is no mutator in
+    /// managed code (the cycle's pauses would wait for it).
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.thread.join();
+    }
 }
 
 impl Vm {
@@ -150,14 +182,18 @@ impl Vm {
     /// not fit.
     pub fn new(options: VmOptions, out: Box<dyn Write>) -> Result<Vm, VmError> {
         let binding = Arc::new(LoxBinding::default());
-        let mut builder = Runtime::builder()
-            .generations(Generations::YoungAndOld)
-            .log(options.log)
-            .binding(binding.clone());
+        let mut builder = Runtime::builder().log(options.log).binding(binding.clone());
+        builder = match options.gc {
+            GcMode::Concurrent => builder
+                .collector(CollectorMode::Concurrent)
+                .generations(Generations::Single),
+            _ => builder.generations(Generations::YoungAndOld),
+        };
         if let Some(bytes) = options.heap_max {
             builder = builder.heap_max(bytes);
         }
         let runtime = builder.build()?;
+        let cycles = (options.gc == GcMode::Concurrent).then(|| BackToBack::start(&runtime));
         let heap = Heap::new(runtime.attach_mutator()?, options.gc);
         let roots = Roots::new(&heap)?;
         let stack = Stack::new(&heap)?;
@@ -181,6 +217,7 @@ impl Vm {
             stack,
             binding,
             runtime,
+            cycles,
         };
         vm.init()?;
         Ok(vm)
@@ -260,6 +297,12 @@ impl Vm {
 impl Drop for Vm {
     fn drop(&mut self) {
         let _ = self.out.flush();
+        if let Some(cycles) = self.cycles.take() {
+            // Native meanwhile: the last cycle's pauses do not wait for
+            // this thread.
+            let _native = self.heap.mutator_mut().enter_native();
+            cycles.stop();
+        }
         // The binding must not read the root block once it is gone.
         self.binding.set_intern_root(std::ptr::null_mut());
     }

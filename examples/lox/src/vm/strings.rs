@@ -108,6 +108,11 @@ impl Vm {
             let table = unsafe { Obj::new(self.roots.get(INTERN)) };
             // SAFETY: the table is never full (see `reserve_interned`).
             if let Ok(found) = unsafe { probe(table, h, [head, tail]) } {
+                // Read from a weak table: kept alive if the concurrent
+                // collector marks now (the snapshot may not have it).
+                if let Some(obj) = Value::object(found).as_object() {
+                    self.heap.mutator().keep_alive(obj);
+                }
                 return Ok(Value::object(found));
             }
         }
