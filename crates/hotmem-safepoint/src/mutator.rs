@@ -92,6 +92,18 @@ impl MutatorHandle {
         }
     }
 
+    /// Whether [`MutatorHandle::poll`] would do anything now (a safepoint
+    /// or a handshake is pending, or a leaked region is to be left): the
+    /// poll's one load, without its work. For an interpreter that caches
+    /// heap addresses in registers: `if h.poll_pending() { publish; h.poll();
+    /// reload }` keeps the common back-edge to one load and one branch.
+    /// Something may become pending right after it answers `false`: it is
+    /// seen at the next check, as a poll's would be.
+    #[inline]
+    pub fn poll_pending(&self) -> bool {
+        self.slot.poll.is_armed()
+    }
+
     #[cold]
     #[inline(never)]
     fn poll_slow(&self) {

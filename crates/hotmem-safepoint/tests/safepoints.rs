@@ -372,3 +372,37 @@ fn records_print_as_xlog_safepoint_lines_and_stats_serialize() {
     let back: hotmem_safepoint::SafepointStats = serde_json::from_str(&json).unwrap();
     assert_eq!(back, stats);
 }
+
+/// `poll_pending` says what the poll would do, without doing it: false with
+/// nothing pending, true once a safepoint waits for the thread, and the
+/// safepoint still waits until the thread polls.
+#[test]
+fn poll_pending_sees_a_safepoint_waiting_for_the_thread() {
+    for strategy in STRATEGIES {
+        let c = Coordinator::new(strategy);
+        let registered = Arc::new(Barrier::new(2));
+        let (done_tx, done_rx) = mpsc::channel();
+        let mutator = {
+            let (c, registered) = (c.clone(), registered.clone());
+            std::thread::spawn(move || {
+                let h = c.register().unwrap();
+                assert!(!h.poll_pending(), "{strategy:?}: nothing pending yet");
+                registered.wait();
+                // The coordinator's thread begins a safepoint: it is armed
+                // for this thread, which has not stopped.
+                while !h.poll_pending() {
+                    std::hint::spin_loop();
+                }
+                assert_eq!(h.state(), ThreadState::Managed);
+                h.poll();
+                done_rx.recv().unwrap();
+                assert!(!h.poll_pending(), "{strategy:?}: nothing pending after");
+            })
+        };
+        registered.wait();
+        let guard = c.begin("pending").unwrap();
+        guard.end();
+        done_tx.send(()).unwrap();
+        mutator.join().unwrap();
+    }
+}

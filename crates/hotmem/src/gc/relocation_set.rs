@@ -15,11 +15,13 @@ use crate::vm::Binding;
 use hotmem_page::PageType;
 use std::sync::atomic::Ordering;
 
-/// A page that may be evacuated: its index and live bytes.
+/// A page that may be evacuated: its index, live bytes, and the bytes
+/// below its top (what its objects, live or dead, take).
 #[derive(Copy, Clone, Debug)]
 pub(crate) struct Candidate {
     pub(crate) page: usize,
     pub(crate) live_bytes: usize,
+    pub(crate) used_bytes: usize,
 }
 
 /// The pages of `candidates` (all of `page_size` bytes) to evacuate, given
@@ -41,17 +43,44 @@ pub(crate) fn select(mut candidates: Vec<Candidate>, page_size: usize, limit: f6
     candidates[..selected_from].iter().map(|c| c.page).collect()
 }
 
+/// The young pages of `candidates` to evacuate: each whose garbage (the
+/// bytes below its top that no live object takes) is more than `limit` of
+/// its used part. Their survivors go to the old target pages that stay
+/// installed from one collection to the next (not to fresh pages of their
+/// own, as [`select`] counts), so that even a lone young page with a few
+/// survivors is worth evacuating: kept where it is, it would become an old
+/// page full of garbage until a full collection. A young page whose
+/// objects all live stays (promoted where it is), however little of it
+/// they fill.
+pub(crate) fn select_young(candidates: &[Candidate], limit: f64) -> Vec<usize> {
+    candidates
+        .iter()
+        .filter(|c| {
+            let garbage = c.used_bytes.saturating_sub(c.live_bytes);
+            garbage as f64 > limit * c.used_bytes as f64
+        })
+        .map(|c| c.page)
+        .collect()
+}
+
 impl<B: Binding> Cycle<'_, B> {
     /// Chooses the relocation set: among the small and the medium pages
-    /// without a pinned object, those whose objects pack into fewer pages
-    /// (see [`select`]), young and old apart; gives each a forwarding table.
+    /// without a pinned object, the old ones whose objects pack into fewer
+    /// pages (see [`select`]) and the young ones mostly garbage (see
+    /// [`select_young`]); gives each a forwarding table.
     /// Notes the empty pages (freed next) and the pages relocation visits.
     pub(super) fn select_relocation_set(&mut self) {
         let groups = self.candidates();
         let limit = self.heap.fragmentation_limit;
         let mut live_objects = vec![None; self.map.pages.len()];
-        for (page_size, candidates) in groups {
-            for pi in select(candidates, page_size, limit) {
+        for (group, (page_size, candidates)) in groups.into_iter().enumerate() {
+            let young = group % 2 == 1;
+            let selected = if young {
+                select_young(&candidates, limit)
+            } else {
+                select(candidates, page_size, limit)
+            };
+            for pi in selected {
                 live_objects[pi] = Some(self.map.pages[pi].live.live_objects());
             }
         }
@@ -88,6 +117,7 @@ impl<B: Binding> Cycle<'_, B> {
                 group.1.push(Candidate {
                     page: pi,
                     live_bytes: bytes.min(p.page.size()),
+                    used_bytes: p.top - p.start,
                 });
             }
         }
@@ -104,7 +134,11 @@ mod tests {
     fn pages(live: &[usize]) -> Vec<Candidate> {
         live.iter()
             .enumerate()
-            .map(|(page, &live_bytes)| Candidate { page, live_bytes })
+            .map(|(page, &live_bytes)| Candidate {
+                page,
+                live_bytes,
+                used_bytes: PAGE,
+            })
             .collect()
     }
 
@@ -127,6 +161,25 @@ mod tests {
         assert_eq!(
             sorted(select(pages(&[10, 1000, 20, 990, 30]), PAGE, 0.25)),
             vec![0, 2, 4]
+        );
+    }
+
+    #[test]
+    fn a_young_page_mostly_garbage_moves_even_alone() {
+        assert_eq!(select_young(&pages(&[10]), 0.25), vec![0]);
+        assert_eq!(
+            sorted(select_young(&pages(&[100, 800, 740, 760]), 0.25)),
+            vec![0, 2],
+            "more than a quarter garbage"
+        );
+        let all_live_but_short = Candidate {
+            page: 0,
+            live_bytes: 56,
+            used_bytes: 56,
+        };
+        assert!(
+            select_young(&[all_live_but_short], 0.25).is_empty(),
+            "unused room is no garbage"
         );
     }
 

@@ -79,6 +79,25 @@ impl Mutator {
         self.handle.poll();
     }
 
+    /// Whether [`Mutator::poll`] would stop or run something now: the
+    /// poll's check without its work. An interpreter that keeps heap
+    /// addresses in locals publishes them (to its shadow stack) and polls
+    /// only when this says so, then reloads them:
+    ///
+    /// ```
+    /// # let rt = hotmem::Runtime::builder().build()?;
+    /// # let me = rt.attach_mutator()?;
+    /// if me.poll_pending() {
+    ///     // publish the cached references, poll, reload them
+    ///     me.poll();
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn poll_pending(&self) -> bool {
+        self.handle.poll_pending()
+    }
+
     /// Enters native code: safepoints (and collections) no longer wait for
     /// this thread until the guard is dropped; leaving stops the thread if a
     /// safepoint is in progress. The guard borrows the mutator, so nothing
