@@ -587,6 +587,9 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "remembered_updates": f.remembered_updates,
         "full_updates": f.full_updates,
         "tlab_refills": f.tlab_refills,
+        "at_p50_ns": f.at_p50_ns,
+        "at_p99_ns": f.at_p99_ns,
+        "at_max_ns": f.at_max_ns,
         "concurrent_cycles": f.concurrent_cycles,
         "stalls": f.stalls,
         "stall_ns": f.stall_ns,
@@ -603,6 +606,7 @@ fn describe(gc: &Value) -> String {
     format!(
         "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} young, {} on allocation failure)\n  \
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
+         at the safepoint (the pause less reaching and leaving it) p50 {:.0} us, p99 {:.0} us, max {:.0} us\n  \
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
          {} objects / {:.1} MiB relocated, {} pages freed\n  \
          updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken\n  \
@@ -619,6 +623,9 @@ fn describe(gc: &Value) -> String {
         us("ttsp_p50_ns"),
         us("ttsp_max_ns"),
         ms(n("pause_total_ns")),
+        us("at_p50_ns"),
+        us("at_p99_ns"),
+        us("at_max_ns"),
         mark_ms,
         ms(n("relocate_ns")),
         ms(n("update_ns")),

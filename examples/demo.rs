@@ -1,4 +1,4 @@
-//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --generations young|single --json --report DIR --full]`.
+//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --generations young|single --collector stw|concurrent --json --report DIR --full]`.
 //!
 //! The report page (charts of the run, see the README) goes to
 //! `target/hotmem-report/index.html` (or `--report DIR`), the full text
@@ -25,7 +25,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut out = std::io::stdout().lock();
+    // Not `stdout().lock()` held for the run: the runtime's log
+    // (`HOTMEM_LOG`) writes to stdout from the collecting threads, which
+    // would wait for the lock forever.
+    let mut out = std::io::stdout();
     if let Err(e) = demo_run::run(&args, &mut out) {
         eprintln!("demo FAILED: {e}");
         std::process::exit(1);

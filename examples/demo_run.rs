@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The demo's flags.
 pub const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] \
-                         [--generations young|single] [--json] [--report DIR] [--full]";
+                         [--generations young|single] [--collector stw|concurrent] [--json] [--report DIR] [--full]";
 
 /// Where the report page goes unless `--report DIR` says otherwise.
 pub fn default_report_dir() -> PathBuf {
@@ -37,6 +37,7 @@ pub fn defaults() -> RunArgs {
         json: Some(false),
         report: Some(default_report_dir()),
         generations: hotmem::Generations::YoungAndOld,
+        collector: hotmem::CollectorMode::StopTheWorld,
         full: Some(false),
     }
 }
@@ -75,6 +76,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
         .numa(args.numa.clone())
         .log(log)
         .generations(args.generations)
+        .collector(args.collector)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {
@@ -85,11 +87,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
     if !json {
         writeln!(
             out,
-            "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB ({:?} generations) in {} partition(s) (NUMA {}), {} GC workers",
+            "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB ({:?} generations, {:?} collector) in {} partition(s) (NUMA {}), {} GC workers",
             args.threads,
             args.secs,
             args.heap_mib,
             args.generations,
+            args.collector,
             rt.numa().nodes,
             rt.numa().source,
             rt.gc_workers(),
@@ -127,11 +130,15 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
     }
     // One more collection with no mutator attached, then check every object.
     let last = rt.collect()?;
-    // SAFETY: every thread that could collect has stopped.
-    let graph =
-        unsafe { workload::check_graphs(&c) }.map_err(|e| format!("verification failed: {e}"))?;
-    // SAFETY: as above.
-    let all = unsafe { objects.verify() }.map_err(|e| format!("verification failed: {e}"))?;
+    let (graph, all) = rt.run_at_safepoint("demo-check", || {
+        // SAFETY: at a safepoint, serialized with collections.
+        let graph = unsafe { workload::check_graphs(&rt, &c) };
+        // SAFETY: as above.
+        let all = unsafe { objects.verify_at_safepoint(&rt) };
+        (graph, all)
+    })?;
+    let graph = graph.map_err(|e| format!("verification failed: {e}"))?;
+    let all = all.map_err(|e| format!("verification failed: {e}"))?;
     if all != graph {
         return Err(format!("the root tables reach {all:?}, the threads kept {graph:?}").into());
     }

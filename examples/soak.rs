@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -50,7 +50,7 @@ fn status_bytes(field: &str) -> usize {
 /// The invariants, checked with the world stopped.
 fn check(rt: &Runtime, c: &Counters) -> Result<usize, String> {
     // SAFETY: called at a safepoint, serialized with collections.
-    let live = unsafe { workload::check_graphs(c) }?.objects;
+    let live = unsafe { workload::check_graphs(rt, c) }?.objects;
     let nmt = rt.nmt();
     let heap = nmt.totals(MemTag::JAVA_HEAP);
     if heap.committed != rt.heap().committed_bytes() || heap.reserved != rt.heap().reserved().len()
@@ -91,6 +91,7 @@ fn main() {
         json: None,
         report: None,
         generations: hotmem::Generations::YoungAndOld,
+        collector: hotmem::CollectorMode::StopTheWorld,
         full: None,
     };
     let args = match parse_args(USAGE, defaults) {
@@ -124,6 +125,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .uncommit_delay(Duration::from_secs(2))
         .log(log)
         .generations(args.generations)
+        .collector(args.collector)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

@@ -63,9 +63,10 @@ pub fn kept_summary(c: &Counters) -> GraphSummary {
 /// bytes. Returns the total.
 ///
 /// # Safety
-/// No collection may run meanwhile: call it at a safepoint
-/// (`Runtime::run_at_safepoint`) or once the mutators have stopped.
-pub unsafe fn check_graphs(c: &Counters) -> Result<GraphSummary, String> {
+/// Call it inside `rt.run_at_safepoint` (no collection runs then; with the
+/// concurrent collector each reference is taken where
+/// `Runtime::forwarded` says its object is).
+pub unsafe fn check_graphs(rt: &hotmem::Runtime, c: &Counters) -> Result<GraphSummary, String> {
     let graphs = c.graphs.lock().unwrap().clone();
     let mut roots = Vec::new();
     let mut expected = GraphSummary::default();
@@ -80,7 +81,7 @@ pub unsafe fn check_graphs(c: &Counters) -> Result<GraphSummary, String> {
         }
     }
     // SAFETY: the caller's promise; kept roots are live objects.
-    let found = unsafe { SimpleObjects::verify_from(roots) }
+    let found = unsafe { SimpleObjects::verify_from_at_safepoint(rt, roots) }
         .map_err(|e| format!("object corrupted: {e}"))?;
     if found != expected {
         return Err(format!(
@@ -296,6 +297,8 @@ pub struct RunArgs {
     pub report: Option<std::path::PathBuf>,
     /// `--generations young|single`.
     pub generations: hotmem::Generations,
+    /// `--collector stw|concurrent` (concurrent: single-generation).
+    pub collector: hotmem::CollectorMode,
     /// `--full`: print the full text report (`None`: the program has no
     /// such flag).
     pub full: Option<bool>,
@@ -325,6 +328,7 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             "--numa",
             "--report",
             "--generations",
+            "--collector",
         ]
         .contains(&flag.as_str())
         {
@@ -344,6 +348,13 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
                     _ => return Err(bad()),
                 }
             }
+            "--collector" => {
+                a.collector = match v.as_str() {
+                    "stw" => hotmem::CollectorMode::StopTheWorld,
+                    "concurrent" => hotmem::CollectorMode::Concurrent,
+                    _ => return Err(bad()),
+                }
+            }
             "--numa" => {
                 a.numa = match v.as_str() {
                     "detect" => NumaConfig::Detect,
@@ -355,6 +366,10 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             }
             _ => unreachable!("checked above"),
         }
+    }
+    if a.collector == hotmem::CollectorMode::Concurrent {
+        // The concurrent collector is single-generation.
+        a.generations = hotmem::Generations::Single;
     }
     if a.threads == 0 {
         return Err(format!("--threads must be at least 1\n{usage}"));

@@ -27,7 +27,7 @@ use super::meta::{ForwardingTables, HeapMap};
 use super::stats::{CollectStats, GcCause};
 use super::workers::GcWorkers;
 use crate::GcError;
-use crate::vm::Binding;
+use crate::vm::{Binding, ObjectReference};
 use hotmem_page::{NodeId, PageRef};
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
@@ -44,6 +44,18 @@ pub(crate) struct CycleRequest {
     pub(crate) kind: CollectionKind,
     /// How long the mutators took to stop.
     pub(crate) time_to_safepoint: Duration,
+}
+
+/// What marking notes of the strong roots.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum RootedPages {
+    /// Nothing (a stop-the-world collection updates every root anyway).
+    Movable,
+    /// The objects they refer to at mark start: a concurrent cycle
+    /// forwards the roots into its relocation set in a pause, relocating
+    /// their objects there, and bounds what that pause copies (see
+    /// `Cycle::bound_root_copies`).
+    Budgeted,
 }
 
 /// One collection in progress: the heap map, the slots to start and to
@@ -77,6 +89,11 @@ pub(super) struct Cycle<'a, B: Binding> {
     pub(super) inconsistent: AtomicU64,
     /// What the phases measured, returned when the cycle ends.
     pub(super) stats: CollectStats,
+    /// Whether marking notes the objects roots refer to.
+    pub(super) rooted_pages: RootedPages,
+    /// With [`RootedPages::Budgeted`]: the objects strong roots referred
+    /// to at mark start.
+    pub(super) rooted: parking_lot::Mutex<Vec<ObjectReference>>,
 }
 
 /// Runs one collection of `heap` with binding `binding`: its phases in
@@ -161,6 +178,8 @@ impl<'a, B: Binding> Cycle<'a, B> {
             forwarding: ForwardingTables::empty(),
             evacuated: vec![false; pages],
             inconsistent: AtomicU64::new(0),
+            rooted_pages: RootedPages::Movable,
+            rooted: parking_lot::Mutex::new(Vec::new()),
             stats: CollectStats {
                 time_to_safepoint_ns: request.time_to_safepoint.as_nanos() as u64,
                 mark_workers,

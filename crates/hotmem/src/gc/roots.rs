@@ -5,7 +5,7 @@
 //! Marking starts from them; the update phase visits them again.
 
 use super::binding_panic::call_model;
-use super::cycle::Cycle;
+use super::cycle::{Cycle, RootedPages};
 use super::heap::GcHeap;
 use super::mark::Marker;
 use super::meta::HeapMap;
@@ -44,10 +44,15 @@ impl<B: Binding> Cycle<'_, B> {
     /// (whose pages are then pinned: never evacuated).
     pub(super) fn mark_roots(&self, marker: &Marker<'_, B>) -> Result<(), GcError> {
         let mut error = None;
+        let note = self.rooted_pages == RootedPages::Budgeted;
+        let mut rooted = Vec::new();
         let mut visit = |slot: B::Slot| {
             if error.is_none() {
                 if let Some(r) = slot.load() {
                     error = marker.mark_root(r, Some(slot.address())).err();
+                    if note {
+                        rooted.push(r);
+                    }
                 }
             }
         };
@@ -68,14 +73,21 @@ impl<B: Binding> Cycle<'_, B> {
             table.for_each(|r| {
                 if error.is_none() {
                     error = marker.mark_root(*r, None).err();
+                    if note {
+                        rooted.push(*r);
+                    }
                 }
             });
         }
         self.heap.refs.finalizers.for_each_queued(|r| {
             if error.is_none() {
                 error = marker.mark_root(*r, None).err();
+                if note {
+                    rooted.push(*r);
+                }
             }
         });
+        *self.rooted.lock() = rooted;
         for r in self.heap.roots.pins.snapshot() {
             if error.is_none() {
                 error = marker.mark_root(r, None).err();

@@ -139,6 +139,10 @@ pub struct ConcurrentPhases {
     /// the mutators ran; the next cycle frees them (they count in its
     /// `pages_freed_empty`) once no reachable slot refers into them.
     pub relocation_set_pages: usize,
+    /// Pages worth evacuating that stayed because the objects strong roots
+    /// referred to in them would have made Pause Relocate Start copy more
+    /// than its budget (1 MiB; none while allocations stall).
+    pub pages_kept_for_roots: usize,
     /// Objects the mutators' load barriers copied (they loaded a
     /// reference to an object no worker had copied yet); counted in
     /// `objects_relocated` too.

@@ -451,6 +451,55 @@ impl SimpleObjects {
         unsafe { Self::walk(roots, |obj, i| Self::load_slot(mutator, obj, i)) }
     }
 
+    /// [`SimpleObjects::verify`] inside
+    /// [`Runtime::run_at_safepoint`](crate::Runtime::run_at_safepoint)
+    /// (see [`SimpleObjects::verify_from_at_safepoint`]).
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::verify`], at a safepoint of `runtime`.
+    ///
+    /// # Errors
+    /// The first [`Corruption`].
+    pub unsafe fn verify_at_safepoint(
+        &self,
+        runtime: &crate::Runtime,
+    ) -> Result<GraphSummary, Corruption> {
+        let roots: Vec<ObjectReference> = self
+            .tables
+            .lock()
+            .iter()
+            .flat_map(|t| t.roots())
+            .flatten()
+            .collect();
+        // SAFETY: passed on.
+        unsafe { Self::verify_from_at_safepoint(runtime, roots) }
+    }
+
+    /// [`SimpleObjects::verify_from`] without a mutator, inside
+    /// [`Runtime::run_at_safepoint`](crate::Runtime::run_at_safepoint)
+    /// of `runtime`: each slot's reference is taken where
+    /// [`Runtime::forwarded`](crate::Runtime::forwarded) says its object
+    /// is (the concurrent collector may have moved it and left the slot
+    /// stale).
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::verify`], at a safepoint of `runtime`.
+    ///
+    /// # Errors
+    /// The first [`Corruption`].
+    pub unsafe fn verify_from_at_safepoint(
+        runtime: &crate::Runtime,
+        roots: impl IntoIterator<Item = ObjectReference>,
+    ) -> Result<GraphSummary, Corruption> {
+        let roots: Vec<ObjectReference> = roots.into_iter().map(|r| runtime.forwarded(r)).collect();
+        // SAFETY: passed on.
+        unsafe {
+            Self::walk(roots, |obj, i| {
+                Self::slot(obj, i).map(|t| runtime.forwarded(t))
+            })
+        }
+    }
+
     /// Walks the graph from `roots`, reading slot `i` of `obj` with
     /// `slot(obj, i)`, checks every object and sums the graph up.
     ///

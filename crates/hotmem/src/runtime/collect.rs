@@ -5,6 +5,7 @@ use crate::GcError;
 use crate::gc::generations::CollectionKind;
 use crate::gc::in_collection;
 use crate::gc::{CollectStats, GcCause, GcRequest};
+use crate::vm::ObjectReference;
 use hotmem_safepoint::SafeRegion;
 
 impl Runtime {
@@ -58,6 +59,27 @@ impl Runtime {
     /// Whether the concurrent collector runs.
     pub(crate) fn is_concurrent(&self) -> bool {
         self.inner.gc.concurrent.is_some()
+    }
+
+    /// Where `obj`'s object is now: `obj`, unless the concurrent collector
+    /// relocated it and `obj` is the old address (which heap slots may
+    /// still hold until the load barrier or the next cycle heals them).
+    /// For code that reads the heap without a mutator: inside
+    /// [`Runtime::run_at_safepoint`] (no cycle runs then, so every object
+    /// of the last relocation set has its new address). A mutator reads
+    /// through [`Mutator::load_ref`](crate::Mutator::load_ref) instead.
+    /// Always `obj` with the stop-the-world collector.
+    pub fn forwarded(&self, obj: ObjectReference) -> ObjectReference {
+        let Some(state) = self.inner.gc.concurrent.as_ref() else {
+            return obj;
+        };
+        let Some(set) = state.installed() else {
+            return obj;
+        };
+        match set.page_in_set(obj.get()) {
+            Some(pi) => set.forwarded(pi, obj).unwrap_or(obj),
+            None => obj,
+        }
     }
 
     /// Whether a concurrent cycle is marking now, between its two pauses

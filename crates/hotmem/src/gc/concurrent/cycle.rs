@@ -5,7 +5,7 @@
 use super::relocation_set::RelocationSet;
 use super::{CollectorMode, ConcurrentState, Phase};
 use crate::GcError;
-use crate::gc::cycle::{Cycle, CycleRequest};
+use crate::gc::cycle::{Cycle, CycleRequest, RootedPages};
 use crate::gc::driver::DriverContext;
 use crate::gc::generations::CollectionKind;
 use crate::gc::heap::GcHeap;
@@ -81,6 +81,7 @@ pub(crate) fn collect<B: Binding>(
         .expect("a concurrent cycle runs on a runtime with the concurrent collector");
     let _inside = in_collection::enter(heap);
     let started = Instant::now();
+    let stalls_before = state.stalls();
     // The last cycle's relocation set: its stale references are forwarded
     // and healed as marking finds them.
     let previous = state.installed();
@@ -94,6 +95,7 @@ pub(crate) fn collect<B: Binding>(
         time_to_safepoint: pause.time_to_safepoint,
     };
     let mut cycle = Cycle::start(binding, heap, workers.count().max(1), request)?;
+    cycle.rooted_pages = RootedPages::Budgeted;
     let _idle = BackToIdle(state);
     let marker = Marker::new(binding, &cycle.map, workers.count().max(1), false)
         .with_new_pages(&state.new_pages)
@@ -138,7 +140,14 @@ pub(crate) fn collect<B: Binding>(
     // relocation set's among them) go back; the pages worth evacuating
     // are chosen.
     let select = Instant::now();
-    let set = cycle.select_concurrently()?;
+    // While mutators wait for memory, what the pause frees matters more
+    // than its length: no budget then.
+    let budget = if state.stalls() > stalls_before {
+        usize::MAX
+    } else {
+        ROOT_COPY_BUDGET
+    };
+    let (set, pages_kept_for_roots) = cycle.select_concurrently(budget)?;
     let select_ns = select.elapsed();
     // The empty pages are back: stalled allocations need not wait for the
     // relocation.
@@ -183,6 +192,7 @@ pub(crate) fn collect<B: Binding>(
         relocate_start_ns: relocate_start.as_nanos() as u64,
         concurrent_relocate_ns: concurrent_relocate.as_nanos() as u64,
         relocation_set_pages,
+        pages_kept_for_roots,
         relocated_by_mutators,
         cycle_ns: started.elapsed().as_nanos() as u64,
     });
@@ -202,6 +212,11 @@ fn mark_logged<B: Binding>(marker: &Marker<'_, B>, logged: &[usize]) -> Result<(
     Ok(())
 }
 
+/// Bytes of objects referred to by roots that Pause Relocate Start may
+/// copy when no allocation stalled during the cycle: 1 MiB, a few hundred
+/// microseconds of copying at most.
+const ROOT_COPY_BUDGET: usize = 1 << 20;
+
 impl<B: Binding> Cycle<'_, B> {
     /// Concurrent Select Relocation Set: counts the live bytes of every
     /// mapped page, frees the pages where marking found nothing and, for a
@@ -209,21 +224,63 @@ impl<B: Binding> Cycle<'_, B> {
     /// chooses the pages to evacuate as the stop-the-world collector does.
     /// The set takes the cycle's map (its live maps locate the objects to
     /// copy); `None` when nothing is worth moving.
-    fn select_concurrently(&mut self) -> Result<Option<RelocationSet>, GcError> {
+    /// Also returns how many pages left the set for the pause's budget
+    /// (see [`Cycle::bound_root_copies`]).
+    fn select_concurrently(
+        &mut self,
+        budget: usize,
+    ) -> Result<(Option<RelocationSet>, usize), GcError> {
         let moving = self.heap.concurrent.as_ref().map(|c| c.mode);
         if moving != Some(CollectorMode::Concurrent) || !B::Slot::COMPARE_EXCHANGE {
             self.free_unmarked_pages();
-            return Ok(None);
+            return Ok((None, 0));
         }
         self.select_relocation_set();
         self.free_empty_pages();
+        let kept = self.bound_root_copies(budget);
         if !self.forwarding.any() {
-            return Ok(None);
+            return Ok((None, kept));
         }
         self.check_relocation_set()?;
         let map = std::mem::replace(&mut self.map, HeapMap::empty(&self.heap.memory));
         let forwarding = std::mem::replace(&mut self.forwarding, ForwardingTables::empty());
-        Ok(Some(RelocationSet::new(map, forwarding)))
+        Ok((Some(RelocationSet::new(map, forwarding)), kept))
+    }
+
+    /// Bounds what Pause Relocate Start copies: the objects that strong
+    /// roots referred to at mark start, in pages of the relocation set,
+    /// are relocated in that pause (the roots are forwarded there). The
+    /// selected pages holding such objects are admitted fewest rooted
+    /// bytes first, while the total stays within `budget` bytes; the
+    /// others leave the set (they stay, as pinned pages do). Returns how
+    /// many left. Roots made since mark start may still refer into the
+    /// set: their objects are copied in the pause too.
+    fn bound_root_copies(&mut self, budget: usize) -> usize {
+        let rooted = std::mem::take(&mut *self.rooted.lock());
+        let mut bytes = vec![0usize; self.map.pages.len()];
+        for r in rooted {
+            let Ok((pi, wi)) = self.map.locate(r) else {
+                continue;
+            };
+            if self.forwarding.get(pi).is_none() {
+                continue;
+            }
+            if let Some(last) = self.map.pages[pi].live.end_of(wi) {
+                bytes[pi] += (last - wi + 1) * 8;
+            }
+        }
+        let mut pages: Vec<usize> = (0..bytes.len()).filter(|&pi| bytes[pi] > 0).collect();
+        pages.sort_unstable_by_key(|&pi| bytes[pi]);
+        let (mut total, mut removed) = (0usize, 0usize);
+        for pi in pages {
+            if total.saturating_add(bytes[pi]) <= budget {
+                total += bytes[pi];
+            } else {
+                self.forwarding.remove(pi);
+                removed += 1;
+            }
+        }
+        removed
     }
 
     /// Counts the live bytes of every mapped page and frees the pages where

@@ -148,6 +148,8 @@ pub(crate) struct ConcurrentState {
     /// phases take every GC worker (the stalled mutators leave their CPUs
     /// idle), as ZGC boosts its workers on a stall.
     stalled: std::sync::atomic::AtomicUsize,
+    /// Allocation stalls so far (each one counted when it begins).
+    stalls: std::sync::atomic::AtomicU64,
 }
 
 impl ConcurrentState {
@@ -168,11 +170,18 @@ impl ConcurrentState {
             freed: parking_lot::Mutex::new(0),
             freed_moved: parking_lot::Condvar::new(),
             stalled: std::sync::atomic::AtomicUsize::new(0),
+            stalls: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// Allocation stalls so far.
+    pub(crate) fn stalls(&self) -> u64 {
+        self.stalls.load(Ordering::Relaxed)
     }
 
     /// An allocation stalls until the guard is dropped.
     pub(crate) fn stall(&self) -> Stalled<'_> {
+        self.stalls.fetch_add(1, Ordering::Relaxed);
         self.stalled.fetch_add(1, Ordering::Relaxed);
         Stalled(self)
     }

@@ -145,6 +145,14 @@ impl ForwardingTables {
         self.tables.get(page)?.as_ref()
     }
 
+    /// Takes page `page` out of the selection (its table's words stay
+    /// unused until the tables are dropped).
+    pub(crate) fn remove(&mut self, page: usize) {
+        if let Some(t) = self.tables.get_mut(page) {
+            *t = None;
+        }
+    }
+
     /// Whether any page was selected.
     pub(crate) fn any(&self) -> bool {
         self.tables.iter().any(Option::is_some)
