@@ -418,6 +418,31 @@ impl<'a, B: Binding> Marker<'a, B> {
         Ok(())
     }
 
+    /// The page of the marked object `r` and its size, checked against the
+    /// room left in its page; records the object's last word in the live
+    /// map.
+    #[inline]
+    fn size_and_end(&self, r: ObjectReference) -> Result<(usize, usize), GcError> {
+        // Validated when it was marked.
+        let Ok((pi, wi)) = self.map.locate(r) else {
+            unreachable!("a marked object was located when it was marked")
+        };
+        let page = &self.map.pages[pi];
+        let raw = self.binding.object_size(r);
+        let size = raw.checked_add(7).map(|s| s & !7).unwrap_or(0);
+        let room = page.top - r.get();
+        if size == 0 || size > room {
+            return Err(GcError::InvalidObjectSize {
+                object: r,
+                size: raw,
+                room,
+            });
+        }
+        page.live
+            .set_end(if page.large { 0 } else { wi + size / 8 - 1 });
+        Ok((pi, size))
+    }
+
     /// Sizes and scans one marked object, marking what it references: the
     /// last newly marked child is returned, the others pushed.
     #[inline]
@@ -429,26 +454,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         remembered: &mut Vec<B::Slot>,
     ) -> Result<Option<ObjectReference>, GcError> {
         let map = self.map;
-        // Validated when it was marked.
-        let Ok((pi, wi)) = map.locate(r) else {
-            unreachable!("a marked object was located when it was marked")
-        };
-        let page = &map.pages[pi];
-        let raw = self.binding.object_size(r);
-        let size = raw.checked_add(7).map(|s| s & !7).unwrap_or(0);
-        let room = page.top - r.get();
-        if size == 0 || size > room {
-            return Err(GcError::InvalidObjectSize {
-                object: r,
-                size: raw,
-                room,
-            });
-        }
-        if !page.large {
-            page.live.set_end(wi + size / 8 - 1);
-        } else {
-            page.live.set_end(0);
-        }
+        let (pi, size) = self.size_and_end(r)?;
         if tally.page != pi {
             self.flush(tally);
             *tally = PageTally {
@@ -461,24 +467,21 @@ impl<'a, B: Binding> Marker<'a, B> {
         tally.bytes += size;
         let mut bad = None;
         let mut next: Option<ObjectReference> = None;
+        let invalid = |t: ObjectReference, slot: &B::Slot, reason| GcError::InvalidReference {
+            value: t.get(),
+            slot: Some(slot.address()),
+            holder: Some(r),
+            reason,
+        };
         self.binding.scan_object(r, &mut |slot: B::Slot| {
-            let Some(mut t) = slot.load() else { return };
-            if let Some(set) = self.remap {
-                match heal(set, &slot, t) {
-                    Ok(now) => t = now,
-                    Err(reason) => {
-                        if bad.is_none() {
-                            bad = Some(GcError::InvalidReference {
-                                value: t.get(),
-                                slot: Some(slot.address()),
-                                holder: Some(r),
-                                reason,
-                            });
-                        }
-                        return;
-                    }
+            let Some(t) = slot.load() else { return };
+            let t = match self.remap.map_or(Ok(t), |set| heal(set, &slot, t)) {
+                Ok(t) => t,
+                Err(reason) => {
+                    bad.get_or_insert(invalid(t, &slot, reason));
+                    return;
                 }
-            }
+            };
             match map.locate(t) {
                 Ok((tpi, twi)) => {
                     let target = &map.pages[tpi];
@@ -497,14 +500,7 @@ impl<'a, B: Binding> Marker<'a, B> {
                 }
                 Err(_) if self.in_new_page(t) => {}
                 Err(reason) => {
-                    if bad.is_none() {
-                        bad = Some(GcError::InvalidReference {
-                            value: t.get(),
-                            slot: Some(slot.address()),
-                            holder: Some(r),
-                            reason,
-                        });
-                    }
+                    bad.get_or_insert(invalid(t, &slot, reason));
                 }
             }
         });

@@ -64,6 +64,19 @@ impl<'s> Pause<'s> {
     }
 }
 
+/// What one concurrent cycle shares between its phases besides the
+/// [`Cycle`]: the runtime's parts, the concurrent state, the phases' times.
+struct Concurrent<'a, 's, B: Binding> {
+    binding: &'a B,
+    heap: &'a GcHeap,
+    cx: &'a DriverContext<'s>,
+    state: &'a ConcurrentState,
+    number: u64,
+    /// The longest time to safepoint of the cycle's pauses.
+    ttsp: Duration,
+    phases: ConcurrentPhases,
+}
+
 /// Runs one concurrent cycle of `heap` with `binding` on the calling (the
 /// GC) thread, which holds the collection lock (`workers`) and is no
 /// mutator. Mutators run between the pauses.
@@ -82,64 +95,17 @@ pub(crate) fn collect<B: Binding>(
     let _inside = in_collection::enter(heap);
     let started = Instant::now();
     let stalls_before = state.stalls();
-    // The last cycle's relocation set: its stale references are forwarded
-    // and healed as marking finds them.
-    let previous = state.installed();
-    // Pause Mark Start: the roots, then the barriers keep the snapshot.
-    let pause = Pause::begin(cx, "GC Mark Start", number)?;
-    heap.retire_mutator_allocation();
-    let request = CycleRequest {
+    let mut c = Concurrent {
+        binding,
+        heap,
+        cx,
+        state,
         number,
-        cause,
-        kind: CollectionKind::Full,
-        time_to_safepoint: pause.time_to_safepoint,
+        ttsp: Duration::ZERO,
+        phases: ConcurrentPhases::default(),
     };
-    let mut cycle = Cycle::start(binding, heap, workers.count().max(1), request)?;
-    cycle.rooted_pages = RootedPages::Budgeted;
     let _idle = BackToIdle(state);
-    let marker = Marker::new(binding, &cycle.map, workers.count().max(1), false)
-        .with_new_pages(&state.new_pages)
-        .with_remap(previous.as_deref())
-        .without_remembered_slots();
-    cycle.mark_roots(&marker)?;
-    state.new_pages.start();
-    state.set_phase(Phase::Marking);
-    let mark_start = pause.end(cx);
-    // Concurrent Mark: the workers trace while the mutators run; the logs
-    // of full buffers are traced as they come.
-    let concurrent = Instant::now();
-    let pool = workers.count();
-    let allowed = || state.concurrent_workers(pool);
-    loop {
-        marker.trace_concurrently(heap, workers, &allowed)?;
-        let logged = state.satb.take_full();
-        if logged.is_empty() {
-            break;
-        }
-        mark_logged(&marker, &logged)?;
-    }
-    let concurrent_mark = concurrent.elapsed();
-    // Pause Mark End: every log, the rest of the trace, the references
-    // that are not strong. Every reachable slot that referred into the
-    // last relocation set was healed: the barrier stops forwarding.
-    let pause = Pause::begin(cx, "GC Mark End", number)?;
-    let ttsp = pause.time_to_safepoint;
-    mark_logged(&marker, &state.satb.take_all())?;
-    marker.trace(heap, workers)?;
-    let refs = cycle.process_weak_refs(&marker, workers)?;
-    state.set_phase(Phase::Idle);
-    state.new_pages.stop();
-    let retired = state.uninstall();
-    cycle.stats.objects_marked = marker.marked();
-    cycle.stats.live_objects = marker.marked();
-    cycle.stats.refs = refs;
-    drop(marker);
-    let mark_end = pause.end(cx);
-    drop((retired, previous));
-    // Concurrent Select Relocation Set: the pages found empty (the last
-    // relocation set's among them) go back; the pages worth evacuating
-    // are chosen.
-    let select = Instant::now();
+    let mut cycle = c.mark(workers, cause)?;
     // While mutators wait for memory, what the pause frees matters more
     // than its length: no budget then.
     let budget = if state.stalls() > stalls_before {
@@ -147,28 +113,125 @@ pub(crate) fn collect<B: Binding>(
     } else {
         ROOT_COPY_BUDGET
     };
-    let (set, pages_kept_for_roots) = cycle.select_concurrently(budget)?;
-    let select_ns = select.elapsed();
-    // The empty pages are back: stalled allocations need not wait for the
-    // relocation.
-    state.memory_freed();
-    // Pause Relocate Start, then Concurrent Relocate.
-    let mut relocate_start = Duration::ZERO;
-    let mut concurrent_relocate = Duration::ZERO;
-    let mut forward_error = None;
-    let mut relocated_by_mutators = 0;
-    let mut relocation_set_pages = 0;
-    if let Some(mut set) = set {
-        let pause = Pause::begin(cx, "GC Relocate Start", number)?;
+    let set = c.select(&mut cycle, budget)?;
+    let forwarded = match set {
+        Some(set) => c.relocate(&mut cycle, workers, set),
+        None => Ok(()),
+    };
+    let mut stats = cycle.finish(started);
+    let p = &mut c.phases;
+    p.cycle_ns = started.elapsed().as_nanos() as u64;
+    stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(c.ttsp.as_nanos() as u64);
+    stats.pause_ns = p.mark_start_ns + p.mark_end_ns + p.relocate_start_ns;
+    stats.mark_ns = p.concurrent_mark_ns;
+    stats.relocation_ns = p.concurrent_relocate_ns;
+    stats.concurrent = Some(c.phases);
+    forwarded.map(|()| stats)
+}
+
+impl<'a, 's, B: Binding> Concurrent<'a, 's, B> {
+    /// Begins pause `name`.
+    fn pause(&mut self, name: &'static str) -> Result<Pause<'s>, GcError> {
+        let pause = Pause::begin(self.cx, name, self.number)?;
+        self.ttsp = self.ttsp.max(pause.time_to_safepoint);
+        Ok(pause)
+    }
+
+    /// Pause Mark Start, Concurrent Mark, Pause Mark End: the cycle, its
+    /// pages marked and its references that are not strong processed. The
+    /// last cycle's relocation set, whose stale references marking
+    /// forwards and heals, is taken out of the barrier at mark end.
+    fn mark(&mut self, workers: &mut GcWorkers, cause: GcCause) -> Result<Cycle<'a, B>, GcError> {
+        let (heap, state) = (self.heap, self.state);
+        let previous = state.installed();
+        // Pause Mark Start: the roots, then the barriers keep the snapshot.
+        let pause = self.pause("GC Mark Start")?;
+        heap.retire_mutator_allocation();
+        let request = CycleRequest {
+            number: self.number,
+            cause,
+            kind: CollectionKind::Full,
+            time_to_safepoint: pause.time_to_safepoint,
+        };
+        let mut cycle = Cycle::start(self.binding, heap, workers.count().max(1), request)?;
+        cycle.rooted_pages = RootedPages::Budgeted;
+        let marker = Marker::new(self.binding, &cycle.map, workers.count().max(1), false)
+            .with_new_pages(&state.new_pages)
+            .with_remap(previous.as_deref())
+            .without_remembered_slots();
+        cycle.mark_roots(&marker)?;
+        state.new_pages.start();
+        state.set_phase(Phase::Marking);
+        self.phases.mark_start_ns = nanos(pause.end(self.cx));
+        // Concurrent Mark: the workers trace while the mutators run; the
+        // logs of full buffers are traced as they come.
+        let concurrent = Instant::now();
+        let pool = workers.count();
+        let allowed = || state.concurrent_workers(pool);
+        loop {
+            marker.trace_concurrently(heap, workers, &allowed)?;
+            let logged = state.satb.take_full();
+            if logged.is_empty() {
+                break;
+            }
+            mark_logged(&marker, &logged)?;
+        }
+        self.phases.concurrent_mark_ns = nanos(concurrent.elapsed());
+        // Pause Mark End: every log, the rest of the trace, the references
+        // that are not strong. Every reachable slot that referred into the
+        // last relocation set was healed: the barrier stops forwarding.
+        let pause = self.pause("GC Mark End")?;
+        mark_logged(&marker, &state.satb.take_all())?;
+        marker.trace(heap, workers)?;
+        let refs = cycle.process_weak_refs(&marker, workers)?;
+        state.set_phase(Phase::Idle);
+        state.new_pages.stop();
+        let retired = state.uninstall();
+        cycle.stats.objects_marked = marker.marked();
+        cycle.stats.live_objects = marker.marked();
+        cycle.stats.refs = refs;
+        drop(marker);
+        self.phases.mark_end_ns = nanos(pause.end(self.cx));
+        drop((retired, previous));
+        Ok(cycle)
+    }
+
+    /// Concurrent Select Relocation Set: the pages found empty (the last
+    /// relocation set's among them) go back, and stalled allocations
+    /// retry; the pages worth evacuating are chosen.
+    fn select(
+        &mut self,
+        cycle: &mut Cycle<'a, B>,
+        budget: usize,
+    ) -> Result<Option<RelocationSet>, GcError> {
+        let select = Instant::now();
+        let (set, kept) = cycle.select_concurrently(budget)?;
+        self.phases.select_ns = nanos(select.elapsed());
+        self.phases.pages_kept_for_roots = kept;
+        self.state.memory_freed();
+        Ok(set)
+    }
+
+    /// Pause Relocate Start, then Concurrent Relocate. A root the binding
+    /// could not forward (its hook panicked) is the error returned, after
+    /// the relocation, which always completes.
+    fn relocate(
+        &mut self,
+        cycle: &mut Cycle<'a, B>,
+        workers: &mut GcWorkers,
+        mut set: RelocationSet,
+    ) -> Result<(), GcError> {
+        let (heap, state) = (self.heap, self.state);
+        let pause = self.pause("GC Relocate Start")?;
         set.unpin(&heap.roots.pins.snapshot());
         let set = Arc::new(set);
         state.install(set.clone());
-        forward_error = super::relocate::forward_roots(binding, heap, &set).err();
-        relocate_start = pause.end(cx);
+        let forwarded = super::relocate::forward_roots(self.binding, heap, &set);
+        self.phases.relocate_start_ns = nanos(pause.end(self.cx));
         let relocating = Instant::now();
         let count = state.concurrent_workers(workers.count());
         let done = super::relocate::relocate(heap, workers, &set, count);
-        concurrent_relocate = relocating.elapsed();
+        self.phases.concurrent_relocate_ns = nanos(relocating.elapsed());
         let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
         let (in_pause, in_pause_bytes) = set.copied_in_pause();
         let stats = &mut cycle.stats;
@@ -176,30 +239,14 @@ pub(crate) fn collect<B: Binding>(
         stats.bytes_relocated = done.bytes + by_mutators_bytes + in_pause_bytes;
         stats.relocation = done.summary;
         stats.pages_evacuation_incomplete = set.incomplete_pages();
-        relocation_set_pages = set.page_count();
-        relocated_by_mutators = by_mutators;
+        self.phases.relocation_set_pages = set.page_count();
+        self.phases.relocated_by_mutators = by_mutators;
+        forwarded
     }
-    let mut stats = cycle.finish(started);
-    stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(ttsp.as_nanos() as u64);
-    stats.pause_ns = (mark_start + mark_end + relocate_start).as_nanos() as u64;
-    stats.mark_ns = concurrent_mark.as_nanos() as u64;
-    stats.relocation_ns = concurrent_relocate.as_nanos() as u64;
-    stats.concurrent = Some(ConcurrentPhases {
-        mark_start_ns: mark_start.as_nanos() as u64,
-        concurrent_mark_ns: concurrent_mark.as_nanos() as u64,
-        mark_end_ns: mark_end.as_nanos() as u64,
-        select_ns: select_ns.as_nanos() as u64,
-        relocate_start_ns: relocate_start.as_nanos() as u64,
-        concurrent_relocate_ns: concurrent_relocate.as_nanos() as u64,
-        relocation_set_pages,
-        pages_kept_for_roots,
-        relocated_by_mutators,
-        cycle_ns: started.elapsed().as_nanos() as u64,
-    });
-    match forward_error {
-        Some(e) => Err(e),
-        None => Ok(stats),
-    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
 }
 
 /// Marks what the mutators logged (references they overwrote).
