@@ -35,9 +35,41 @@ impl Mutator {
     #[inline]
     pub fn load_ref<S: Slot>(&self, slot: S) -> Option<ObjectReference> {
         let r = slot.load()?;
+        Some(self.after_load(&slot, r))
+    }
+
+    /// The load barrier for `r`, which the embedder just loaded from
+    /// `slot` itself: what [`Mutator::load_ref`] returns for it. For a
+    /// slot of tagged values, read once and decoded by the embedder (a
+    /// second, atomic load of the same word would not be folded away):
+    ///
+    /// ```
+    /// # use hotmem::{Mutator, ObjectReference, Slot};
+    /// fn field<S: Slot>(me: &Mutator, slot: S, word: u64) -> Option<ObjectReference> {
+    ///     // `word` was read from `slot`; decode it as the binding does.
+    ///     let r = ObjectReference::from_address(hotmem::Address::new(word as usize))?;
+    ///     Some(me.after_load(&slot, r))
+    /// }
+    /// ```
+    #[inline]
+    pub fn after_load<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
         match &self.concurrent {
-            Some(c) => Some(c.loaded(&slot, r, &self.runtime.inner.gc.gc_alloc)),
-            None => Some(r),
+            // SAFETY: the table lives as long as the runtime, which this
+            // mutator keeps alive.
+            Some(c) if unsafe { c.cset.lookup(r.get()) } != 0 => self.after_load_slow(slot, r),
+            _ => r,
+        }
+    }
+
+    /// [`Mutator::after_load`] for a reference that may lie in the
+    /// relocation set: out of line, so that the inlined barrier stays a
+    /// test of the mutator's state and one table lookup.
+    #[cold]
+    #[inline(never)]
+    fn after_load_slow<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
+        match &self.concurrent {
+            Some(c) => c.load_slow(slot, r, &self.runtime.inner.gc.gc_alloc),
+            None => r,
         }
     }
 
@@ -114,7 +146,7 @@ pub(crate) struct ConcurrentBarrier {
     /// The runtime's concurrent state.
     state: NonNull<ConcurrentState>,
     /// Its table of the relocation set's granules.
-    cset: CsetView,
+    pub(super) cset: CsetView,
     buffer: Arc<Mutex<SatbBuffer>>,
 }
 
@@ -138,30 +170,10 @@ impl ConcurrentBarrier {
         unsafe { self.state.as_ref() }
     }
 
-    /// After `r` was loaded from `slot`: `r`, or its object's new address
-    /// if `r` lies in the relocation set. The fast path: one lookup in the
-    /// runtime's table of the set's granules.
-    #[inline]
-    fn loaded<S: Slot>(
-        &self,
-        slot: &S,
-        r: ObjectReference,
-        alloc: &GcAllocator,
-    ) -> ObjectReference {
-        // SAFETY: the table lives as long as the runtime, which the
-        // mutator owning this barrier keeps alive.
-        if unsafe { self.cset.lookup(r.get()) } == 0 {
-            return r;
-        }
-        self.load_slow(slot, r, alloc)
-    }
-
     /// The load barrier's slow path: `r`, loaded from `slot`, may lie in
     /// the relocation set. Its object is relocated if nobody has, and the
     /// slot healed ([`heal`]: only if it still holds `r`, so that a heal
     /// never overwrites another thread's store).
-    #[cold]
-    #[inline(never)]
     fn load_slow<S: Slot>(
         &self,
         slot: &S,
