@@ -377,6 +377,16 @@ impl SimpleObjects {
         }
     }
 
+    /// Every object the root tables refer to now.
+    fn roots(&self) -> Vec<ObjectReference> {
+        self.tables
+            .lock()
+            .iter()
+            .flat_map(|t| t.roots())
+            .flatten()
+            .collect()
+    }
+
     /// Walks the whole graph reachable from the root tables, checks every
     /// object's payload, and sums it up.
     ///
@@ -387,13 +397,7 @@ impl SimpleObjects {
     /// # Errors
     /// The first [`Corruption`].
     pub unsafe fn verify(&self) -> Result<GraphSummary, Corruption> {
-        let roots: Vec<ObjectReference> = self
-            .tables
-            .lock()
-            .iter()
-            .flat_map(|t| t.roots())
-            .flatten()
-            .collect();
+        let roots = self.roots();
         // SAFETY: passed on.
         unsafe { Self::verify_from(roots) }
     }
@@ -424,13 +428,7 @@ impl SimpleObjects {
     /// # Errors
     /// The first [`Corruption`].
     pub unsafe fn verify_with(&self, mutator: &Mutator) -> Result<GraphSummary, Corruption> {
-        let roots: Vec<ObjectReference> = self
-            .tables
-            .lock()
-            .iter()
-            .flat_map(|t| t.roots())
-            .flatten()
-            .collect();
+        let roots = self.roots();
         // SAFETY: passed on.
         unsafe { Self::walk(roots, |obj, i| Self::load_slot(mutator, obj, i)) }
     }
@@ -464,13 +462,7 @@ impl SimpleObjects {
         &self,
         runtime: &crate::Runtime,
     ) -> Result<GraphSummary, Corruption> {
-        let roots: Vec<ObjectReference> = self
-            .tables
-            .lock()
-            .iter()
-            .flat_map(|t| t.roots())
-            .flatten()
-            .collect();
+        let roots = self.roots();
         // SAFETY: passed on.
         unsafe { Self::verify_from_at_safepoint(runtime, roots) }
     }

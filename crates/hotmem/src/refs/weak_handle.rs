@@ -83,7 +83,7 @@ impl WeakTable {
 ///
 /// ```compile_fail,E0451
 /// # use hotmem::WeakHandle;
-/// # fn forge<T>() -> T { unimplemented!() }
+/// # fn forge<T>() -> T { panic!("compiled, never run") }
 /// let h = WeakHandle { table: forge(), index: 0 }; // private fields
 /// ```
 pub struct WeakHandle {

@@ -33,7 +33,7 @@ impl PinTable {
 /// cloned (one guard, one pin):
 ///
 /// ```compile_fail,E0599
-/// # fn guard() -> hotmem::PinGuard { unimplemented!() }
+/// # fn guard() -> hotmem::PinGuard { panic!("compiled, never run") }
 /// let g = guard();
 /// let g2 = g.clone();
 /// ```
