@@ -3,7 +3,7 @@
 //! The hotmem crates write their concurrent code against these names, each
 //! through a `sync` module of its own that re-exports what it uses (their
 //! CONVENTIONS §5). Normally they are std's atomics and `Arc`, parking_lot's
-//! [`Mutex`] and [`Condvar`], crossbeam's [`CachePadded`] and a Linux futex
+//! [`Mutex`], [`Condvar`] and [`RwLock`], crossbeam's [`CachePadded`] and a Linux futex
 //! ([`FutexWord`]). Built with `RUSTFLAGS="--cfg hotmem_loom"` they are loom's,
 //! behind the same signatures (parking_lot's for the locks: `lock` returns the
 //! guard, `Condvar::wait` takes it by `&mut`), so that a loom model explores
@@ -48,7 +48,7 @@ pub mod unmodelled;
 pub use cell::{MutPtr, UnsafeCell};
 pub use crossbeam_utils::CachePadded;
 pub use futex::FutexWord;
-pub use lock::{Condvar, Mutex, MutexGuard};
+pub use lock::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 // The crate the modelled names come from: std normally, loom under
 // `cfg(hotmem_loom)`, whose modules mirror std's.

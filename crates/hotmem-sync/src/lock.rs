@@ -1,15 +1,16 @@
-//! `Mutex` and `Condvar` with parking_lot's signatures: parking_lot's own
-//! normally, loom's behind those signatures under `cfg(hotmem_loom)`.
+//! `Mutex`, `Condvar` and `RwLock` with parking_lot's signatures:
+//! parking_lot's own normally, loom's behind those signatures under
+//! `cfg(hotmem_loom)`.
 //!
 //! Neither build poisons: loom's poisoned lock is taken as it is, as
 //! parking_lot would (a panic inside a model already fails it, or is what
 //! the model checks).
 
 #[cfg(not(hotmem_loom))]
-pub use parking_lot::{Condvar, Mutex, MutexGuard};
+pub use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 #[cfg(hotmem_loom)]
-pub use self::loom_locks::{Condvar, Mutex, MutexGuard};
+pub use self::loom_locks::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 #[cfg(hotmem_loom)]
 mod loom_locks {
@@ -83,6 +84,33 @@ mod loom_locks {
         /// build under loom.)
         pub fn notify_all(&self) {
             self.0.notify_all();
+        }
+    }
+
+    /// loom's reader-writer lock with parking_lot's signature.
+    #[derive(Debug, Default)]
+    pub struct RwLock<T>(loom::sync::RwLock<T>);
+
+    /// A shared lock on a [`RwLock`].
+    pub type RwLockReadGuard<'a, T> = loom::sync::RwLockReadGuard<'a, T>;
+
+    /// The exclusive lock on a [`RwLock`].
+    pub type RwLockWriteGuard<'a, T> = loom::sync::RwLockWriteGuard<'a, T>;
+
+    impl<T> RwLock<T> {
+        /// An unlocked lock holding `value`.
+        pub fn new(value: T) -> Self {
+            RwLock(loom::sync::RwLock::new(value))
+        }
+
+        /// Takes it shared, waiting while a writer holds it.
+        pub fn read(&self) -> RwLockReadGuard<'_, T> {
+            self.0.read().unwrap_or_else(PoisonError::into_inner)
+        }
+
+        /// Takes it exclusively, waiting while anyone holds it.
+        pub fn write(&self) -> RwLockWriteGuard<'_, T> {
+            self.0.write().unwrap_or_else(PoisonError::into_inner)
         }
     }
 }
