@@ -152,6 +152,31 @@ impl Coordinator {
         ticket.end_on(self).map_err(EndError::ForeignTicket)
     }
 
+    /// Whether the calling thread, which is not a registered mutator of
+    /// this coordinator, may block until a safepoint that another thread
+    /// begins here has ended (a collector thread's pause, say): the checks
+    /// of [`Coordinator::begin`], for a caller that waits for the same
+    /// threads as one that begins. Call it before such a wait, so that a
+    /// certain deadlock is a typed error instead of a hang.
+    ///
+    /// # Errors
+    /// As [`Coordinator::begin`]: [`BeginError::CallerIsMutator`],
+    /// [`BeginError::Nested`], [`BeginError::InsideHandshake`],
+    /// [`BeginError::ManagedElsewhere`],
+    /// [`BeginError::StoppedInCallersSafepoint`].
+    ///
+    /// ```
+    /// use hotmem_safepoint::{BeginError, Coordinator};
+    /// let (a, b) = (Coordinator::default(), Coordinator::default());
+    /// assert_eq!(a.check_wait(), Ok(()));
+    /// let me = b.register()?; // managed code on b
+    /// assert_eq!(a.check_wait(), Err(BeginError::ManagedElsewhere(me.id())));
+    /// # Ok::<(), hotmem_safepoint::RegisterError>(())
+    /// ```
+    pub fn check_wait(&self) -> Result<(), BeginError> {
+        self.shared.check_wait(Caller::Outsider)
+    }
+
     /// The safepoint in progress, if any.
     pub fn in_progress(&self) -> Option<SafepointId> {
         self.shared.registry.lock().in_progress

@@ -126,11 +126,17 @@ impl MutatorHandle {
     /// called while the region lives) calls this at the start of such an
     /// operation that does not poll: a leaked region no longer borrows the
     /// handle.
+    ///
+    /// Returns whether it left a leaked region: a safepoint may have run
+    /// while the thread was counted as safe, so what it read before this
+    /// call is as stale as after any region.
     #[inline]
-    pub fn ensure_managed(&self) {
+    pub fn ensure_managed(&self) -> bool {
         if self.slot.poll.in_region() {
             self.shared.leave_leaked_region(&self.slot);
+            return true;
         }
+        false
     }
 
     /// Enter native code: safepoints and handshakes no longer wait for this
@@ -266,6 +272,20 @@ impl SafeRegion<'_> {
     /// Leave the region now (same as dropping it): back to managed code,
     /// after waiting out a safepoint in progress.
     pub fn leave(self) {}
+
+    /// Whether this thread, safe in this region, may block until a
+    /// safepoint that another thread begins on the region's coordinator
+    /// has ended: [`Coordinator::check_wait`] for a mutator, which the
+    /// safepoint does not wait for while the region lives.
+    ///
+    /// # Errors
+    /// [`BeginError::Nested`], [`BeginError::InsideHandshake`],
+    /// [`BeginError::ManagedElsewhere`],
+    /// [`BeginError::StoppedInCallersSafepoint`] (see [`Coordinator::begin`]).
+    pub fn check_wait(&self) -> Result<(), BeginError> {
+        let handle = &*self.handle;
+        handle.shared.check_wait(Caller::SafeMutator(&handle.slot))
+    }
 
     /// Begin a safepoint from inside this region. The guard borrows the
     /// region, so the thread stays safe until the safepoint has ended (the

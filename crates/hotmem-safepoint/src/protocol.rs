@@ -218,6 +218,44 @@ impl Shared {
         std::ptr::from_ref(self) as usize
     }
 
+    // ---- waits for another thread's safepoint ------------------------
+
+    /// Whether the calling thread may block until a safepoint that another
+    /// thread begins on this coordinator has ended (a GC thread's pause):
+    /// the checks of [`Shared::begin`] for such a caller, which would wait
+    /// for the same threads.
+    pub(crate) fn check_wait(&self, caller: Caller<'_>) -> Result<(), BeginError> {
+        let me = thread::current().id();
+        match caller {
+            Caller::Outsider => {
+                if let Some(slot) = self.registry.lock().owned_by(me) {
+                    return Err(BeginError::CallerIsMutator(slot.id));
+                }
+            }
+            Caller::SafeMutator(slot) => {
+                debug_assert!(slot.owner == me && slot.state.snapshot().state.is_safe());
+            }
+        }
+        self.check_elsewhere()?;
+        self.operations.check(me).map_err(|busy| match busy {
+            Busy::OwnsSafepoint(current) => BeginError::Nested { current },
+            Busy::RunsHandshakeOp => BeginError::InsideHandshake,
+        })
+    }
+
+    /// The waits that another coordinator would close into a cycle (see
+    /// `elsewhere`).
+    fn check_elsewhere(&self) -> Result<(), BeginError> {
+        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
+            return Err(BeginError::ManagedElsewhere(elsewhere));
+        }
+        let stopped = elsewhere::stopped_in_mine(self.key(), || self.registry.lock().slots.clone());
+        if let Some((mutator, owned)) = stopped {
+            return Err(BeginError::StoppedInCallersSafepoint { mutator, owned });
+        }
+        Ok(())
+    }
+
     // ---- safepoints ---------------------------------------------------
 
     /// Stop every registered thread; returns when all are safe, with the
@@ -241,14 +279,7 @@ impl Shared {
                 debug_assert!(slot.owner == me && slot.state.snapshot().state.is_safe());
             }
         }
-        // Waits that another coordinator would close into a cycle.
-        if let Some(elsewhere) = elsewhere::managed_elsewhere(self.key()) {
-            return Err(BeginError::ManagedElsewhere(elsewhere));
-        }
-        let stopped = elsewhere::stopped_in_mine(self.key(), || self.registry.lock().slots.clone());
-        if let Some((mutator, owned)) = stopped {
-            return Err(BeginError::StoppedInCallersSafepoint { mutator, owned });
-        }
+        self.check_elsewhere()?;
         self.operations
             .start_safepoint(me)
             .map_err(|busy| match busy {
