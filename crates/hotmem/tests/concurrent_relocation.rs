@@ -334,7 +334,11 @@ unsafe impl Send for PlainSlot {}
 // SAFETY: as above.
 unsafe impl Sync for PlainSlot {}
 
-impl Slot for PlainSlot {
+// SAFETY: each slot is a word of a live object, read and written whole;
+// this binding never runs the concurrent collector that would need the
+// accesses atomic (it is refused, or runs without moving and with the
+// mutators doing nothing meanwhile).
+unsafe impl Slot for PlainSlot {
     fn load(&self) -> Option<ObjectReference> {
         // SAFETY: see above.
         ObjectReference::from_address(Address::new(unsafe { *self.0 }))

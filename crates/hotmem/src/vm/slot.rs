@@ -19,7 +19,39 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// slots of live objects while mutators store into them: `load` and `store`
 /// must be single atomic accesses of the word (relaxed atomics, which
 /// compile to plain moves), as [`SimpleSlot`]'s are.
-pub trait Slot: Copy + Send + Sync + fmt::Debug {
+///
+/// # Safety
+/// The collector frees memory on the strength of what slots tell it: a
+/// slot that hides a reference lets the page it points into be freed while
+/// it still points there. An implementation promises:
+/// - `load` returns the reference the slot holds (the last one stored by
+///   `store`, `compare_exchange` or the embedder), and `None` only when it
+///   holds none;
+/// - `store(v)` makes the slot hold `v`, so that the next `load` returns
+///   it; `compare_exchange(current, new)` stores `new` exactly when the
+///   slot holds `current` and says whether it did, as one atomic
+///   compare-and-swap where [`Slot::COMPARE_EXCHANGE`] is `true`;
+/// - the slot's memory may be read and written from any thread for as long
+///   as the runtime uses the slot (see [`SimpleSlot::new`]), every access
+///   through the slot is atomic, and `address` is where that memory is
+///   (the address [`Binding::slot_at`](crate::Binding::slot_at) is given
+///   back).
+///
+/// A trait whose lie could only give wrong answers would stay safe; this
+/// one's frees live memory, so implementing it is `unsafe` (as
+/// `GlobalAlloc` is):
+///
+/// ```compile_fail,E0200
+/// # use hotmem::{Address, ObjectReference, Slot};
+/// #[derive(Copy, Clone, Debug)]
+/// struct Liar;
+/// impl Slot for Liar { // error: the trait requires an `unsafe impl`
+///     fn load(&self) -> Option<ObjectReference> { None }
+///     fn store(&self, _: ObjectReference) {}
+///     fn address(&self) -> Address { Address::new(8) }
+/// }
+/// ```
+pub unsafe trait Slot: Copy + Send + Sync + fmt::Debug {
     /// The reference the slot holds now; `None` for null (or a
     /// non-reference value such as a tagged integer).
     fn load(&self) -> Option<ObjectReference>;
@@ -97,7 +129,11 @@ impl SimpleSlot {
     }
 }
 
-impl Slot for SimpleSlot {
+// SAFETY: `load` and `store` are relaxed atomic accesses of the one word
+// the slot names, which `SimpleSlot::new`'s caller promised is valid and
+// only atomically accessed while the runtime uses it; `compare_exchange`
+// is one compare-and-swap of it; `address` is its address.
+unsafe impl Slot for SimpleSlot {
     #[inline]
     fn load(&self) -> Option<ObjectReference> {
         // SAFETY: `SimpleSlot::new`'s contract: a valid, aligned word that

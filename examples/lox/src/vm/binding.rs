@@ -72,7 +72,11 @@ impl ValueSlot {
     }
 }
 
-impl Slot for ValueSlot {
+// SAFETY: `load` decodes the word's reference (`None` for any other
+// value), `store` encodes one, both relaxed atomic accesses of the word
+// `ValueSlot::new`'s caller promised valid; `compare_exchange` is one
+// compare-and-swap of the encoded words; `address` is the word's.
+unsafe impl Slot for ValueSlot {
     #[inline(always)]
     fn load(&self) -> Option<ObjectReference> {
         Value::from_bits(self.load_bits()).as_object()

@@ -49,7 +49,9 @@ impl LoomSlot {
 #[derive(Copy, Clone, Debug)]
 struct LoomSlotRef<'a>(&'a AtomicUsize);
 
-impl Slot for LoomSlotRef<'_> {
+// SAFETY: one loom atomic word, loaded, swapped and compared-and-swapped
+// as a `SimpleSlot`'s; it lives as long as the model that uses it.
+unsafe impl Slot for LoomSlotRef<'_> {
     fn load(&self) -> Option<ObjectReference> {
         ObjectReference::from_address(Address::new(self.0.load(Ordering::Relaxed)))
     }
