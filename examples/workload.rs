@@ -6,7 +6,7 @@
 //! graphs it keeps, so the whole reachable graph can be checked against
 //! what was built, at safepoints and at the end.
 
-use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
+use hotmem::objects::{GraphError, GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{AllocError, ArenaKind, ClassLoader, Mutator, NumaConfig, Runtime};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -40,7 +40,6 @@ pub struct Counters {
 /// The graphs one thread keeps: the first `kept.len()` entries of its root
 /// table, and what each must contain. Both change together, with no
 /// safepoint poll in between, so they agree at every safepoint.
-#[derive(Default)]
 pub struct ThreadGraphs {
     table: Arc<RootTable>,
     kept: Mutex<Vec<GraphSummary>>,
@@ -143,7 +142,7 @@ fn build_one(
     rng: &mut Rng,
     sizes: &hotmem::page::PageSizes,
     ids: &mut Ids,
-) -> Result<GraphSummary, AllocError> {
+) -> Result<GraphSummary, GraphError> {
     let small_payload = rng.below(12) as usize;
     match rng.below(100) {
         0..=59 => {
@@ -218,7 +217,7 @@ fn mutator(
                     roots.pop(); // garbage from now on
                 }
             }
-            Err(AllocError::OutOfMemory { .. }) => {
+            Err(GraphError::Alloc(AllocError::OutOfMemory { .. })) => {
                 // The live set outgrew the heap: let half of it die.
                 c.out_of_memory.fetch_add(1, Relaxed);
                 let n = graphs.kept.lock().unwrap().len();

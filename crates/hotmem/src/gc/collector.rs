@@ -9,6 +9,7 @@ use super::stats::{CollectStats, GcCause};
 use super::workers::GcWorkers;
 use crate::GcError;
 use crate::vm::{Binding, Slot};
+use std::any::Any;
 use std::sync::Arc;
 
 /// One collection, whatever the binding.
@@ -38,6 +39,9 @@ pub(crate) trait Collect: Send + Sync {
     /// ([`Slot::COMPARE_EXCHANGE`]): the concurrent collector moves objects
     /// only then.
     fn heals_atomically(&self) -> bool;
+
+    /// The binding, for [`Runtime::binding`](crate::Runtime::binding).
+    fn binding(&self) -> &(dyn Any + Send + Sync);
 }
 
 /// The collector for binding `B`.
@@ -74,5 +78,9 @@ impl<B: Binding> Collect for Collector<B> {
 
     fn heals_atomically(&self) -> bool {
         B::Slot::COMPARE_EXCHANGE
+    }
+
+    fn binding(&self) -> &(dyn Any + Send + Sync) {
+        &*self.binding
     }
 }

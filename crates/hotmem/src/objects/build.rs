@@ -1,27 +1,87 @@
 //! Graph builders. Each one leaves its result as a new last entry of the
 //! root table and returns the [`GraphSummary`] of what it built, so a
 //! caller knows what [`SimpleObjects::verify`] must find.
+//!
+//! Each refuses a root table that the mutator's runtime does not scan
+//! ([`GraphError::RootsNotScanned`]): what it built would be collected
+//! under it. While building, each keeps what it needs in the runtime's
+//! handles, never in the table: another thread may use the table
+//! meanwhile.
 
 use super::*;
+use crate::Handle;
+
+/// Why a builder built nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// An allocation failed (the builder's roots are left as they were).
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    /// The root table is not scanned by the runtime the mutator allocates
+    /// in (its binding is a [`SimpleObjects`] other than the one that made
+    /// the table): the first collection would free what the table holds.
+    #[error("the root table is not scanned by the runtime's binding")]
+    RootsNotScanned,
+}
+
+/// Refuses `roots` where `m`'s runtime is bound to a [`SimpleObjects`]
+/// that does not scan it. A runtime bound to another binding (one that
+/// wraps a model and delegates its root scan, say) cannot be asked: the
+/// builders keep their work in the runtime's own handles, so they stay
+/// sound whatever the table, and a result left in a table nobody scans
+/// is merely collected.
+fn check_scanned(m: &Mutator, roots: &RootTable) -> Result<(), GraphError> {
+    match m.runtime().binding::<SimpleObjects>() {
+        Some(model) if !model.scans(roots) => Err(GraphError::RootsNotScanned),
+        _ => Ok(()),
+    }
+}
 
 /// Allocates and initializes one object with `slots` null slots and
 /// `payload_words` of payload and pushes it onto `roots`.
 ///
 /// # Errors
-/// The allocation's.
+/// [`GraphError::RootsNotScanned`]; the allocation's (a size that
+/// overflows is a layout error).
 pub fn object(
     m: &mut Mutator,
     roots: &RootTable,
     slots: usize,
     payload_words: usize,
     id: u64,
-) -> Result<ObjectReference, AllocError> {
-    let size = SimpleObjects::size_for(slots, payload_words);
-    let addr = m.alloc(size)?;
-    // SAFETY: a fresh allocation of `size` bytes.
-    let obj = unsafe { SimpleObjects::init(addr, size, slots, id) };
+) -> Result<ObjectReference, GraphError> {
+    check_scanned(m, roots)?;
+    let obj = new_object(m, slots, payload_words, id)?;
     roots.push(Some(obj));
     Ok(obj)
+}
+
+/// A new object (see [`object`]), in no root: valid until the next call
+/// that may collect.
+fn new_object(
+    m: &mut Mutator,
+    slots: usize,
+    payload_words: usize,
+    id: u64,
+) -> Result<ObjectReference, GraphError> {
+    let size = SimpleObjects::size_for(slots, payload_words);
+    let addr = m.alloc(size)?;
+    // SAFETY: a fresh allocation of `size` bytes (`alloc` refused a size
+    // that overflowed).
+    Ok(unsafe { SimpleObjects::init(addr, size, slots, id) })
+}
+
+/// [`new_object`], kept in a handle of `m` (the builders' working set:
+/// scanned by the runtime whatever root table the result goes to).
+fn new_rooted(
+    m: &mut Mutator,
+    slots: usize,
+    payload_words: usize,
+    id: u64,
+) -> Result<Handle, GraphError> {
+    let obj = new_object(m, slots, payload_words, id)?;
+    Ok(m.handle(obj))
 }
 
 /// A linked list of `len` nodes (one slot each, the next node), the
@@ -29,7 +89,7 @@ pub fn object(
 /// head (a self-loop for one node).
 ///
 /// # Errors
-/// The allocation's; `roots` is left as it was.
+/// As [`object`]; `roots` is left as it was.
 pub fn list(
     m: &mut Mutator,
     roots: &RootTable,
@@ -37,38 +97,28 @@ pub fn list(
     payload_words: usize,
     cycle: bool,
     ids: &mut Ids,
-) -> Result<GraphSummary, AllocError> {
-    let base = roots.len();
-    let mut sum = GraphSummary::default();
+) -> Result<GraphSummary, GraphError> {
+    check_scanned(m, roots)?;
     let mut node_ids = Vec::with_capacity(len);
-    let result = (|| {
-        roots.push(None); // head
-        roots.push(None); // tail
-        for _ in 0..len {
-            let id = ids.next();
-            object(m, roots, 1, payload_words, id)?;
-            let n = roots.pop().expect("just pushed");
-            // SAFETY: `n` and the head are live (rooted), no collection
-            // since the allocation.
-            unsafe { SimpleObjects::set_slot(m, n, 0, roots.get(base)) };
-            if roots.get(base + 1).is_none() {
-                roots.set(base + 1, Some(n));
-            }
-            roots.set(base, Some(n));
-            node_ids.push(id);
+    let (mut head, mut tail): (Option<Handle>, Option<Handle>) = (None, None);
+    for _ in 0..len {
+        let id = ids.next();
+        let n = new_rooted(m, 1, payload_words, id)?;
+        // SAFETY: `n` and the head are live (in handles), read after the
+        // allocation; nothing collects until the next one.
+        unsafe { SimpleObjects::set_slot(m, n.get(), 0, head.as_ref().map(Handle::get)) };
+        if tail.is_none() {
+            tail = Some(n.clone());
         }
-        Ok::<(), AllocError>(())
-    })();
-    if let Err(e) = result {
-        roots.truncate(base);
-        return Err(e);
+        head = Some(n);
+        node_ids.push(id);
     }
-    let head = roots.get(base);
-    if cycle && len > 0 {
-        let tail = roots.get(base + 1).expect("a non-empty list has a tail");
-        // SAFETY: rooted, no collection since.
-        unsafe { SimpleObjects::set_slot(m, tail, 0, head) };
+    let head = head.map(|h| h.get());
+    if let (true, Some(tail)) = (cycle, &tail) {
+        // SAFETY: in a handle, read now; no collection since.
+        unsafe { SimpleObjects::set_slot(m, tail.get(), 0, head) };
     }
+    let mut sum = GraphSummary::default();
     let size = SimpleObjects::size_for(1, payload_words);
     // Node k (built k-th) links to node k-1; node 0 to null or the head.
     for (k, &id) in node_ids.iter().enumerate() {
@@ -79,7 +129,6 @@ pub fn list(
         };
         sum.add(id, size, &[target]);
     }
-    roots.truncate(base);
     roots.push(head);
     Ok(sum)
 }
@@ -88,56 +137,48 @@ pub fn list(
 /// depth 0), the root last on `roots`.
 ///
 /// # Errors
-/// The allocation's; `roots` is left as it was.
+/// As [`object`]; `roots` is left as it was.
 pub fn tree(
     m: &mut Mutator,
     roots: &RootTable,
     depth: u32,
     payload_words: usize,
     ids: &mut Ids,
-) -> Result<GraphSummary, AllocError> {
-    let base = roots.len();
+) -> Result<GraphSummary, GraphError> {
+    check_scanned(m, roots)?;
     let mut sum = GraphSummary::default();
-    match tree_rec(m, roots, depth, payload_words, ids, &mut sum) {
-        Ok(_) => Ok(sum),
-        Err(e) => {
-            roots.truncate(base);
-            Err(e)
-        }
-    }
+    let (_, root) = tree_rec(m, depth, payload_words, ids, &mut sum)?;
+    roots.push(Some(root.get()));
+    Ok(sum)
 }
 
+/// The subtree of `depth`: its root's id, in a handle.
 fn tree_rec(
     m: &mut Mutator,
-    roots: &RootTable,
     depth: u32,
     payload_words: usize,
     ids: &mut Ids,
     sum: &mut GraphSummary,
-) -> Result<u64, AllocError> {
+) -> Result<(u64, Handle), GraphError> {
     let size = SimpleObjects::size_for(2, payload_words);
     if depth == 0 {
         let id = ids.next();
-        object(m, roots, 2, payload_words, id)?;
+        let leaf = new_rooted(m, 2, payload_words, id)?;
         sum.add(id, size, &[0, 0]);
-        return Ok(id);
+        return Ok((id, leaf));
     }
-    let l = tree_rec(m, roots, depth - 1, payload_words, ids, sum)?;
-    let r = tree_rec(m, roots, depth - 1, payload_words, ids, sum)?;
+    let (l, left) = tree_rec(m, depth - 1, payload_words, ids, sum)?;
+    let (r, right) = tree_rec(m, depth - 1, payload_words, ids, sum)?;
     let id = ids.next();
-    let n = object(m, roots, 2, payload_words, id)?;
-    roots.pop();
-    let right = roots.pop();
-    let left = roots.pop();
-    // SAFETY: `n`, `left` and `right` are live and rooted until now; no
-    // collection since the allocation.
+    let n = new_rooted(m, 2, payload_words, id)?;
+    // SAFETY: `n`, `left` and `right` are live (in handles), read after
+    // the last allocation.
     unsafe {
-        SimpleObjects::set_slot(m, n, 0, left);
-        SimpleObjects::set_slot(m, n, 1, right);
+        SimpleObjects::set_slot(m, n.get(), 0, Some(left.get()));
+        SimpleObjects::set_slot(m, n.get(), 1, Some(right.get()));
     }
-    roots.push(Some(n));
     sum.add(id, size, &[l, r]);
-    Ok(id)
+    Ok((id, n))
 }
 
 /// An array of `len` reference slots whose elements are `distinct` new
@@ -145,7 +186,7 @@ fn tree_rec(
 /// array is last on `roots`.
 ///
 /// # Errors
-/// The allocation's; `roots` is left as it was.
+/// As [`object`]; `roots` is left as it was.
 pub fn array(
     m: &mut Mutator,
     roots: &RootTable,
@@ -153,61 +194,53 @@ pub fn array(
     distinct: usize,
     payload_words: usize,
     ids: &mut Ids,
-) -> Result<GraphSummary, AllocError> {
-    let base = roots.len();
+) -> Result<GraphSummary, GraphError> {
+    check_scanned(m, roots)?;
     let distinct = distinct.clamp(1, len.max(1));
-    let mut sum = GraphSummary::default();
-    let result = (|| {
-        let array_id = ids.next();
-        object(m, roots, len, 0, array_id)?;
-        let mut elems = Vec::with_capacity(distinct);
-        for k in 0..distinct.min(len) {
-            let id = ids.next();
-            let elem = object(m, roots, 0, payload_words, id)?;
-            roots.pop();
-            elems.push(id);
-            // Linked before the next allocation: nothing collected since
-            // `elem` was allocated.
-            let arr = roots.get(base).expect("rooted");
-            // SAFETY: `arr` and `elem` are live; no collection since.
-            unsafe { SimpleObjects::set_slot(m, arr, k, Some(elem)) };
-        }
-        // Fill the rest with shared references.
-        let arr = roots.get(base).expect("rooted");
-        for i in distinct.min(len)..len {
-            // SAFETY: live and rooted; no allocation here.
-            let t = unsafe { SimpleObjects::load_slot(m, arr, i % distinct) };
-            // SAFETY: as above.
-            unsafe { SimpleObjects::set_slot(m, arr, i, t) };
-        }
-        let targets: Vec<u64> = (0..len).map(|i| elems[i % distinct]).collect();
-        sum.add(array_id, SimpleObjects::size_for(len, 0), &targets);
-        for &id in &elems {
-            sum.add(id, SimpleObjects::size_for(0, payload_words), &[]);
-        }
-        Ok::<(), AllocError>(())
-    })();
-    if let Err(e) = result {
-        roots.truncate(base);
-        return Err(e);
+    let array_id = ids.next();
+    let array = new_rooted(m, len, 0, array_id)?;
+    let mut elems = Vec::with_capacity(distinct);
+    for k in 0..distinct.min(len) {
+        let id = ids.next();
+        let elem = new_object(m, 0, payload_words, id)?;
+        elems.push(id);
+        // Linked before the next allocation: nothing collected since
+        // `elem` was allocated; the array is read after it.
+        // SAFETY: both live; no collection since.
+        unsafe { SimpleObjects::set_slot(m, array.get(), k, Some(elem)) };
     }
+    // Fill the rest with shared references.
+    let arr = array.get();
+    for i in distinct.min(len)..len {
+        // SAFETY: live (in a handle); no allocation here.
+        let t = unsafe { SimpleObjects::load_slot(m, arr, i % distinct) };
+        // SAFETY: as above.
+        unsafe { SimpleObjects::set_slot(m, arr, i, t) };
+    }
+    let mut sum = GraphSummary::default();
+    let targets: Vec<u64> = (0..len).map(|i| elems[i % distinct]).collect();
+    sum.add(array_id, SimpleObjects::size_for(len, 0), &targets);
+    for &id in &elems {
+        sum.add(id, SimpleObjects::size_for(0, payload_words), &[]);
+    }
+    roots.push(Some(arr));
     Ok(sum)
 }
 
-/// About `kib` KiB of garbage: objects of 8 KiB, each dropped from `roots`
-/// as soon as it is allocated (so young pages fill with dead objects).
+/// About `kib` KiB of garbage: objects of 8 KiB, unreachable as soon as
+/// each is allocated (so young pages fill with dead objects).
 ///
 /// # Errors
-/// The allocation's; `roots` is left as it was.
+/// As [`object`].
 pub fn garbage(
     m: &mut Mutator,
     roots: &RootTable,
     kib: usize,
     ids: &mut Ids,
-) -> Result<(), AllocError> {
+) -> Result<(), GraphError> {
+    check_scanned(m, roots)?;
     for _ in 0..kib / 8 {
-        object(m, roots, 0, 1020, ids.next())?;
-        roots.pop();
+        new_object(m, 0, 1020, ids.next())?;
     }
     Ok(())
 }

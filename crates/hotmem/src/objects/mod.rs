@@ -58,8 +58,15 @@ impl std::error::Error for Corruption {}
 
 /// A root table: a list of slots the binding reports as global roots (one
 /// per thread, typically, used as a shadow stack). Its lock is held only
-/// inside each call, never across an allocation.
-#[derive(Debug, Default)]
+/// inside each call, never across an allocation. Made by
+/// [`SimpleObjects::root_table`], which scans it from then on; there is no
+/// other constructor, and the builders ([`build`]) refuse a table that the
+/// runtime they allocate in does not scan:
+///
+/// ```compile_fail,E0599
+/// let t = hotmem::objects::RootTable::default(); // no Default: unscanned
+/// ```
+#[derive(Debug)]
 pub struct RootTable {
     slots: Mutex<Vec<usize>>,
 }
@@ -217,15 +224,27 @@ impl SimpleObjects {
 
     /// A new root table, scanned from now on.
     pub fn root_table(&self) -> Arc<RootTable> {
-        let t = Arc::new(RootTable::default());
+        let t = Arc::new(RootTable {
+            slots: Mutex::new(Vec::new()),
+        });
         self.tables.lock().push(t.clone());
         t
     }
 
+    /// Whether `table` is one of this model's, scanned by it.
+    pub fn scans(&self, table: &RootTable) -> bool {
+        self.tables.lock().iter().any(|t| std::ptr::eq(&**t, table))
+    }
+
     /// The size of an object with `slots` reference slots and
-    /// `payload_words` words of payload.
+    /// `payload_words` words of payload; `usize::MAX`, which no allocation
+    /// accepts, where that overflows.
     pub fn size_for(slots: usize, payload_words: usize) -> usize {
-        HEADER + 8 * (slots + payload_words)
+        slots
+            .checked_add(payload_words)
+            .and_then(|w| w.checked_mul(8))
+            .and_then(|b| b.checked_add(HEADER))
+            .unwrap_or(usize::MAX)
     }
 
     /// Writes object `id` of `size` bytes with `slots` null slots at `addr`.
@@ -601,3 +620,4 @@ impl Ids {
 }
 
 pub mod build;
+pub use build::GraphError;

@@ -113,6 +113,21 @@ impl Runtime {
         self.inner.gc.roots.global_handle(obj)
     }
 
+    /// The binding the runtime was built with
+    /// ([`RuntimeBuilder::binding`]), if it is a `B`.
+    ///
+    /// ```
+    /// # use hotmem::{NumaConfig, Runtime, objects::SimpleObjects};
+    /// let model = SimpleObjects::new();
+    /// let rt = Runtime::builder().numa(NumaConfig::Off).binding(model.clone()).build()?;
+    /// assert!(std::ptr::eq(rt.binding::<SimpleObjects>().unwrap(), &*model));
+    /// # Ok::<(), hotmem::BuildError>(())
+    /// ```
+    pub fn binding<B: crate::Binding>(&self) -> Option<&B> {
+        let collector = self.inner.gc.collector.as_ref()?;
+        collector.binding().downcast_ref::<B>()
+    }
+
     /// A class loader of `kind`: its class and non-class metadata arenas,
     /// which return their chunks to the metaspaces when it is dropped.
     pub fn class_loader(&self, kind: ArenaKind) -> ClassLoader {
