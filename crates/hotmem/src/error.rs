@@ -108,6 +108,12 @@ pub enum AllocError {
         "the heap is full and the allocation runs inside a collection, which cannot collect again"
     )]
     InsideCollection,
+    /// The heap is full and no collection can make room: the runtime is
+    /// poisoned ([`GcError::Poisoned`]), or waiting for one would close a
+    /// deadlock through another runtime ([`GcError::Safepoint`] with
+    /// `ManagedElsewhere`). Nothing was allocated.
+    #[error("the heap is full and cannot be collected: {0}")]
+    Collection(GcError),
 }
 
 /// Why a value the binding reported as a reference is not one.
@@ -136,8 +142,9 @@ pub enum BadReference {
     NotRelocated,
 }
 
-/// Why a collection failed. The heap is left consistent: nothing was freed
-/// that is still referenced.
+/// Why a collection failed. Nothing that is still referenced is freed; the
+/// heap is left consistent, or, for a failure half-way through rewriting
+/// references, the runtime is poisoned ([`GcError::Poisoned`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum GcError {
@@ -236,6 +243,19 @@ pub enum GcError {
     /// Found before anything moved.
     #[error("a shadow stack's words cannot be scanned: the binding's slot_at gives no slot")]
     ShadowStackWithoutSlotAt,
+    /// An earlier collection failed after it had begun to rewrite
+    /// references to moved objects (a binding callback panicked while
+    /// roots or slots were updated): some name an object's new copy and
+    /// some its old one. The runtime is poisoned, as a `std::sync::Mutex`
+    /// whose holder panicked: no collection runs again and no page is
+    /// freed, so both copies stay valid memory; `cause` is that failure.
+    #[error(
+        "the runtime is poisoned: an earlier collection failed while it updated references ({cause}); no collection runs again"
+    )]
+    Poisoned {
+        /// The failure that poisoned the runtime.
+        cause: Box<GcError>,
+    },
 }
 
 /// Where an invalid reference was found, as [`GcError::InvalidReference`]

@@ -178,6 +178,9 @@ mod gc;
 mod error;
 // Threads' stacks in native memory tracking (mutators and GC workers).
 mod thread_stack;
+// What orders the operations any thread may call on the runtime's
+// references against a collection's pauses.
+mod pause_gate;
 // The synchronization primitives the loom models replace.
 mod sync;
 

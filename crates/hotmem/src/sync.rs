@@ -5,9 +5,13 @@
 //! Modelled: the words of the collection's side tables (live maps and
 //! forwarding tables, where workers and mutators race to mark and to
 //! relocate), the spin of a thread waiting for another's forwarding entry,
-//! and the mutators' SATB logs. The rest of the runtime's locks are
+//! the mutators' SATB logs, the handle tables (a clone racing a
+//! collection's update) and the pause gate (a weak upgrade racing a
+//! pause). The rest of the runtime's locks are
 //! parking_lot's and its counters std's: they take part in no protocol a
 //! model checks.
 
 pub(crate) use hotmem_sync::hint::spin_loop;
-pub(crate) use hotmem_sync::{Arc, AtomicU32, AtomicU64, Mutex, Ordering};
+pub(crate) use hotmem_sync::{
+    Arc, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockWriteGuard,
+};

@@ -13,7 +13,6 @@ use hotmem::{
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
 mod common;
@@ -191,24 +190,7 @@ fn check_roots(model: &Model, expected: &[u64]) {
 
 /// Runs `f` on its own thread; fails the test if it does not finish in time.
 fn with_deadline<R: Send + 'static>(name: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(DEADLINE) {
-        Ok(r) => {
-            worker.join().expect("scenario thread");
-            r
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name}: hung for {DEADLINE:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            // The scenario panicked: re-raise its panic here.
-            match worker.join() {
-                Err(payload) => std::panic::resume_unwind(payload),
-                Ok(()) => unreachable!("sent nothing but returned"),
-            }
-        }
-    }
+    common::with_deadline(name, DEADLINE, f)
 }
 
 #[test]
@@ -306,7 +288,7 @@ fn a_panicking_mark_is_an_error_and_changes_nothing() {
 }
 
 #[test]
-fn a_panicking_update_keeps_the_old_copies_until_the_next_collection() {
+fn a_panicking_update_poisons_the_runtime_and_keeps_both_copies() {
     with_deadline("panicking update", || {
         let (rt, model) = setup();
         let expected = populate(&rt, &model);
@@ -315,13 +297,23 @@ fn a_panicking_update_keeps_the_old_copies_until_the_next_collection() {
             Err(GcError::ObjectModelPanicked(m)) => assert!(m.contains("on purpose"), "{m}"),
             other => panic!("expected ObjectModelPanicked, got {other:?}"),
         }
-        // The roots were not updated, and still point at the old copies,
-        // which were kept.
+        // The binding's roots were not updated and still point at the old
+        // copies, which were kept; the slots and handles that were point
+        // at the new ones. No later collection may free either: the
+        // runtime is poisoned.
         check_roots(&model, &expected);
         rt.heap().check_invariants();
         *model.meddle.lock() = Meddle::Nothing;
-        rt.collect().expect("the runtime recovers");
+        for _ in 0..2 {
+            match rt.collect() {
+                Err(GcError::Poisoned { cause }) => {
+                    assert!(matches!(*cause, GcError::ObjectModelPanicked(_)), "{cause}")
+                }
+                other => panic!("expected Poisoned, got {other:?}"),
+            }
+        }
         check_roots(&model, &expected);
+        rt.heap().check_invariants();
         *model.runtime.lock() = None;
     });
 }

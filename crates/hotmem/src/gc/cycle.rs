@@ -111,8 +111,10 @@ pub(super) fn collect<B: Binding>(
     cycle.select_relocation_set();
     cycle.free_empty_pages();
     cycle.relocate(workers)?;
-    cycle.update_references(workers)?;
-    cycle.forward_weak_refs()?;
+    // From here on references are rewritten: a failure leaves some naming
+    // the copies and some the originals, and poisons the runtime.
+    heap.poison.on_error(cycle.update_references(workers))?;
+    heap.poison.on_error(cycle.forward_weak_refs())?;
     cycle.zap_dead_young();
     cycle.free_evacuated_pages()?;
     Ok(cycle.finish(started))

@@ -53,7 +53,9 @@ impl GcHeap {
         if in_collection::inside(self) {
             return Err(GcError::InsideCollection);
         }
+        self.poison.check()?;
         let mut workers = self.workers.lock();
+        self.poison.check()?;
         if let Some(seen) = request.seen_epoch {
             if self.epoch.load(Ordering::Acquire) != seen {
                 return Ok(None);
@@ -74,7 +76,13 @@ impl GcHeap {
             kind: self.next_kind(request.kind),
             time_to_safepoint,
         };
+        // The world is stopped: the gate closes for the pause (see
+        // `PauseGate`), so that no other thread reads a weak reference
+        // between marking and clearing or makes a handle the root scan
+        // misses.
+        let closed = self.gate.close();
         let result = self.run_cycle(&mut workers, cycle);
+        drop(closed);
         match &result {
             Ok(stats) => self.record(cx, stats, Some(guard.id())),
             Err(e) => cx.log.collection_failed(cycle.kind, cycle.cause, e),
@@ -96,10 +104,10 @@ impl GcHeap {
         let mut workers = self.workers.lock();
         let number = self.record.lock().totals.cycles + 1;
         let allocated_before = self.pages.counters().page_bytes_allocated;
-        let result = match &self.collector {
+        let result = self.poison.check().and_then(|()| match &self.collector {
             Some(c) => c.collect_concurrent(self, &mut workers, cx, number, cause),
             None => Err(GcError::NoBinding),
-        };
+        });
         if let Err(e) = &result {
             cx.log.collection_failed(CollectionKind::Full, cause, e);
         }

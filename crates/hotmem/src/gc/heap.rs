@@ -4,10 +4,13 @@
 use super::collector::Collect;
 use super::concurrent::ConcurrentState;
 use super::generations::GenerationalState;
+use super::in_collection::Collected;
+use super::poison::Poison;
 use super::record::GcRecord;
 use super::sizing::{BudgetedPages, Sizing};
 use super::tlab::TlabShared;
 use super::workers::GcWorkers;
+use crate::pause_gate::PauseGate;
 use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
 use hotmem_os::Memory;
@@ -41,6 +44,12 @@ pub(crate) struct GcHeap {
     pub(crate) roots: RootRegistry,
     /// Weak handles, ephemerons and finalizers.
     pub(crate) refs: RefRegistry,
+    /// Closed by every pause: the operations any thread may call on the
+    /// references above wait for it (see [`PauseGate`]).
+    pub(crate) gate: Arc<PauseGate>,
+    /// Set by a collection that failed half-way through rewriting
+    /// references: no collection runs again.
+    pub(crate) poison: Poison,
     /// Heap partitions, one per NUMA node.
     pub(crate) partitions: Vec<NodeId>,
     /// The GC workers; their lock is the collection lock, held by the
@@ -62,4 +71,12 @@ pub(crate) struct GcHeap {
     /// The concurrent collector's shared state, with
     /// [`CollectorMode::Concurrent`](crate::CollectorMode).
     pub(crate) concurrent: Option<Arc<ConcurrentState>>,
+}
+
+impl Collected for GcHeap {
+    /// The pause gate's: the tables that hold the gate but not the heap
+    /// (weak handles, ephemerons) find the same collections.
+    fn collection_key(&self) -> usize {
+        self.gate.collection_key()
+    }
 }

@@ -11,27 +11,31 @@
 use std::cell::RefCell;
 
 thread_local! {
-    /// Addresses of the heaps (each runtime's `GcHeap`) this thread is inside
+    /// Keys ([`Collected`]) of the runtimes this thread is inside
     /// a collection of, innermost last. Nested only when one runtime's
     /// callback collects another runtime.
     static INSIDE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
-fn key<T>(runtime: &T) -> usize {
-    runtime as *const T as usize
+/// What names one runtime's collections: the heap, and the parts that
+/// live beside it without it (its [`PauseGate`](crate::pause_gate::PauseGate)).
+pub(crate) trait Collected {
+    /// The same number for every part of one runtime, for as long as it
+    /// lives.
+    fn collection_key(&self) -> usize;
 }
 
 /// Whether the current thread is inside a collection (or safepoint
 /// operation) of `runtime`.
-pub(crate) fn inside<T>(runtime: &T) -> bool {
-    let k = key(runtime);
+pub(crate) fn inside(runtime: &impl Collected) -> bool {
+    let k = runtime.collection_key();
     INSIDE.with(|v| v.borrow().contains(&k))
 }
 
 /// Marks the current thread as inside a collection of `runtime` until the
 /// returned scope is dropped (also when a callback unwinds).
-pub(crate) fn enter<T>(runtime: &T) -> Scope {
-    let k = key(runtime);
+pub(crate) fn enter(runtime: &impl Collected) -> Scope {
+    let k = runtime.collection_key();
     INSIDE.with(|v| v.borrow_mut().push(k));
     Scope { key: k }
 }
@@ -54,9 +58,17 @@ impl Drop for Scope {
 
 #[cfg(test)]
 mod tests {
+    struct Key(usize);
+
+    impl super::Collected for Key {
+        fn collection_key(&self) -> usize {
+            self.0
+        }
+    }
+
     #[test]
     fn scopes_nest_and_unwind() {
-        let (a, b) = (1u8, 2u8);
+        let (a, b) = (Key(1), Key(2));
         assert!(!super::inside(&a));
         {
             let _sa = super::enter(&a);

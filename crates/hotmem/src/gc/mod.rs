@@ -31,6 +31,7 @@ mod heap;
 pub(crate) mod in_collection;
 mod mark;
 mod meta;
+pub(crate) mod poison;
 mod record;
 mod relocate;
 mod relocation_set;

@@ -116,6 +116,11 @@ impl<B: Binding> Cycle<'_, B> {
 /// `forwarded(r)` is where `r`'s object is now, `None` if it did not move.
 /// The binding's global and mutator roots, the shadow stacks, the handles
 /// and the queue of finalizable objects (the mutators are stopped).
+///
+/// Every kind of root is updated, each in its own call: a binding
+/// callback that panics stops its own scan only, and the first error is
+/// returned after all of them (the caller poisons the runtime: the roots
+/// that scan did not reach still name old copies).
 pub(crate) fn update_roots<B: Binding>(
     binding: &B,
     heap: &GcHeap,
@@ -128,13 +133,12 @@ pub(crate) fn update_roots<B: Binding>(
             }
         }
     };
-    call_model(|| {
-        binding.scan_global_roots(&mut visit);
-        for m in heap.roots.mutators() {
-            binding.scan_mutator_roots(m, &mut visit);
-        }
-    })?;
-    scan_shadow_stacks(binding, heap, &mut visit)?;
+    let mut first = call_model(|| binding.scan_global_roots(&mut visit)).err();
+    for m in heap.roots.mutators() {
+        let scanned = call_model(|| binding.scan_mutator_roots(m, &mut visit));
+        first = first.or(scanned.err());
+    }
+    first = first.or(scan_shadow_stacks(binding, heap, &mut visit).err());
     let update = |r: &mut ObjectReference| {
         if let Some(n) = forwarded(*r) {
             *r = n;
@@ -144,18 +148,21 @@ pub(crate) fn update_roots<B: Binding>(
         table.for_each(update);
     }
     heap.refs.finalizers.for_each_queued(update);
-    Ok(())
+    first.map_or(Ok(()), Err)
 }
 
 /// Visits every word in use of every shadow stack of `heap`, as the
 /// binding's slot at its address.
+/// Every stack is visited, each in its own call: the first error is
+/// returned after all of them.
 fn scan_shadow_stacks<B: Binding>(
     binding: &B,
     heap: &GcHeap,
     visit: &mut impl FnMut(B::Slot),
 ) -> Result<(), GcError> {
+    let mut first = None;
     for stack in heap.roots.stacks() {
-        call_model(|| {
+        let scanned = call_model(|| {
             for word in stack.words_in_use() {
                 match binding.slot_at(word) {
                     Some(slot) => visit(slot),
@@ -163,7 +170,9 @@ fn scan_shadow_stacks<B: Binding>(
                 }
             }
             Ok(())
-        })??;
+        })
+        .and_then(|r| r);
+        first = first.or(scanned.err());
     }
-    Ok(())
+    first.map_or(Ok(()), Err)
 }

@@ -121,6 +121,11 @@ pub struct ConcurrentPhases {
     pub mark_start_ns: u64,
     /// Concurrent Mark: tracing while the mutators run.
     pub concurrent_mark_ns: u64,
+    /// Rounds of Concurrent Mark: a trace, then what the mutators logged
+    /// meanwhile. Marking leaves for Pause Mark End after a round that
+    /// found nothing new to mark, or after
+    /// `MAX_CONCURRENT_MARK_ROUNDS` (8) rounds, whatever the mutators do.
+    pub mark_rounds: u32,
     /// Pause Mark End: the mutators' logs, the end of the trace, the
     /// references that are not strong.
     pub mark_end_ns: u64,

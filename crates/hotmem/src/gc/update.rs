@@ -29,10 +29,15 @@ enum UpdateItem<S> {
 
 impl<B: Binding> Cycle<'_, B> {
     /// Updates the slots that may refer to a moved object on the workers,
-    /// then every root. On an error some slots may still point into the
-    /// evacuated pages: they are kept (not freed), and the next collection
-    /// frees them once nothing does.
+    /// then every root. On an error some slots and roots may still point
+    /// into the evacuated pages while others point at the copies: the
+    /// pages are kept (not freed) and the caller poisons the runtime.
     pub(super) fn update_references(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
+        if !self.forwarding.any() {
+            // Nothing moved: no slot or root refers to a moved object.
+            self.stats.update_scope = UpdateScope::Nothing;
+            return Ok(());
+        }
         let start = Instant::now();
         let items = self.update_items();
         let this = &*self;

@@ -252,6 +252,8 @@ impl<B: Binding> Cycle<'_, B> {
 /// The runtime's weak handles, ephemerons and registered finalizers of
 /// `heap` follow their objects to where `forwarder` says they are, and the
 /// binding forwards its own weak references (the mutators are stopped).
+/// The runtime's tables are forwarded whatever the binding's hook does;
+/// its panic is the error returned.
 pub(crate) fn forward_weak_refs<B: Binding>(
     binding: &B,
     heap: &GcHeap,

@@ -2,9 +2,9 @@
 //! pages, then a collection and a retry.
 
 use super::Mutator;
-use crate::AllocError;
 use crate::gc::GcCause;
 use crate::gc::in_collection;
+use crate::{AllocError, GcError};
 use hotmem_os::Address;
 use hotmem_page::{Age, ObjectLayout, PageRequest};
 use std::sync::atomic::Ordering;
@@ -127,6 +127,7 @@ impl Mutator {
         if in_collection::inside(gc) {
             return Err(AllocError::InsideCollection);
         }
+        gc.poison.check().map_err(AllocError::Collection)?;
         // Collect and retry. With many allocating threads, what one
         // collection frees can be taken by others before this thread
         // retries, so a few rounds are allowed; the allocation fails only
@@ -138,8 +139,13 @@ impl Mutator {
         for _ in 0..ALLOC_GC_ROUNDS {
             let seen = self.runtime.inner.gc.epoch.load(Ordering::Acquire);
             // Collect, unless another thread finished a collection since our
-            // attempt failed. Whatever the outcome, the retry decides.
-            let _ = self.collect_inner(GcCause::AllocationFailure, None, Some(seen));
+            // attempt failed. Whatever the outcome, the retry decides, but
+            // for a collection that cannot run at all.
+            if let Err(e @ (GcError::Safepoint(_) | GcError::Poisoned { .. })) =
+                self.collect_inner(GcCause::AllocationFailure, None, Some(seen))
+            {
+                return Err(AllocError::Collection(e));
+            }
             match self.retry_after_collection(layout, age) {
                 Ok(addr) => return Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
@@ -171,8 +177,17 @@ impl Mutator {
         let first = runtime.inner.gc_thread.finished();
         let result = loop {
             let seen = state.freed_count();
+            if let Err(e) = runtime.inner.gc.poison.check() {
+                break Err(AllocError::Collection(e));
+            }
             {
-                let _blocked = self.handle.enter_blocked();
+                let blocked = self.handle.enter_blocked();
+                // The cycle's pauses wait for every mutator in managed
+                // code: a wait that closes a deadlock through another
+                // runtime is an error instead.
+                if let Err(e) = blocked.check_wait() {
+                    break Err(AllocError::Collection(GcError::Safepoint(e)));
+                }
                 runtime.request_concurrent_cycle(GcCause::AllocationStall);
                 state.wait_freed_past(seen);
             }

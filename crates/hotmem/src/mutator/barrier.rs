@@ -64,20 +64,50 @@ impl Mutator {
     /// [`Mutator::after_load`] for a reference that may lie in the
     /// relocation set: out of line, so that the inlined barrier stays a
     /// test of the mutator's state and one table lookup.
+    ///
+    /// The relocation set it reads lives only until the next pause, so
+    /// the thread must be in managed code, where no pause begins without
+    /// it: a native region leaked with `mem::forget` is left first (the
+    /// same check as [`Mutator::alloc`]'s). Leaving it may stop for a
+    /// pause in progress, after which `r` may be stale: the slot is read
+    /// again.
     #[cold]
     #[inline(never)]
     fn after_load_slow<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
-        match &self.concurrent {
-            Some(c) => c.load_slow(slot, r, &self.runtime.inner.gc.gc_alloc),
-            None => r,
-        }
+        let Some(c) = &self.concurrent else {
+            return r;
+        };
+        let r = match self.handle.ensure_managed() {
+            true => match slot.load() {
+                Some(now) => now,
+                None => return r,
+            },
+            false => r,
+        };
+        c.load_slow(slot, r, &self.runtime.inner.gc.gc_alloc)
     }
 
     /// The load barrier for a reference the embedder read itself (from a
     /// slot that has no [`Slot`] type, or read earlier): where `obj`'s
-    /// object is now. [`Mutator::load_ref`] also heals the slot.
+    /// object is now. [`Mutator::load_ref`] also heals the slot. Any
+    /// value is accepted: one that is not the address of an object the
+    /// collector is moving comes back as it is.
     #[inline]
     pub fn resolve(&self, obj: ObjectReference) -> ObjectReference {
+        match &self.concurrent {
+            // SAFETY: the table lives as long as the runtime, which this
+            // mutator keeps alive.
+            Some(c) if unsafe { c.cset.lookup(obj.get()) } != 0 => self.resolve_slow(obj),
+            _ => obj,
+        }
+    }
+
+    /// [`Mutator::resolve`] for a reference that may lie in the relocation
+    /// set, in managed code (as [`Mutator::after_load`]'s slow path).
+    #[cold]
+    #[inline(never)]
+    fn resolve_slow(&self, obj: ObjectReference) -> ObjectReference {
+        let _ = self.handle.ensure_managed();
         match &self.concurrent {
             Some(c) => c.resolved(obj, &self.runtime.inner.gc.gc_alloc),
             None => obj,
@@ -180,10 +210,11 @@ impl ConcurrentBarrier {
         r: ObjectReference,
         alloc: &GcAllocator,
     ) -> ObjectReference {
-        // SAFETY: called from `Mutator::load_ref`, on the mutator's thread
-        // (a `Mutator` is neither `Send` nor `Sync`) outside a safe region
-        // (which borrows the mutator mutably), and the set is not kept
-        // past the return.
+        // SAFETY: called from `Mutator::after_load_slow`, on the mutator's
+        // thread (a `Mutator` is neither `Send` nor `Sync`) outside a safe
+        // region (a region borrows the mutator mutably, and one leaked
+        // with `mem::forget` was left just before), and the set is not
+        // kept past the return.
         let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
             return r;
         };
@@ -196,13 +227,9 @@ impl ConcurrentBarrier {
     }
 
     /// Where `obj`'s object is now.
-    #[inline]
     fn resolved(&self, obj: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
-        // SAFETY: as in `loaded`.
-        if unsafe { self.cset.lookup(obj.get()) } == 0 {
-            return obj;
-        }
-        // SAFETY: as in `load_slow` (called from `Mutator::resolve`).
+        // SAFETY: as in `load_slow` (called from `Mutator::resolve_slow`,
+        // which left a leaked region first).
         let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
             return obj;
         };

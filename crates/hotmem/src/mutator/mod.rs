@@ -136,8 +136,10 @@ impl Mutator {
         let runtime = self.runtime.clone();
         if runtime.is_concurrent() {
             // The concurrent collector's pauses must not wait for this
-            // thread: it waits for the cycle as blocked.
-            let _blocked = self.handle.enter_blocked();
+            // thread: it waits for the cycle as blocked, unless the wait
+            // would close a deadlock through another runtime.
+            let blocked = self.handle.enter_blocked();
+            blocked.check_wait().map_err(GcError::Safepoint)?;
             return runtime.concurrent_cycle(cause).map(Some);
         }
         let mut blocked = self.handle.enter_blocked();
@@ -154,6 +156,9 @@ impl Mutator {
     /// locals): read it with [`Handle::get`] after anything that may
     /// collect. Dropping it drops the root.
     pub fn handle(&self, obj: ObjectReference) -> Handle {
+        // In managed code (a leaked native region is left first): no pause
+        // runs while the handle is made.
+        let _ = self.handle.ensure_managed();
         self.handles.add_handle(obj)
     }
 
@@ -163,8 +168,14 @@ impl Mutator {
     /// finalizers with them. An object stays alive while its handle does;
     /// store it somewhere reachable to resurrect it.
     pub fn take_finalizable(&self) -> Vec<Handle> {
+        // The objects leave the queue (a root) for handles (roots) with no
+        // pause in between: in managed code, a leaked region left first.
+        let _ = self.handle.ensure_managed();
         let queued = self.runtime.inner.gc.refs.finalizers.take_queue();
-        queued.into_iter().map(|r| self.handle(r)).collect()
+        queued
+            .into_iter()
+            .map(|r| self.handles.add_handle(r))
+            .collect()
     }
 
     /// A new [`ShadowStack`] of (at least) `words` words: roots of this
@@ -183,6 +194,7 @@ impl Mutator {
     /// Pins `obj` for native code: it stays alive and never moves (its page
     /// is not evacuated) until the guard is dropped.
     pub fn pin(&self, obj: ObjectReference) -> PinGuard {
+        let _ = self.handle.ensure_managed();
         self.runtime.inner.gc.roots.pins.pin(obj)
     }
 

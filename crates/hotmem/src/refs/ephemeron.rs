@@ -2,8 +2,9 @@
 //! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
 
 use super::KeepAlive;
+use crate::pause_gate::PauseGate;
+use crate::sync::Mutex;
 use crate::vm::ObjectReference;
-use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
 
@@ -17,6 +18,8 @@ pub(crate) struct EphemeronTable {
     /// Keeps what an ephemeron hands out alive while the concurrent
     /// collector marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
+    /// Reads wait for the pause in progress (see [`PauseGate`]).
+    gate: Arc<PauseGate>,
 }
 
 #[derive(Default)]
@@ -26,21 +29,28 @@ struct Entries {
 }
 
 impl EphemeronTable {
-    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> EphemeronTable {
+    pub(crate) fn new(
+        keep_alive: Option<Arc<dyn KeepAlive>>,
+        gate: Arc<PauseGate>,
+    ) -> EphemeronTable {
         EphemeronTable {
             entries: Mutex::default(),
             keep_alive,
+            gate,
         }
     }
 
-    /// What pair `index` holds, kept alive for the cycle that marks now.
+    /// What pair `index` holds, kept alive for the cycle that marks now:
+    /// read between two pauses (as a weak handle is).
     fn read(&self, index: usize) -> Pair {
-        let pair = self.entries.lock().pairs[index];
-        if let (Some((k, v)), Some(keep)) = (pair, &self.keep_alive) {
-            keep.keep_alive(k);
-            keep.keep_alive(v);
-        }
-        pair
+        self.gate.outside_pauses(|| {
+            let pair = self.entries.lock().pairs[index];
+            if let (Some((k, v)), Some(keep)) = (pair, &self.keep_alive) {
+                keep.keep_alive(k);
+                keep.keep_alive(v);
+            }
+            pair
+        })
     }
 
     pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {

@@ -14,6 +14,8 @@ pub(crate) use finalizer::Finalizers;
 pub use weak_handle::WeakHandle;
 pub(crate) use weak_handle::WeakTable;
 
+use crate::pause_gate::PauseGate;
+use crate::roots::HandleTable;
 use crate::vm::ObjectReference;
 use std::sync::Arc;
 
@@ -34,11 +36,16 @@ pub(crate) struct RefRegistry {
 
 impl RefRegistry {
     /// The registry of a runtime whose collector needs objects read from
-    /// weak references kept alive (`keep_alive`: the concurrent one).
-    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> RefRegistry {
+    /// weak references kept alive (`keep_alive`: the concurrent one), whose
+    /// pauses close `gate`, and whose global handles are `strong`.
+    pub(crate) fn new(
+        keep_alive: Option<Arc<dyn KeepAlive>>,
+        gate: &Arc<PauseGate>,
+        strong: Arc<HandleTable>,
+    ) -> RefRegistry {
         RefRegistry {
-            weak: Arc::new(WeakTable::new(keep_alive.clone())),
-            ephemerons: Arc::new(EphemeronTable::new(keep_alive)),
+            weak: Arc::new(WeakTable::new(keep_alive.clone(), gate.clone(), strong)),
+            ephemerons: Arc::new(EphemeronTable::new(keep_alive, gate.clone())),
             finalizers: Finalizers::default(),
         }
     }

@@ -2,8 +2,12 @@
 //! updates when it moves.
 
 use super::KeepAlive;
+use crate::GcError;
+use crate::gc::in_collection;
+use crate::pause_gate::PauseGate;
+use crate::roots::{Handle, HandleTable};
+use crate::sync::Mutex;
 use crate::vm::ObjectReference;
-use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
 
@@ -13,6 +17,11 @@ pub(crate) struct WeakTable {
     /// Keeps what a handle hands out alive while the concurrent collector
     /// marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
+    /// Reads wait for the pause in progress (see [`PauseGate`]).
+    gate: Arc<PauseGate>,
+    /// Where [`WeakHandle::upgrade`] makes its strong handles: the
+    /// runtime's global handle table.
+    strong: Arc<HandleTable>,
 }
 
 #[derive(Default)]
@@ -24,20 +33,48 @@ struct Entries {
 }
 
 impl WeakTable {
-    pub(crate) fn new(keep_alive: Option<Arc<dyn KeepAlive>>) -> WeakTable {
+    pub(crate) fn new(
+        keep_alive: Option<Arc<dyn KeepAlive>>,
+        gate: Arc<PauseGate>,
+        strong: Arc<HandleTable>,
+    ) -> WeakTable {
         WeakTable {
             entries: Mutex::default(),
             keep_alive,
+            gate,
+            strong,
         }
     }
 
-    /// What entry `index` holds, kept alive for the cycle that marks now.
+    /// What entry `index` holds, kept alive for the cycle that marks now:
+    /// between two pauses, so never an object a pause has found dead and
+    /// not yet cleared, and logged (while marking runs) before the next
+    /// pause drains the logs.
     fn read(&self, index: usize) -> Option<ObjectReference> {
+        self.gate.outside_pauses(|| self.read_between_pauses(index))
+    }
+
+    /// [`WeakTable::read`], the gate open already.
+    fn read_between_pauses(&self, index: usize) -> Option<ObjectReference> {
         let r = self.entries.lock().slots[index];
         if let (Some(r), Some(k)) = (r, &self.keep_alive) {
             k.keep_alive(r);
         }
         r
+    }
+
+    /// A strong handle to what entry `index` holds, made between two
+    /// pauses: the entry's object is alive when read, and the handle
+    /// exists before the next pause scans the handles (or, while the
+    /// concurrent collector marks, the object is logged for this cycle).
+    fn upgrade(&self, index: usize) -> Result<Option<Handle>, GcError> {
+        if in_collection::inside(&*self.gate) {
+            return Err(GcError::InsideCollection);
+        }
+        Ok(self.gate.outside_pauses(|| {
+            self.read_between_pauses(index)
+                .map(|r| self.strong.add_handle(r))
+        }))
     }
 
     pub(crate) fn add(self: &Arc<Self>, obj: ObjectReference) -> WeakHandle {
@@ -101,6 +138,33 @@ impl WeakHandle {
     /// Whether a collection cleared the handle.
     pub fn is_cleared(&self) -> bool {
         self.get().is_none()
+    }
+
+    /// A strong [`Handle`] (a global one, as
+    /// [`Runtime::global_handle`](crate::Runtime::global_handle) makes) to
+    /// the object, or `None` once a collection found it unreachable:
+    /// atomic with respect to collections, from any thread. Where
+    /// `runtime.global_handle(weak.get()?)` is two steps, between which a
+    /// collection may free the object (a thread that is not a mutator
+    /// holds no current reference), the handle here exists before the
+    /// next collection decides what lives.
+    ///
+    /// # Errors
+    /// [`GcError::InsideCollection`] from a binding callback (a collection
+    /// of this runtime is deciding what lives).
+    ///
+    /// ```
+    /// # use hotmem::{NumaConfig, Runtime};
+    /// # let rt = Runtime::builder().numa(NumaConfig::Off).build()?;
+    /// let mut me = rt.attach_mutator()?;
+    /// let obj = hotmem::ObjectReference::from_address(me.alloc(16)?).unwrap();
+    /// let weak = rt.weak_handle(obj);
+    /// let strong = weak.upgrade()?.expect("nothing collected yet");
+    /// assert_eq!(strong.get(), obj);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn upgrade(&self) -> Result<Option<Handle>, GcError> {
+        self.table.upgrade(self.index)
     }
 }
 

@@ -6,8 +6,8 @@
 //! it may point at a freed or reused place. A [`Handle`] is a root the
 //! runtime scans and updates itself: read it again after such a call.
 
+use crate::sync::Mutex;
 use crate::vm::ObjectReference;
-use parking_lot::Mutex;
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,19 +23,25 @@ struct Entries {
     free: Vec<usize>,
 }
 
-impl HandleTable {
-    pub(crate) fn add_handle(self: &Arc<Self>, obj: ObjectReference) -> Handle {
-        let mut e = self.entries.lock();
-        let index = match e.free.pop() {
+impl Entries {
+    /// A new entry holding `obj`; its index.
+    fn add(&mut self, obj: ObjectReference) -> usize {
+        match self.free.pop() {
             Some(i) => {
-                e.slots[i] = Some(obj);
+                self.slots[i] = Some(obj);
                 i
             }
             None => {
-                e.slots.push(Some(obj));
-                e.slots.len() - 1
+                self.slots.push(Some(obj));
+                self.slots.len() - 1
             }
-        };
+        }
+    }
+}
+
+impl HandleTable {
+    pub(crate) fn add_handle(self: &Arc<Self>, obj: ObjectReference) -> Handle {
+        let index = self.entries.lock().add(obj);
         Handle {
             table: self.clone(),
             index,
@@ -76,18 +82,37 @@ impl Handle {
         self.table.entries.lock().slots[self.index].expect("a live handle has a value")
     }
 
-    /// Points the handle at another object. From a thread that is not a
-    /// stopped mutator this may race with a collection: the collection then
-    /// keeps whatever page the handle pointed into, so no memory it
-    /// references is freed, but the new object may not have been marked.
+    /// Points the handle at another object. `obj` must be current (see
+    /// the crate's soundness contract): read by a mutator in managed code
+    /// since its last safepoint opportunity, or inside
+    /// [`Runtime::run_at_safepoint`](crate::Runtime::run_at_safepoint).
+    /// A thread that is not a mutator holds no current reference
+    /// otherwise: to copy one handle into another it clones it
+    /// ([`Handle::clone`]), and it upgrades a weak handle with
+    /// [`WeakHandle::upgrade`](crate::WeakHandle::upgrade), each atomic
+    /// with respect to collections. A stale `obj` leaves the handle
+    /// dangling: the next collection reports it as a
+    /// [`GcError`](crate::GcError) (nothing is corrupted).
     pub fn set(&self, obj: ObjectReference) {
         self.table.entries.lock().slots[self.index] = Some(obj);
     }
 }
 
 impl Clone for Handle {
+    /// A second root to the same object, on any thread: the entry is read
+    /// and the new one made under one lock, which a collection's update of
+    /// the table also takes, so the clone never names a copy the
+    /// collection has just left.
     fn clone(&self) -> Handle {
-        self.table.add_handle(self.get())
+        let index = {
+            let mut e = self.table.entries.lock();
+            let obj = e.slots[self.index].expect("a live handle has a value");
+            e.add(obj)
+        };
+        Handle {
+            table: self.table.clone(),
+            index,
+        }
     }
 }
 

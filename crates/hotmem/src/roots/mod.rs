@@ -48,6 +48,11 @@ impl RootRegistry {
         self.global.add_handle(obj)
     }
 
+    /// The global table, where handles that belong to no mutator live.
+    pub(crate) fn global_table(&self) -> Arc<HandleTable> {
+        self.global.clone()
+    }
+
     /// A mutator attached: the binding reports its roots from now on.
     pub(crate) fn attach(&self, id: MutatorId) {
         self.mutators.lock().push(id);

@@ -7,7 +7,7 @@ use crate::vm::ObjectReference;
 use hotmem_os::{MemTag, Memory, Reservation, round_to_pages};
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The words of one shadow stack and how many are in use: what a
 /// collection reads.
@@ -140,12 +140,17 @@ impl ShadowStack {
         self.area.len.store(len, Ordering::Release);
     }
 
-    /// The word at `index`, if in use.
+    /// The word at `index`, if in use. An atomic load: the collector may
+    /// rewrite the word meanwhile (this thread may be in a native region,
+    /// where a collection updates its words).
     pub fn get(&self, index: usize) -> Option<u64> {
-        // SAFETY: `index < len <= capacity`: a mapped word of this stack,
-        // written only by this thread (the stack is not `Send`).
-        (index < self.len().min(self.area.capacity))
-            .then(|| unsafe { self.area.base.add(index).read() })
+        (index < self.len().min(self.area.capacity)).then(|| {
+            // SAFETY: `index < len <= capacity`: a mapped, aligned word of
+            // this stack, which lives while `self` does; the collector
+            // accesses it only through the binding's slots, atomically
+            // (`Slot`'s contract), so an atomic load races nothing.
+            unsafe { AtomicU64::from_ptr(self.area.base.add(index)) }.load(Ordering::Relaxed)
+        })
     }
 
     /// The reference in word `index` as an [`ObjectReference`], for a

@@ -13,6 +13,7 @@ use crate::gc::sizing::{BudgetedPages, Sizing};
 use crate::gc::tlab::{TlabShared, TlabSizing};
 use crate::gc::{Collect, GcHeap, GcRecord, GcTotals};
 use crate::log::Logger;
+use crate::pause_gate::PauseGate;
 use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
 use hotmem_chunk::{Metaspace, MetaspaceConfig, SpaceConfig};
@@ -131,6 +132,15 @@ fn gc_heap(
             sizes.medium_object_max(),
         ))
     });
+    let gate = Arc::new(PauseGate::default());
+    let roots = RootRegistry::default();
+    let refs = RefRegistry::new(
+        concurrent
+            .clone()
+            .map(|c| c as Arc<dyn crate::refs::KeepAlive>),
+        &gate,
+        roots.global_table(),
+    );
     GcHeap {
         memory: memory.clone(),
         mutator_alloc,
@@ -140,12 +150,10 @@ fn gc_heap(
         tlabs,
         sizing,
         generations,
-        roots: RootRegistry::default(),
-        refs: RefRegistry::new(
-            concurrent
-                .clone()
-                .map(|c| c as Arc<dyn crate::refs::KeepAlive>),
-        ),
+        roots,
+        refs,
+        gate,
+        poison: crate::gc::poison::Poison::default(),
         partitions,
         worker_count: workers.count(),
         workers: Mutex::new(workers),

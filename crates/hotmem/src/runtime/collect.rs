@@ -33,6 +33,13 @@ impl Runtime {
 
     fn collect_now(&self, kind: CollectionKind) -> Result<CollectStats, GcError> {
         if self.is_concurrent() {
+            // The GC thread's pauses wait for every mutator in managed
+            // code: this thread must be none of them, here or (through a
+            // wait of its own there) on another runtime.
+            self.inner
+                .safepoints
+                .check_wait()
+                .map_err(GcError::Safepoint)?;
             return self.concurrent_cycle(GcCause::Explicit);
         }
         let request = GcRequest {
@@ -107,6 +114,7 @@ impl Runtime {
     pub(crate) fn pace(&self) {
         let gc = &self.inner.gc;
         if gc.concurrent.is_some()
+            && gc.poison.check().is_ok()
             && gc
                 .sizing
                 .should_start_cycle(gc.mutator_alloc.source().remaining())
@@ -126,11 +134,13 @@ impl Runtime {
 
     /// Asks for a concurrent cycle and waits for it to finish. A mutator
     /// calls it in a safe (blocked) region, so that the cycle's pauses do
-    /// not wait for it.
+    /// not wait for it; every caller has checked that the wait closes no
+    /// deadlock (`check_wait`).
     pub(crate) fn concurrent_cycle(&self, cause: GcCause) -> Result<CollectStats, GcError> {
         if in_collection::inside(&self.inner.gc) {
             return Err(GcError::InsideCollection);
         }
+        self.inner.gc.poison.check()?;
         let past = self.request_concurrent_cycle(cause);
         self.inner.gc_thread.wait_past(past)
     }

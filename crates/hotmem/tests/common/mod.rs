@@ -10,6 +10,8 @@ mod holder;
 pub(crate) use holder::*;
 
 use hotmem::{NumaConfig, Runtime, RuntimeBuilder};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// The builder the tests start from: a heap of `heap_max` bytes, NUMA off
 /// (one partition, unbound workers: what every machine can give), and
@@ -19,5 +21,31 @@ pub(crate) fn builder(heap_max: usize, workers: Option<usize>) -> RuntimeBuilder
     match workers {
         Some(n) => b.gc_workers(n),
         None => b,
+    }
+}
+
+/// Runs `f` on a thread of its own and returns what it returns, or fails
+/// the test if it has not returned after `deadline`: a generous bound that
+/// only turns a hang into a failure (the scenarios take milliseconds). A
+/// panic of `f` is raised again here.
+pub(crate) fn with_deadline<R: Send + 'static>(
+    name: &str,
+    deadline: Duration,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> R {
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(deadline) {
+        Ok(r) => {
+            worker.join().expect("scenario thread");
+            r
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name}: hung for {deadline:?}"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(payload) => std::panic::resume_unwind(payload),
+            Ok(()) => unreachable!("sent nothing but returned"),
+        },
     }
 }

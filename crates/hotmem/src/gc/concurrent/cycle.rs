@@ -14,6 +14,7 @@ use crate::gc::mark::Marker;
 use crate::gc::meta::{ForwardingTables, HeapMap};
 use crate::gc::stats::{CollectStats, ConcurrentPhases, GcCause};
 use crate::gc::workers::GcWorkers;
+use crate::pause_gate::Closed;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_safepoint::SafepointGuard;
@@ -32,24 +33,33 @@ impl Drop for BackToIdle<'_> {
     }
 }
 
-/// A pause of a concurrent cycle: the safepoint, when it was asked for and
-/// when it began.
-struct Pause<'s> {
+/// A pause of a concurrent cycle: the safepoint and the closed pause gate,
+/// when it was asked for and when it began.
+struct Pause<'s, 'h> {
     guard: SafepointGuard<'s>,
+    closed: Closed<'h>,
     began: Instant,
     time_to_safepoint: Duration,
 }
 
-impl<'s> Pause<'s> {
-    /// Begins the pause `name` of collection `cycle`.
-    fn begin(cx: &DriverContext<'s>, name: &'static str, cycle: u64) -> Result<Pause<'s>, GcError> {
+impl<'s, 'h> Pause<'s, 'h> {
+    /// Begins the pause `name` of collection `cycle` of `heap`: the
+    /// mutators stopped, then the gate closed (see `PauseGate`).
+    fn begin(
+        cx: &DriverContext<'s>,
+        heap: &'h GcHeap,
+        name: &'static str,
+        cycle: u64,
+    ) -> Result<Pause<'s, 'h>, GcError> {
         let asked = Instant::now();
         let guard = cx.safepoints.begin(name).map_err(GcError::Safepoint)?;
+        let closed = heap.gate.close();
         let began = Instant::now();
         cx.log.safepoints(cx.safepoints);
         cx.log.gc_safepoint(guard.id(), cycle);
         Ok(Pause {
             guard,
+            closed,
             began,
             time_to_safepoint: began - asked,
         })
@@ -58,6 +68,7 @@ impl<'s> Pause<'s> {
     /// Ends the pause: its duration.
     fn end(self, cx: &DriverContext<'_>) -> Duration {
         let took = self.began.elapsed();
+        drop(self.closed);
         self.guard.end();
         cx.log.safepoints(cx.safepoints);
         took
@@ -131,8 +142,8 @@ pub(crate) fn collect<B: Binding>(
 
 impl<'a, 's, B: Binding> Concurrent<'a, 's, B> {
     /// Begins pause `name`.
-    fn pause(&mut self, name: &'static str) -> Result<Pause<'s>, GcError> {
-        let pause = Pause::begin(self.cx, name, self.number)?;
+    fn pause(&mut self, name: &'static str) -> Result<Pause<'s, 'a>, GcError> {
+        let pause = Pause::begin(self.cx, self.heap, name, self.number)?;
         self.ttsp = self.ttsp.max(pause.time_to_safepoint);
         Ok(pause)
     }
@@ -161,27 +172,32 @@ impl<'a, 's, B: Binding> Concurrent<'a, 's, B> {
             .without_remembered_slots();
         cycle.mark_roots(&marker)?;
         state.new_pages.start();
+        state.satb.forget_recent();
         state.set_phase(Phase::Marking);
         self.phases.mark_start_ns = nanos(pause.end(self.cx));
         // Concurrent Mark: the workers trace while the mutators run; the
-        // logs of full buffers are traced as they come.
+        // logs of full buffers are traced as they come, in rounds, until a
+        // round finds nothing new to mark. Mutators that keep logging (a
+        // loop of stores, weak handles read in a loop) cannot hold marking
+        // here: after the last round allowed, Pause Mark End takes what
+        // is left, as SATB collectors finish.
         let concurrent = Instant::now();
         let pool = workers.count();
         let allowed = || state.concurrent_workers(pool);
         loop {
             marker.trace_concurrently(heap, workers, &allowed)?;
-            let logged = state.satb.take_full();
-            if logged.is_empty() {
+            self.phases.mark_rounds += 1;
+            let fresh = mark_logged(&marker, state.satb.take_full());
+            if fresh == 0 || self.phases.mark_rounds >= MAX_CONCURRENT_MARK_ROUNDS {
                 break;
             }
-            mark_logged(&marker, &logged)?;
         }
         self.phases.concurrent_mark_ns = nanos(concurrent.elapsed());
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
         let pause = self.pause("GC Mark End")?;
-        mark_logged(&marker, &state.satb.take_all())?;
+        mark_logged(&marker, state.satb.take_all());
         marker.trace(heap, workers)?;
         let refs = cycle.process_weak_refs(&marker, workers)?;
         state.set_phase(Phase::Idle);
@@ -214,7 +230,7 @@ impl<'a, 's, B: Binding> Concurrent<'a, 's, B> {
 
     /// Pause Relocate Start, then Concurrent Relocate. A root the binding
     /// could not forward (its hook panicked) is the error returned, after
-    /// the relocation, which always completes.
+    /// the relocation, which always completes; it poisons the runtime.
     fn relocate(
         &mut self,
         cycle: &mut Cycle<'a, B>,
@@ -241,7 +257,9 @@ impl<'a, 's, B: Binding> Concurrent<'a, 's, B> {
         stats.pages_evacuation_incomplete = set.incomplete_pages();
         self.phases.relocation_set_pages = set.page_count();
         self.phases.relocated_by_mutators = by_mutators;
-        forwarded
+        // A root or weak reference the binding could not forward still
+        // names an old copy, which mutators may read without a barrier.
+        heap.poison.on_error(forwarded)
     }
 }
 
@@ -249,14 +267,26 @@ fn nanos(d: Duration) -> u64 {
     d.as_nanos() as u64
 }
 
-/// Marks what the mutators logged (references they overwrote).
-fn mark_logged<B: Binding>(marker: &Marker<'_, B>, logged: &[usize]) -> Result<(), GcError> {
-    for &word in logged {
+/// Rounds of Concurrent Mark at most (see [`ConcurrentPhases::mark_rounds`]).
+const MAX_CONCURRENT_MARK_ROUNDS: u32 = 8;
+
+/// Marks what the mutators logged (references they overwrote, objects
+/// read from weak references), each once; how many were not marked yet.
+/// A logged value that is no reference to an object (a weak handle made
+/// of a stale address, say) keeps nothing alive and is passed over: the
+/// slot or handle that holds it is reported where it is scanned, if it is.
+fn mark_logged<B: Binding>(marker: &Marker<'_, B>, mut logged: Vec<usize>) -> u64 {
+    logged.sort_unstable();
+    logged.dedup();
+    let mut fresh = 0;
+    for word in logged {
         if let Some(r) = ObjectReference::from_address(Address::new(word)) {
-            marker.mark_root(r, None)?;
+            if let Ok(true) = marker.mark_root(r, None) {
+                fresh += 1;
+            }
         }
     }
-    Ok(())
+    fresh
 }
 
 /// Bytes of objects referred to by roots that Pause Relocate Start may

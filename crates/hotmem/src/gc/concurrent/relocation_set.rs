@@ -206,9 +206,21 @@ impl RelocationSet {
     /// not relocated yet, or that marking did not find (dead).
     #[inline]
     pub(crate) fn forwarded(&self, pi: usize, r: ObjectReference) -> Option<ObjectReference> {
-        let word = (r.get() - self.map.pages[pi].start) / 8;
+        let word = self.word_of(pi, r)?;
         let to = self.forwarding.get(pi)?.lookup(word)?;
         ObjectReference::from_address(to)
+    }
+
+    /// The word of page `pi` (one of the set's, found by
+    /// [`RelocationSet::page_in_set`]) where `r` points, if `r` is
+    /// word-aligned and inside the page: any value reaches here (the
+    /// barrier's callers pass what they read), and one that does not name
+    /// a word of the page names no object of it.
+    #[inline]
+    fn word_of(&self, pi: usize, r: ObjectReference) -> Option<usize> {
+        let p = &self.map.pages[pi];
+        let off = r.get().checked_sub(p.start)?;
+        (off % 8 == 0 && off < p.page.size()).then_some(off / 8)
     }
 
     /// Where the object `r` of page `pi` of the set is now, relocating it
@@ -217,8 +229,9 @@ impl RelocationSet {
     /// two threads that copy the same object, the one whose entry is
     /// published first wins and the other takes its own copy back. When no
     /// memory is left the object is forwarded to itself: it stays, and so
-    /// does its page. A reference to an object that marking did not find
-    /// is returned as it is (nothing reachable refers to one).
+    /// does its page. Any other value (an object marking did not find, an
+    /// address between objects or past the page's top, misaligned) is
+    /// returned as it is: nothing reachable holds one.
     pub(crate) fn forward(
         &self,
         pi: usize,
@@ -227,15 +240,15 @@ impl RelocationSet {
         by: Relocator,
     ) -> Forwarded {
         let p = &self.map.pages[pi];
-        let word = (r.get() - p.start) / 8;
-        let Some(f) = self.forwarding.get(pi) else {
+        let (Some(word), Some(f)) = (self.word_of(pi, r), self.forwarding.get(pi)) else {
             return Forwarded { to: r, copied: 0 };
         };
         if let Some(to) = f.lookup(word).and_then(ObjectReference::from_address) {
             return Forwarded { to, copied: 0 };
         }
+        // Not an object marking found (a stale or made-up address, which
+        // nothing reachable holds): nothing to relocate.
         let Some(last) = p.live.end_of(word) else {
-            debug_assert!(false, "a reference to {r}, which marking did not find");
             return Forwarded { to: r, copied: 0 };
         };
         let size = (last - word + 1) * 8;

@@ -6,11 +6,14 @@
 //! goes to a shared queue that the GC thread drains while marking, and
 //! mark end drains every buffer with the mutators stopped.
 
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering};
 use crate::vm::ObjectReference;
 
 /// Entries a mutator's buffer holds before it goes to the shared queue.
 const BUFFER: usize = 1024;
+
+/// Slots of the filter of recent shared entries (a power of two).
+const RECENT: usize = 1024;
 
 /// One mutator's log.
 #[derive(Default)]
@@ -19,13 +22,27 @@ pub(crate) struct SatbBuffer {
 }
 
 /// Every mutator's log and the full buffers waiting for the GC thread.
-#[derive(Default)]
 pub(crate) struct SatbQueues {
     buffers: Mutex<Vec<Arc<Mutex<SatbBuffer>>>>,
     full: Mutex<Vec<Vec<usize>>>,
     /// Objects kept alive from outside a mutator's barrier (a weak handle
     /// read while marking runs).
     shared: Mutex<Vec<usize>>,
+    /// The objects logged to `shared` lately in this cycle, by address
+    /// (direct-mapped): a weak handle read in a loop is logged once per
+    /// cycle, not at every read. Emptied at mark start.
+    recent: Box<[AtomicUsize]>,
+}
+
+impl Default for SatbQueues {
+    fn default() -> Self {
+        SatbQueues {
+            buffers: Mutex::default(),
+            full: Mutex::default(),
+            shared: Mutex::default(),
+            recent: (0..RECENT).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
 }
 
 impl SatbQueues {
@@ -48,9 +65,28 @@ impl SatbQueues {
         }
     }
 
-    /// Logs `obj` from any thread (no buffer of its own).
+    /// Logs `obj` from any thread (no buffer of its own), unless it was
+    /// logged lately in this cycle. The caller holds the pause gate open
+    /// until this returns, so an entry another thread is about to push
+    /// (it filled the filter first) is pushed before the pause that
+    /// drains the log.
     pub(crate) fn log_shared(&self, obj: ObjectReference) {
-        self.shared.lock().push(obj.get());
+        let a = obj.get();
+        let slot = &self.recent[(a >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54 & (RECENT - 1)];
+        if slot.load(Ordering::Relaxed) == a {
+            return;
+        }
+        slot.store(a, Ordering::Relaxed);
+        self.shared.lock().push(a);
+    }
+
+    /// Empties the filter of recent shared entries: at mark start, in the
+    /// pause (no thread logs meanwhile), so that this cycle logs every
+    /// object again.
+    pub(crate) fn forget_recent(&self) {
+        for slot in self.recent.iter() {
+            slot.store(0, Ordering::Relaxed);
+        }
     }
 
     /// Takes the full buffers and the shared log (while marking runs).

@@ -46,6 +46,15 @@ impl Bits {
         self.words.get()[i / 64].load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0
     }
 
+    /// Bit `i`, `false` past the end.
+    #[inline]
+    pub(crate) fn get_checked(&self, i: usize) -> bool {
+        self.words
+            .get()
+            .get(i / 64)
+            .is_some_and(|w| w.load(Ordering::Relaxed) & (1u64 << (i % 64)) != 0)
+    }
+
     /// The first set bit at or after `from`.
     pub(crate) fn next_set(&self, from: usize) -> Option<usize> {
         let words = self.words.get();
@@ -120,10 +129,11 @@ impl LiveMap {
     }
 
     /// The last word of the marked object that starts at word `i` (its end
-    /// was recorded when it was scanned), if it is marked.
+    /// was recorded when it was scanned), if it is marked; `None` for any
+    /// other word, past the map's end too.
     #[inline]
     pub(crate) fn end_of(&self, i: usize) -> Option<usize> {
-        if !self.starts.get(i) {
+        if !self.starts.get_checked(i) {
             return None;
         }
         self.ends.next_set(i)
