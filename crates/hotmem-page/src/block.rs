@@ -28,28 +28,7 @@ impl Block {
     /// than the block) and returns them; `self` keeps the rest.
     pub(crate) fn split_head(&mut self, len: usize) -> Block {
         debug_assert!(len > 0 && len < self.len());
-        let mut head = Vec::new();
-        let mut need = len;
-        let mut rest = Vec::new();
-        for seg in self.segments.drain(..) {
-            if need == 0 {
-                rest.push(seg);
-            } else if seg.len <= need {
-                need -= seg.len;
-                head.push(seg);
-            } else {
-                head.push(Segment {
-                    offset: seg.offset,
-                    len: need,
-                });
-                rest.push(Segment {
-                    offset: seg.offset + need,
-                    len: seg.len - need,
-                });
-                need = 0;
-            }
-        }
-        self.segments = rest;
+        let head = split_segments(&mut self.segments, len);
         let start = self.range.start();
         let tail = MemRange::from_bounds(start + len, self.range.end()).expect("inside");
         self.range = tail;
@@ -59,6 +38,35 @@ impl Block {
             last_used: self.last_used,
         }
     }
+}
+
+/// Splits the first `len` bytes off a run of segments (at most their total)
+/// and returns them, in order; `segments` keeps the rest.
+pub(crate) fn split_segments(segments: &mut Vec<Segment>, len: usize) -> Vec<Segment> {
+    let mut head = Vec::new();
+    let mut need = len;
+    let mut rest = Vec::new();
+    for seg in segments.drain(..) {
+        if need == 0 {
+            rest.push(seg);
+        } else if seg.len <= need {
+            need -= seg.len;
+            head.push(seg);
+        } else {
+            head.push(Segment {
+                offset: seg.offset,
+                len: need,
+            });
+            rest.push(Segment {
+                offset: seg.offset + need,
+                len: seg.len - need,
+            });
+            need = 0;
+        }
+    }
+    debug_assert_eq!(need, 0, "split beyond the segments");
+    *segments = rest;
+    head
 }
 
 /// Merges adjacent segments.

@@ -120,7 +120,7 @@ mod types;
 mod usage;
 mod virt;
 
-pub use config::{GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
+pub use config::{CacheMode, GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
 pub use error::{
     AllocError, AllocPageError, ConfigError, FreeError, HeapError, LayoutError, MemoryError,
     RejectedPage,
