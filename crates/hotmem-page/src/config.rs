@@ -47,9 +47,9 @@ pub enum CacheMode {
     /// from the smallest range that fits (a small page from the bottom of
     /// the lowest such range, a medium or large page from the top of the
     /// highest), so that fragments are used first and large ranges stay
-    /// whole; only when no single range fits are several ranges harvested:
-    /// their memory is remapped into one new range (counted as Page Cache
-    /// Flush).
+    /// whole; only when no single range fits are several ranges harvested
+    /// (the largest first): their memory is remapped into one new range
+    /// (counted as Page Cache Flush).
     #[default]
     Mapped,
     /// The page cache it replaced: freed pages kept whole, in lists by size

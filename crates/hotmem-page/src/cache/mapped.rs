@@ -108,14 +108,20 @@ impl MappedCache {
     }
 
     /// Takes `bytes` out of the cache for their physical memory, when no
-    /// single range fits a page: the smallest ranges first (the ones least
-    /// able to serve a page on their own), the last one cut at its tail.
-    /// Returns fewer bytes only when the cache holds fewer.
+    /// single range fits a page: the largest ranges first, so that a
+    /// harvest remaps as few ranges as it can (each costs a map and an
+    /// unmap), the last one cut at its tail; the fragments it leaves are
+    /// what small pages take first. Returns fewer bytes only when the cache
+    /// holds fewer.
+    ///
+    /// (Smallest first, on the `mapped_cache` example's heap filled to 90%:
+    /// 251 harvests and 2008 map and unmap calls where largest first makes
+    /// 176 and 1111; filled to 100%: 2698 and 19848 against 2882 and 18846.)
     pub(crate) fn harvest(&mut self, bytes: usize) -> Vec<Block> {
         let mut taken = Vec::new();
         let mut need = bytes;
         while need > 0 {
-            let Some(&(len, start)) = self.by_size.first() else {
+            let Some(&(len, start)) = self.by_size.last() else {
                 break;
             };
             let mut extent = self.remove(start);

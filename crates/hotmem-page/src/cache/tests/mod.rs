@@ -176,7 +176,19 @@ fn run(ops: &[Op]) {
             }
             Op::Harvest { granules } => {
                 let want = granules * G;
+                let largest = runs(&model).iter().map(|&(_, l)| l).max();
                 let blocks = cache.harvest(want);
+                if let (Some(first), Some(largest)) = (blocks.first(), largest) {
+                    // Largest first: the first block is a largest range, or
+                    // the top of one when it holds more than was asked for.
+                    let start = first.range.start().get();
+                    let run = runs(&model)
+                        .into_iter()
+                        .find(|&(s, l)| s <= start && start < s + l)
+                        .expect("harvested from a cached range");
+                    assert_eq!(run.1, largest, "the largest range first");
+                    assert_eq!(start + first.len(), run.0 + run.1, "cut at its top");
+                }
                 let got: usize = blocks.iter().map(Block::len).sum();
                 assert_eq!(got, want.min(model.len() * G));
                 for b in &blocks {
