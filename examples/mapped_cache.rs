@@ -132,7 +132,7 @@ fn table(a: &Args, fill: usize) {
         ("allocation latency p99.9 (us)", 0.999),
         ("allocation latency max (us)", 1.0),
     ] {
-        row(name, &runs, &|o| format!("{:.1}", us(o.quantile(q))));
+        row(name, &runs, &|o| format!("{:.2}", us(o.quantile(q))));
     }
     let p99 = |i: usize| us(runs[i].1.quantile(0.99));
     let harvest_share = |i: usize| {

@@ -43,30 +43,28 @@ impl Block {
 /// Splits the first `len` bytes off a run of segments (at most their total)
 /// and returns them, in order; `segments` keeps the rest.
 pub(crate) fn split_segments(segments: &mut Vec<Segment>, len: usize) -> Vec<Segment> {
-    let mut head = Vec::new();
-    let mut need = len;
-    let mut rest = Vec::new();
-    for seg in segments.drain(..) {
-        if need == 0 {
-            rest.push(seg);
-        } else if seg.len <= need {
-            need -= seg.len;
-            head.push(seg);
-        } else {
-            head.push(Segment {
-                offset: seg.offset,
-                len: need,
-            });
-            rest.push(Segment {
-                offset: seg.offset + need,
-                len: seg.len - need,
-            });
-            need = 0;
-        }
+    // The first segment that reaches past `len`, and how much of it is in
+    // the head.
+    let mut seen = 0;
+    let cut = segments.iter().position(|seg| {
+        seen += seg.len;
+        seen > len
+    });
+    let Some(i) = cut else {
+        debug_assert_eq!(seen, len, "split beyond the segments");
+        return std::mem::take(segments);
+    };
+    let inside = segments[i].len - (seen - len);
+    let mut rest = segments.split_off(i);
+    if inside > 0 {
+        segments.push(Segment {
+            offset: rest[0].offset,
+            len: inside,
+        });
+        rest[0].offset += inside;
+        rest[0].len -= inside;
     }
-    debug_assert_eq!(need, 0, "split beyond the segments");
-    *segments = rest;
-    head
+    std::mem::replace(segments, rest)
 }
 
 /// Merges adjacent segments.

@@ -74,27 +74,24 @@ impl Extent {
         debug_assert!(at > 0 && at < self.len);
         let head_segments = split_segments(&mut self.segments, at);
         let tail_segments = std::mem::replace(&mut self.segments, head_segments);
-        let mut tail_ages = Vec::new();
         let mut seen = 0;
-        let mut head_ages = Vec::with_capacity(self.ages.len());
-        for run in self.ages.drain(..) {
-            if seen >= at {
-                tail_ages.push(run);
-            } else if seen + run.len <= at {
-                head_ages.push(run);
-            } else {
-                head_ages.push(AgeRun {
-                    len: at - seen,
-                    last_used: run.last_used,
-                });
-                tail_ages.push(AgeRun {
-                    len: seen + run.len - at,
-                    last_used: run.last_used,
-                });
-            }
-            seen += run.len;
+        let cut = self
+            .ages
+            .iter()
+            .position(|run| {
+                seen += run.len;
+                seen > at
+            })
+            .expect("inside the extent");
+        let inside = self.ages[cut].len - (seen - at);
+        let mut tail_ages = self.ages.split_off(cut);
+        if inside > 0 {
+            self.ages.push(AgeRun {
+                len: inside,
+                last_used: tail_ages[0].last_used,
+            });
+            tail_ages[0].len -= inside;
         }
-        self.ages = head_ages;
         let tail = Extent {
             len: self.len - at,
             segments: tail_segments,
