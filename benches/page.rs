@@ -1,7 +1,10 @@
-//! hotmem-page: the small-object fast path, and the scaling curve: small
+//! hotmem-page: the small-object fast path; the scaling curve: small
 //! (1 KiB) and medium (512 KiB) objects allocated by 1, 2, 4, 8 and 16
 //! threads, Synchronized vs Racy in one group per object class, with the
-//! undo and flush counts each configuration caused.
+//! undo and flush counts each configuration caused; and pages of mixed
+//! sizes freed interleaved and allocated again in other sizes, the mapped
+//! cache vs the page cache it replaced vs the system allocator, with the
+//! harvests and remap calls each caused.
 
 #![allow(missing_docs)]
 
@@ -18,6 +21,13 @@ use std::time::{Duration, Instant};
 #[path = "../examples/stand_in_safepoint.rs"]
 mod stand_in_safepoint;
 use stand_in_safepoint::{StandInSafepoint, Step};
+
+// The example's `run_rounds` is not used here: the bench drives the
+// workload one allocation at a time.
+#[allow(dead_code)]
+#[path = "../examples/mixed_pages.rs"]
+mod mixed_pages;
+use mixed_pages::{Backend, MixedPages};
 
 type Objects = ObjectAllocator<Arc<PageAllocator>>;
 
@@ -170,5 +180,60 @@ fn medium_contended(c: &mut Criterion) {
     scaling(c, "medium", ObjectLayout::new(512 << 10).expect("layout"));
 }
 
-criterion_group!(benches, small_fast_path, small_contended, medium_contended);
+/// One allocation per iteration of the mixed-size workload
+/// (`examples/mixed_pages.rs`: rounds that free about half of the pages,
+/// interleaved, and allocate again to the fill level in another mix of
+/// sizes), timing only the allocation calls: each cache mode and the
+/// system allocator in one group, at 90% (a collector that starts before
+/// the heap is full) and 100% (every round runs the heap to exhaustion).
+fn mixed_sizes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("page/mixed_sizes");
+    g.throughput(Throughput::Elements(1))
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
+    let mut summary = Vec::new();
+    for fill in [90usize, 100] {
+        for backend in Backend::ALL {
+            let mut work = MixedPages::new(backend, 256, fill);
+            let id = BenchmarkId::new(backend.name(), format!("fill{fill}"));
+            g.bench_function(id, |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| work.step()).sum())
+            });
+            let o = work.finish();
+            let us = |q: f64| o.quantile(q).as_secs_f64() * 1e6;
+            let counts = o.counters.map_or_else(
+                || "harvests      -             map+unmap calls      -      ".to_string(),
+                |k| {
+                    format!(
+                        "harvests {:>6} ({:>7} MiB)  map+unmap calls {:>7}",
+                        k.cache_flush_ops,
+                        k.cache_flush_bytes >> 20,
+                        o.alloc_remaps
+                    )
+                },
+            );
+            summary.push(format!(
+                "{:>10} fill {fill:>3}%: {:>9} allocations  {counts}  p50 {:>6.1} us  p99 {:>6.1} us",
+                backend.name(),
+                o.latencies_ns.len(),
+                us(0.5),
+                us(0.99)
+            ));
+        }
+    }
+    g.finish();
+    println!("\npage/mixed_sizes over the whole run of each configuration (allocation path):");
+    for line in summary {
+        println!("  {line}");
+    }
+}
+
+criterion_group!(
+    benches,
+    small_fast_path,
+    small_contended,
+    medium_contended,
+    mixed_sizes
+);
 criterion_main!(benches);

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The demo's flags.
 pub const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] \
-                         [--generations young|single] [--collector stw|concurrent] [--json] [--report DIR] [--full]";
+                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--json] [--report DIR] [--full]";
 
 /// Where the report page goes unless `--report DIR` says otherwise.
 pub fn default_report_dir() -> PathBuf {
@@ -38,6 +38,7 @@ pub fn defaults() -> RunArgs {
         report: Some(default_report_dir()),
         generations: hotmem::Generations::YoungAndOld,
         collector: hotmem::CollectorMode::StopTheWorld,
+        page_cache: hotmem::page::CacheMode::Mapped,
         full: Some(false),
     }
 }
@@ -77,6 +78,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
         .log(log)
         .generations(args.generations)
         .collector(args.collector)
+        .page_cache(args.page_cache)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {
@@ -87,12 +89,13 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
     if !json {
         writeln!(
             out,
-            "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB ({:?} generations, {:?} collector) in {} partition(s) (NUMA {}), {} GC workers",
+            "hotmem demo: {} mutator threads for {:.0} s, heap {} MiB ({:?} generations, {:?} collector, cache: {}) in {} partition(s) (NUMA {}), {} GC workers",
             args.threads,
             args.secs,
             args.heap_mib,
             args.generations,
             args.collector,
+            args.page_cache,
             rt.numa().nodes,
             rt.numa().source,
             rt.gc_workers(),

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -92,6 +92,7 @@ fn main() {
         report: None,
         generations: hotmem::Generations::YoungAndOld,
         collector: hotmem::CollectorMode::StopTheWorld,
+        page_cache: hotmem::page::CacheMode::Mapped,
         full: None,
     };
     let args = match parse_args(USAGE, defaults) {
@@ -126,6 +127,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .log(log)
         .generations(args.generations)
         .collector(args.collector)
+        .page_cache(args.page_cache)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

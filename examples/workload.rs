@@ -298,14 +298,17 @@ pub struct RunArgs {
     pub generations: hotmem::Generations,
     /// `--collector stw|concurrent` (concurrent: single-generation).
     pub collector: hotmem::CollectorMode,
+    /// `--page-cache mapped|page`: the heap's mapped cache (the default) or
+    /// the page cache it replaced.
+    pub page_cache: hotmem::page::CacheMode,
     /// `--full`: print the full text report (`None`: the program has no
     /// such flag).
     pub full: Option<bool>,
 }
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
-/// --generations young|single [--json]` over `defaults`; the error carries
-/// `usage`.
+/// --generations young|single --collector stw|concurrent --page-cache
+/// mapped|page [--json]` over `defaults`; the error carries `usage`.
 pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -328,6 +331,7 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             "--report",
             "--generations",
             "--collector",
+            "--page-cache",
         ]
         .contains(&flag.as_str())
         {
@@ -351,6 +355,13 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
                 a.collector = match v.as_str() {
                     "stw" => hotmem::CollectorMode::StopTheWorld,
                     "concurrent" => hotmem::CollectorMode::Concurrent,
+                    _ => return Err(bad()),
+                }
+            }
+            "--page-cache" => {
+                a.page_cache = match v.as_str() {
+                    "mapped" => hotmem::page::CacheMode::Mapped,
+                    "page" => hotmem::page::CacheMode::PageCache,
                     _ => return Err(bad()),
                 }
             }

@@ -1,5 +1,7 @@
-//! Page allocate/free/undo/uncommit sequences (with the flushes, splits and
-//! defragmentation they cause) on real memory, against a reference model.
+//! Page allocate/free/undo/uncommit sequences (with the merges, splits,
+//! harvests and defragmentation they cause) on real memory, against a
+//! reference model, in both cache modes (the first input byte picks the
+//! mapped cache or the page cache).
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| hotmem_page::model::fuzz(data));

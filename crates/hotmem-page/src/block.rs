@@ -28,28 +28,7 @@ impl Block {
     /// than the block) and returns them; `self` keeps the rest.
     pub(crate) fn split_head(&mut self, len: usize) -> Block {
         debug_assert!(len > 0 && len < self.len());
-        let mut head = Vec::new();
-        let mut need = len;
-        let mut rest = Vec::new();
-        for seg in self.segments.drain(..) {
-            if need == 0 {
-                rest.push(seg);
-            } else if seg.len <= need {
-                need -= seg.len;
-                head.push(seg);
-            } else {
-                head.push(Segment {
-                    offset: seg.offset,
-                    len: need,
-                });
-                rest.push(Segment {
-                    offset: seg.offset + need,
-                    len: seg.len - need,
-                });
-                need = 0;
-            }
-        }
-        self.segments = rest;
+        let head = split_segments(&mut self.segments, len);
         let start = self.range.start();
         let tail = MemRange::from_bounds(start + len, self.range.end()).expect("inside");
         self.range = tail;
@@ -59,6 +38,33 @@ impl Block {
             last_used: self.last_used,
         }
     }
+}
+
+/// Splits the first `len` bytes off a run of segments (at most their total)
+/// and returns them, in order; `segments` keeps the rest.
+pub(crate) fn split_segments(segments: &mut Vec<Segment>, len: usize) -> Vec<Segment> {
+    // The first segment that reaches past `len`, and how much of it is in
+    // the head.
+    let mut seen = 0;
+    let cut = segments.iter().position(|seg| {
+        seen += seg.len;
+        seen > len
+    });
+    let Some(i) = cut else {
+        debug_assert_eq!(seen, len, "split beyond the segments");
+        return std::mem::take(segments);
+    };
+    let inside = segments[i].len - (seen - len);
+    let mut rest = segments.split_off(i);
+    if inside > 0 {
+        segments.push(Segment {
+            offset: rest[0].offset,
+            len: inside,
+        });
+        rest[0].offset += inside;
+        rest[0].len -= inside;
+    }
+    std::mem::replace(segments, rest)
 }
 
 /// Merges adjacent segments.

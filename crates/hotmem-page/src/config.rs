@@ -37,6 +37,38 @@ impl fmt::Display for MediumPageMode {
     }
 }
 
+/// How a partition keeps its free, committed memory for reuse.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum CacheMode {
+    /// The mapped cache (ZGC since JDK-8350441): freed memory is kept as
+    /// ranges of the address space, by address, and a range merges with the
+    /// cached ranges right below and above it. A page of any size is cut
+    /// from the smallest range that fits (a small page from the bottom of
+    /// the lowest such range, a medium or large page from the top of the
+    /// highest), so that fragments are used first and large ranges stay
+    /// whole; only when no single range fits are several ranges harvested
+    /// (the largest first): their memory is remapped into one new range
+    /// (counted as Page Cache Flush).
+    #[default]
+    Mapped,
+    /// The page cache it replaced: freed pages kept whole, in lists by size
+    /// class (small, medium, other), never merged; a page comes from its own
+    /// class, else a larger cached page is split; when nothing fits, cached
+    /// pages are flushed, least recently used first, and their memory
+    /// remapped into the new page. Kept as the baseline.
+    PageCache,
+}
+
+impl fmt::Display for CacheMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CacheMode::Mapped => "Mapped",
+            CacheMode::PageCache => "PageCache",
+        })
+    }
+}
+
 /// Page sizes and the object size limits that pick a page type.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PageSizes {
@@ -212,6 +244,7 @@ pub struct HeapConfig {
     pub(crate) uncommit_delay: Duration,
     pub(crate) address_space_ratio: usize,
     pub(crate) medium_page: Option<usize>,
+    pub(crate) cache_mode: CacheMode,
 }
 
 impl fmt::Debug for HeapConfig {
@@ -223,6 +256,7 @@ impl fmt::Debug for HeapConfig {
             .field("uncommit_delay", &self.uncommit_delay)
             .field("address_space_ratio", &self.address_space_ratio)
             .field("medium_page", &self.medium_page)
+            .field("cache_mode", &self.cache_mode)
             .finish()
     }
 }
@@ -230,7 +264,8 @@ impl fmt::Debug for HeapConfig {
 impl HeapConfig {
     /// A heap of at most `max_capacity` bytes of memory, one partition
     /// (node 0), no binding, a 300 s uncommit delay (ZGC's default), four
-    /// times as much address space as memory, ZGC's page sizes.
+    /// times as much address space as memory, ZGC's page sizes, the mapped
+    /// cache.
     pub fn new(max_capacity: usize) -> HeapConfig {
         HeapConfig {
             max_capacity,
@@ -239,6 +274,7 @@ impl HeapConfig {
             uncommit_delay: Duration::from_secs(300),
             address_space_ratio: 4,
             medium_page: None,
+            cache_mode: CacheMode::Mapped,
         }
     }
 
@@ -272,6 +308,13 @@ impl HeapConfig {
     /// granules) instead of the size derived from the capacity.
     pub fn medium_page_size(mut self, bytes: usize) -> HeapConfig {
         self.medium_page = Some(bytes);
+        self
+    }
+
+    /// Keeps free memory in the cache `mode` says (the mapped cache unless
+    /// told otherwise).
+    pub fn cache_mode(mut self, mode: CacheMode) -> HeapConfig {
+        self.cache_mode = mode;
         self
     }
 

@@ -4,17 +4,21 @@
 //!
 //! - [`PageAllocator`]: a heap of a fixed maximum capacity, memfd-backed
 //!   physical memory mapped into a larger address space reservation in
-//!   2 MiB granules; small, medium and large [`Page`]s; a page cache with
-//!   flush, undo, defragment and uncommit; NUMA partitions with a
-//!   caller-supplied [`NodeBinder`].
+//!   2 MiB granules; small, medium and large [`Page`]s; a cache of free
+//!   memory — the mapped cache of JDK 25's ZGC ([`CacheMode::Mapped`]:
+//!   ranges by address, merged, split for a page of any size, harvested
+//!   only when no range fits) or, as the baseline, the page cache it
+//!   replaced ([`CacheMode::PageCache`]) — with undo, defragment and
+//!   uncommit; NUMA partitions with a caller-supplied [`NodeBinder`].
 //! - [`ObjectAllocator`]: objects by size and [`Age`] — per-CPU small
 //!   pages, one shared medium page per age (installed in
 //!   [`MediumPageMode::Synchronized`] or, as the baseline,
 //!   [`MediumPageMode::Racy`]) and large pages — with a one-CAS inline fast
 //!   path.
-//! - [`StatSampler`] / [`StatsReport`]: allocation rate, page cache flush,
-//!   undo, defragment and medium page counts over the last 10 s, 10 min,
-//!   10 h and in total, as data and as `gc,stats` lines.
+//! - [`StatSampler`] / [`StatsReport`]: allocation rate, page cache flush
+//!   (harvest), the cache's hits, splits, merges and harvests, undo,
+//!   defragment and medium page counts over the last 10 s, 10 min, 10 h and
+//!   in total, as data and as `gc,stats` lines.
 //!
 //! All address space and memory come from the [`hotmem_os::Memory`] the
 //! caller passes in, tagged [`MemTag::JAVA_HEAP`](hotmem_os::MemTag::JAVA_HEAP),
@@ -120,7 +124,7 @@ mod types;
 mod usage;
 mod virt;
 
-pub use config::{GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
+pub use config::{CacheMode, GRANULE_SIZE, HeapConfig, MediumPageMode, NodeBinder, PageSizes};
 pub use error::{
     AllocError, AllocPageError, ConfigError, FreeError, HeapError, LayoutError, MemoryError,
     RejectedPage,

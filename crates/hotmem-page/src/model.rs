@@ -2,7 +2,7 @@
 //! fuzz target drive real allocations against.
 
 use crate::{
-    Age, AllocPageError, FreeError, HeapConfig, NodeId, OwnedPage, Page, PageAllocator,
+    Age, AllocPageError, CacheMode, FreeError, HeapConfig, NodeId, OwnedPage, Page, PageAllocator,
     PageRequest, PageSizes, PageState,
 };
 use hotmem_os::Memory;
@@ -53,18 +53,22 @@ fn node(n: u8) -> NodeId {
     NodeId::new(usize::from(n % 3))
 }
 
-/// Runs `ops`, checking after each that the allocator agrees with the
-/// model: which allocations succeed, used bytes per partition, live pages
-/// disjoint and intact (each keeps the marks written into it), every
-/// rejected operation changed nothing, committed bytes as the kernel counts.
+/// Runs `ops` on a heap whose partitions cache free memory as `mode` says,
+/// checking after each that the allocator agrees with the model: which
+/// allocations succeed, used bytes per partition, live pages disjoint and
+/// intact (each keeps the marks written into it, through merges, splits,
+/// harvests and defragmentation), every rejected operation changed
+/// nothing, committed bytes as the kernel counts, and the cache's own
+/// invariants (in the mapped cache: ranges disjoint and maximal).
 ///
 /// # Panics
 /// When the allocator and the model disagree.
-pub fn check_ops(ops: &[Op]) {
+pub fn check_ops(mode: CacheMode, ops: &[Op]) {
     let memory = Memory::new();
     let config = HeapConfig::new(2 * PART)
         .partitions(&[NodeId::ZERO, NodeId::new(1)])
-        .medium_page_size(MEDIUM);
+        .medium_page_size(MEDIUM)
+        .cache_mode(mode);
     let heap = PageAllocator::new(&memory, config).expect("heap");
     let foreign_heap = PageAllocator::new(&memory, HeapConfig::new(8 << 20)).expect("heap");
     let sizes: PageSizes = heap.page_sizes();
@@ -194,8 +198,17 @@ fn check_mark(page: &Page) {
     }
 }
 
-/// Decodes fuzzer bytes into operations and runs [`check_ops`].
+/// Decodes fuzzer bytes into a cache mode (the first byte) and operations,
+/// and runs [`check_ops`].
 pub fn fuzz(data: &[u8]) {
+    let Some((&first, data)) = data.split_first() else {
+        return;
+    };
+    let mode = if first & 1 == 0 {
+        CacheMode::Mapped
+    } else {
+        CacheMode::PageCache
+    };
     let ops: Vec<Op> = data
         .chunks_exact(2)
         .map(|c| match c[0] % 8 {
@@ -215,7 +228,7 @@ pub fn fuzz(data: &[u8]) {
         })
         .take(200)
         .collect();
-    check_ops(&ops);
+    check_ops(mode, &ops);
 }
 
 #[cfg(all(test, not(hotmem_loom)))]
@@ -240,7 +253,8 @@ mod tests {
         #[test]
         #[cfg_attr(miri, ignore = "memfd and real mappings: not supported by Miri")]
         fn page_allocator_matches_model(ops in proptest::collection::vec(op(), 1..80)) {
-            check_ops(&ops);
+            check_ops(CacheMode::Mapped, &ops);
+            check_ops(CacheMode::PageCache, &ops);
         }
     }
 }

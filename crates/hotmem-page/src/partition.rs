@@ -1,5 +1,5 @@
 //! The algorithm behind one partition of a [`PageAllocator`](crate::PageAllocator):
-//! capacity accounting, the page cache, the partition's slice of the
+//! capacity accounting, the cache of free memory, the partition's slice of the
 //! address space and its live pages. Runs under the partition's lock and
 //! makes no system call: whatever needs the OS (mapping, committing,
 //! unmapping, punching) is *claimed* here, done by the caller with the lock
@@ -18,11 +18,11 @@
 //!   ranges in transit.
 
 use crate::block::{Block, Segment, coalesce};
-use crate::cache::{CacheHit, PageCache};
+use crate::cache::{Cache, CacheHit};
 use crate::sync::{CachePadded, Mutex};
 use crate::usage::{CachedPages, PartitionUsage};
 use crate::virt::VirtualSpace;
-use crate::{NodeId, Page, PageRef, PageSizes, PageState, PageType};
+use crate::{CacheMode, NodeId, Page, PageRef, PageSizes, PageState, PageType};
 use hotmem_os::{MemRange, PhysicalMemory};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -40,7 +40,8 @@ impl Partition {
     pub(crate) fn new(
         node: NodeId,
         max_capacity: usize,
-        granule: usize,
+        sizes: PageSizes,
+        cache: CacheMode,
         physical: PhysicalMemory,
         space: MemRange,
     ) -> Partition {
@@ -50,7 +51,8 @@ impl Partition {
             state: CachePadded::new(Mutex::new(PartitionState::new(
                 node,
                 max_capacity,
-                granule,
+                sizes,
+                Cache::new(cache, sizes),
                 space,
             ))),
         }
@@ -84,10 +86,11 @@ struct Transit {
 pub(crate) struct PartitionState {
     node: NodeId,
     max_capacity: usize,
+    sizes: PageSizes,
     granule: usize,
     capacity: usize,
     used: usize,
-    cache: PageCache,
+    cache: Cache,
     virt: VirtualSpace,
     /// Offsets (in the memfd) of granules that are not committed.
     uncommitted: BTreeSet<usize>,
@@ -99,9 +102,9 @@ pub(crate) struct PartitionState {
 /// What [`PartitionState::claim`] found for a new page.
 pub(crate) enum Claim {
     /// A cached block, mapped and committed: the page is ready.
-    Cached(Block),
+    Cached(Block, CacheHit),
     /// Nothing cached fits: the page is to be composed at a fresh range
-    /// from fresh granules and cached blocks of other types (flush).
+    /// from fresh granules and cached blocks (a harvest).
     Compose(Composition),
 }
 
@@ -115,7 +118,7 @@ pub(crate) struct Composition {
     pub(crate) harvested: Vec<Block>,
     /// Bytes newly committed.
     pub(crate) grow: usize,
-    /// Bytes taken from cached blocks of other types.
+    /// Bytes harvested from cached blocks.
     pub(crate) flush: usize,
 }
 
@@ -142,6 +145,15 @@ pub(crate) enum Refused {
     Freed,
 }
 
+/// Where a freed page's block went.
+#[derive(Debug)]
+pub(crate) enum Released {
+    /// To the cache, merged with this many cached neighbours.
+    Cached { merges: usize },
+    /// On its way to the cache, to be moved to a lower address first.
+    Moving(Move),
+}
+
 /// A block on its way to the cache: moved to a lower address first.
 #[derive(Debug)]
 pub(crate) struct Move {
@@ -150,14 +162,22 @@ pub(crate) struct Move {
 }
 
 impl PartitionState {
-    fn new(node: NodeId, max_capacity: usize, granule: usize, space: MemRange) -> Self {
+    fn new(
+        node: NodeId,
+        max_capacity: usize,
+        sizes: PageSizes,
+        cache: Cache,
+        space: MemRange,
+    ) -> Self {
+        let granule = sizes.granule();
         PartitionState {
             node,
             max_capacity,
+            sizes,
             granule,
             capacity: 0,
             used: 0,
-            cache: PageCache::default(),
+            cache,
             virt: VirtualSpace::new(space),
             uncommitted: (0..max_capacity / granule).map(|g| g * granule).collect(),
             live: BTreeMap::new(),
@@ -166,14 +186,9 @@ impl PartitionState {
     }
 
     /// Claims the backing of a new page of `size` bytes: a cached block, or
-    /// capacity, fresh granules, cached blocks to flush and a range of
+    /// capacity, fresh granules, cached blocks to harvest and a range of
     /// address space for a composition.
-    pub(crate) fn claim(
-        &mut self,
-        sizes: &PageSizes,
-        page_type: PageType,
-        size: usize,
-    ) -> Result<Claim, NoRoom> {
+    pub(crate) fn claim(&mut self, page_type: PageType, size: usize) -> Result<Claim, NoRoom> {
         // `size` is at most a partition's capacity, but a caller's number is
         // never added unchecked.
         let fits = |used: usize| {
@@ -187,13 +202,11 @@ impl PartitionState {
                 NoRoom::Full
             });
         }
-        if let Some(hit) = self.cache.alloc(sizes, page_type, size) {
-            let (CacheHit::Exact(block) | CacheHit::Split(block)) = hit;
+        if let Some((block, hit)) = self.cache.alloc(page_type, size) {
             self.used += size;
-            return Ok(Claim::Cached(block));
+            return Ok(Claim::Cached(block, hit));
         }
-        // Commit what the capacity allows, take the rest from cached pages
-        // of other types.
+        // Commit what the capacity allows, harvest the rest from the cache.
         let grow = size.min(self.max_capacity - self.capacity - self.transit.uncommitting);
         let flush = size - grow;
         if self.cache.bytes() < flush {
@@ -209,7 +222,7 @@ impl PartitionState {
         // lets it coalesce.
         let range = range.ok_or(NoRoom::Fragmented)?;
         let fresh = self.take_uncommitted(grow);
-        let harvested = self.cache.flush(sizes, flush);
+        let harvested = self.cache.harvest(flush);
         debug_assert_eq!(harvested.iter().map(Block::len).sum::<usize>(), flush);
         self.capacity += grow;
         self.used += size;
@@ -244,11 +257,11 @@ impl PartitionState {
     /// The composition failed and was unmapped and uncommitted: everything
     /// goes back where it was (the harvested blocks are still mapped at
     /// their old ranges).
-    pub(crate) fn compose_failed(&mut self, sizes: &PageSizes, c: Composition) {
+    pub(crate) fn compose_failed(&mut self, c: Composition) {
         let size = c.range.len();
         self.give_uncommitted(&c.fresh);
         for b in c.harvested {
-            self.cache.insert(sizes, b);
+            self.cache.insert(b);
         }
         self.virt.free(c.range);
         self.capacity -= c.grow;
@@ -300,41 +313,38 @@ impl PartitionState {
     /// ZGC's rule: a small page in the upper half of the partition's address
     /// space moves to the lowest free address when there is one below it.
     /// Claims that address for the move, or caches the block right away.
-    pub(crate) fn release(
-        &mut self,
-        sizes: &PageSizes,
-        page_type: PageType,
-        block: Block,
-    ) -> Option<Move> {
+    pub(crate) fn release(&mut self, page_type: PageType, block: Block) -> Released {
         let whole = self.virt.whole();
         let high = block.range.start().get() >= whole.start().get() + whole.len() / 2;
         if page_type == PageType::Small && high {
             if let Some(to) = self.virt.alloc_low(block.len()) {
                 if to.start() < block.range.start() {
                     self.transit.virt += block.len() + to.len();
-                    return Some(Move { block, to });
+                    return Released::Moving(Move { block, to });
                 }
                 self.virt.free(to);
             }
         }
-        self.cache_freed(sizes, block);
-        None
+        let merges = self.cache_freed(block);
+        Released::Cached { merges }
     }
 
-    /// A freed page's block goes to the cache.
-    fn cache_freed(&mut self, sizes: &PageSizes, mut block: Block) {
+    /// A freed page's block goes to the cache; returns how many cached
+    /// neighbours it merged with.
+    fn cache_freed(&mut self, mut block: Block) -> usize {
         let size = block.len();
         self.used -= size;
         self.transit.used -= size;
         self.transit.freeing -= size;
         block.last_used = Instant::now();
-        self.cache.insert(sizes, block);
+        self.cache.insert(block)
     }
 
     /// A move is done (`moved`: the block was mapped at `to` and unmapped
     /// from its old range) or abandoned (`moved` false: it stays where it
-    /// was); either way the block goes to the cache.
-    pub(crate) fn moved(&mut self, sizes: &PageSizes, m: Move, moved: bool) {
+    /// was); either way the block goes to the cache. Returns how many cached
+    /// neighbours it merged with.
+    pub(crate) fn moved(&mut self, m: Move, moved: bool) -> usize {
         self.transit.virt -= m.block.len() + m.to.len();
         let block = if moved {
             self.virt.free(m.block.range);
@@ -347,7 +357,7 @@ impl PartitionState {
             self.virt.free(m.to);
             m.block
         };
-        self.cache_freed(sizes, block);
+        self.cache_freed(block)
     }
 
     /// Claims every cached block freed at or before `cutoff` for
@@ -371,11 +381,11 @@ impl PartitionState {
 
     /// A claimed block could not be uncommitted: it is mapped again and
     /// goes back to the cache.
-    pub(crate) fn uncommit_failed(&mut self, sizes: &PageSizes, block: Block) {
+    pub(crate) fn uncommit_failed(&mut self, block: Block) {
         self.capacity += block.len();
         self.transit.uncommitting -= block.len();
         self.transit.virt -= block.len();
-        self.cache.insert(sizes, block);
+        self.cache.insert(block);
     }
 
     /// Takes `bytes` of uncommitted granules, lowest offsets first, as
@@ -427,7 +437,7 @@ impl PartitionState {
     }
 
     pub(crate) fn usage(&self) -> PartitionUsage {
-        let [small, medium, large] = self.cache.counts();
+        let [small, medium, large] = self.cache.counts(&self.sizes);
         PartitionUsage {
             node: self.node,
             max_capacity: self.max_capacity,
@@ -447,8 +457,8 @@ impl PartitionState {
     /// # Panics
     /// When an invariant does not hold (a bug).
     pub(crate) fn check(&self) {
-        let cached: usize = self.cache.blocks().map(Block::len).sum();
-        assert_eq!(cached, self.cache.bytes(), "cache byte count");
+        self.cache.check();
+        let cached = self.cache.bytes();
         assert_eq!(
             self.capacity,
             self.used + cached,
@@ -473,7 +483,7 @@ impl PartitionState {
             live_bytes + self.transit.used,
             "used = live pages"
         );
-        ranges.extend(self.cache.blocks().map(|b| b.range));
+        ranges.extend(self.cache.ranges());
         ranges.sort();
         for w in ranges.windows(2) {
             assert!(w[0].end() <= w[1].start(), "overlap {:?} {:?}", w[0], w[1]);

@@ -4,14 +4,15 @@
 use crate::NodeId;
 use serde::{Deserialize, Serialize};
 
-/// Cached pages of a partition by size class.
+/// What a partition's cache holds, by size: pages in the page cache,
+/// ranges in the mapped cache (where freed neighbours merged into one).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CachedPages {
-    /// Blocks of one small page.
+    /// Blocks (pages or ranges) of exactly one small page.
     pub small: usize,
-    /// Blocks of one medium page.
+    /// Blocks of exactly one medium page.
     pub medium: usize,
-    /// Other blocks (large pages, remainders of split pages).
+    /// Other blocks (large pages, remainders of split pages, merged ranges).
     pub large: usize,
 }
 
@@ -26,9 +27,9 @@ pub struct PartitionUsage {
     pub capacity: usize,
     /// In allocated pages.
     pub used: usize,
-    /// In the page cache.
+    /// In the cache.
     pub cached: usize,
-    /// Cached pages by class.
+    /// Cached blocks by size.
     pub cached_pages: CachedPages,
 }
 
@@ -42,7 +43,7 @@ pub struct HeapUsage {
     pub capacity: usize,
     /// Memory in allocated pages.
     pub used: usize,
-    /// Memory in the page cache.
+    /// Memory in the cache (mapped cache or page cache).
     pub cached: usize,
     /// Per partition.
     pub partitions: Vec<PartitionUsage>,

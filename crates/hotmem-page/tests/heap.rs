@@ -1,5 +1,6 @@
-//! The page allocator on real memory: cache reuse, flush, defragment,
-//! uncommit, partitions and binding, NMT-visible commits, bad input.
+//! The page allocator on real memory: cache reuse, merge, split, harvest
+//! (flush), defragment, uncommit, partitions and binding, NMT-visible
+//! commits, bad input; in both cache modes where they differ.
 
 // Real memory and real threads: under `--cfg hotmem_loom` the crate's locks
 // are loom's, which work only inside a loom model (`src/**/tests/loom_*.rs`).
@@ -7,7 +8,7 @@
 
 use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver};
 use hotmem_page::{
-    Age, AllocError, AllocPageError, FreeError, HeapConfig, MediumPageMode, NodeId,
+    Age, AllocError, AllocPageError, CacheMode, FreeError, HeapConfig, MediumPageMode, NodeId,
     ObjectAllocator, ObjectLayout, OwnedPage, Page, PageAllocator, PageRequest, PageState,
     PageType, StatSampler,
 };
@@ -18,9 +19,15 @@ use std::time::{Duration, Instant};
 const MIB: usize = 1 << 20;
 
 fn heap(capacity: usize) -> PageAllocator {
+    heap_with(capacity, CacheMode::default())
+}
+
+fn heap_with(capacity: usize, mode: CacheMode) -> PageAllocator {
     PageAllocator::new(
         &Memory::new(),
-        HeapConfig::new(capacity).medium_page_size(4 * MIB),
+        HeapConfig::new(capacity)
+            .medium_page_size(4 * MIB)
+            .cache_mode(mode),
     )
     .expect("heap")
 }
@@ -69,9 +76,11 @@ fn cached_pages_are_reused_by_type() {
     h.check_invariants();
 }
 
+/// The page cache keeps freed small pages whole: a medium page at full
+/// capacity flushes them and remaps their memory.
 #[test]
-fn flush_harvests_cached_small_pages_for_a_medium_page() {
-    let h = heap(16 * MIB);
+fn page_cache_flushes_cached_small_pages_for_a_medium_page() {
+    let h = heap_with(16 * MIB, CacheMode::PageCache);
     let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
     smalls.iter().for_each(|p| touch(p));
     assert!(matches!(
@@ -95,6 +104,54 @@ fn flush_harvests_cached_small_pages_for_a_medium_page() {
     );
     assert_eq!(h.usage().capacity, 16 * MIB);
     assert_eq!(h.physical_committed_bytes().unwrap(), 16 * MIB);
+    h.check_invariants();
+}
+
+/// The mapped cache merges the same freed small pages into one range: the
+/// medium page is cut from it, with no remap.
+#[test]
+fn mapped_cache_merges_freed_small_pages_into_a_medium_page() {
+    let h = heap(16 * MIB);
+    let smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
+    smalls.iter().for_each(|p| touch(p));
+    let bottom = smalls[0].range().start();
+    free_all(&h, smalls);
+    assert_eq!(h.usage().partitions[0].cached_pages.large, 1, "one range");
+    let m = medium(&h);
+    touch(&m);
+    let c = h.counters();
+    assert_eq!((c.cache_flush_bytes, c.cache_flush_ops), (0, 0));
+    assert_eq!((c.cache_hits, c.cache_splits), (1, 1));
+    assert_eq!(c.cache_merges, 7, "each small page met its neighbour");
+    assert_eq!(
+        m.range().end().get(),
+        bottom.get() + 16 * MIB,
+        "cut at the top of the range"
+    );
+    h.check_invariants();
+}
+
+/// When no single cached range fits, the mapped cache harvests several and
+/// remaps their memory into one new range, without committing more.
+#[test]
+fn mapped_cache_harvests_only_when_no_range_fits() {
+    let h = heap(16 * MIB);
+    let mut smalls: Vec<_> = (0..8).map(|_| small(&h)).collect();
+    smalls.iter().for_each(|p| touch(p));
+    // Every other page freed: four ranges of one granule, none adjacent.
+    let kept: Vec<_> = (0..4).map(|i| smalls.remove(i)).collect();
+    free_all(&h, smalls);
+    assert_eq!(h.usage().partitions[0].cached_pages.small, 4);
+    let m = medium(&h);
+    touch(&m);
+    let c = h.counters();
+    assert_eq!(
+        (c.cache_flush_bytes, c.cache_flush_ops),
+        (4 * MIB as u64, 1)
+    );
+    assert_eq!(c.commit_bytes, 16 * MIB as u64, "remapped, not committed");
+    assert_eq!(h.usage().partitions[0].cached_pages.small, 2);
+    kept.iter().for_each(|p| touch(p));
     h.check_invariants();
 }
 
@@ -125,9 +182,19 @@ fn a_small_page_split_from_a_high_medium_page_is_defragmented_when_freed() {
 
 #[test]
 fn uncommit_returns_memory_unused_for_the_delay() {
+    // The page cache uncommits the two pages; the mapped cache merged them
+    // into one range.
+    for (mode, blocks) in [(CacheMode::PageCache, 2), (CacheMode::Mapped, 1)] {
+        uncommit_after_the_delay(mode, blocks);
+    }
+}
+
+fn uncommit_after_the_delay(mode: CacheMode, blocks: usize) {
     let h = PageAllocator::new(
         &Memory::new(),
-        HeapConfig::new(16 * MIB).uncommit_delay(Duration::from_secs(60)),
+        HeapConfig::new(16 * MIB)
+            .uncommit_delay(Duration::from_secs(60))
+            .cache_mode(mode),
     )
     .unwrap();
     let mut pages: Vec<_> = (0..3).map(|_| small(&h)).collect();
@@ -137,10 +204,40 @@ fn uncommit_returns_memory_unused_for_the_delay() {
     let now = Instant::now();
     assert_eq!(h.uncommit(now).unwrap().bytes, 0, "not unused for 60 s yet");
     let stats = h.uncommit(now + Duration::from_secs(61)).unwrap();
-    assert_eq!((stats.blocks, stats.bytes), (2, 4 * MIB));
+    assert_eq!((stats.blocks, stats.bytes), (blocks, 4 * MIB), "{mode}");
     assert_eq!(h.usage().capacity, 2 * MIB);
     assert_eq!(h.physical_committed_bytes().unwrap(), 2 * MIB);
     assert_eq!(h.counters().uncommit_bytes, 4 * MIB as u64);
+    touch(&kept);
+    h.check_invariants();
+}
+
+/// A freed page merges with a cached neighbour freed earlier; uncommit
+/// still takes only the part unused since the cutoff.
+#[test]
+fn mapped_cache_uncommits_the_old_part_of_a_merged_range() {
+    let h = heap(16 * MIB);
+    let pages: Vec<_> = (0..3).map(|_| small(&h)).collect();
+    pages.iter().for_each(|p| touch(p));
+    let mut pages = pages.into_iter();
+    let (old, new, kept) = (
+        pages.next().unwrap(),
+        pages.next().unwrap(),
+        pages.next().unwrap(),
+    );
+    h.free_page(old).unwrap();
+    let cutoff = Instant::now();
+    // The next free must be later than the cutoff: wait for the clock to
+    // move (it is monotonic; no scheduling is assumed).
+    while Instant::now() <= cutoff {
+        std::hint::spin_loop();
+    }
+    h.free_page(new).unwrap();
+    assert_eq!(h.usage().partitions[0].cached_pages.medium, 1, "merged");
+    let stats = h.uncommit_older_than(cutoff).unwrap();
+    assert_eq!((stats.blocks, stats.bytes), (1, 2 * MIB));
+    assert_eq!(h.usage().cached, 2 * MIB);
+    assert_eq!(h.physical_committed_bytes().unwrap(), 4 * MIB);
     touch(&kept);
     h.check_invariants();
 }

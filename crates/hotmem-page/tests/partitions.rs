@@ -9,7 +9,9 @@
 #![cfg(not(hotmem_loom))]
 
 use hotmem_os::Memory;
-use hotmem_page::{Age, AllocPageError, HeapConfig, NodeId, OwnedPage, PageAllocator, PageRequest};
+use hotmem_page::{
+    Age, AllocPageError, CacheMode, HeapConfig, NodeId, OwnedPage, PageAllocator, PageRequest,
+};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -20,6 +22,12 @@ const ROUNDS: usize = 300;
 
 #[test]
 fn invariants_hold_while_partitions_allocate_free_and_uncommit_concurrently() {
+    for mode in [CacheMode::Mapped, CacheMode::PageCache] {
+        concurrently(mode);
+    }
+}
+
+fn concurrently(mode: CacheMode) {
     let nodes = [NodeId::new(0), NodeId::new(1)];
     let heap = Arc::new(
         PageAllocator::new(
@@ -27,7 +35,8 @@ fn invariants_hold_while_partitions_allocate_free_and_uncommit_concurrently() {
             HeapConfig::new(64 * MIB)
                 .medium_page_size(4 * MIB)
                 .partitions(&nodes)
-                .uncommit_delay(Duration::ZERO),
+                .uncommit_delay(Duration::ZERO)
+                .cache_mode(mode),
         )
         .expect("heap"),
     );
@@ -103,6 +112,6 @@ fn invariants_hold_while_partitions_allocate_free_and_uncommit_concurrently() {
     assert_eq!(heap.committed_bytes(), 0);
     heap.check_invariants();
     let c = heap.counters();
-    println!("{checks} checks; {c:?}");
+    println!("{mode}: {checks} checks; {c:?}");
     assert!(c.pages_freed > 0 && c.undo_ops.small + c.undo_ops.medium > 0);
 }

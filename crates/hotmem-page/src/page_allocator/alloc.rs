@@ -43,11 +43,12 @@ impl PageAllocator {
             for p in (0..n).map(|i| (preferred + i) % n) {
                 let part = &self.partitions[p];
                 let mut state = part.state.lock();
-                match state.claim(&self.sizes, req.page_type, req.size) {
-                    Ok(Claim::Cached(block)) => {
+                match state.claim(req.page_type, req.size) {
+                    Ok(Claim::Cached(block, hit)) => {
                         let page = self.new_page(&req, p, block.range);
                         state.insert_live(page.clone(), block);
                         drop(state);
+                        self.counters.cache_hit(hit);
                         self.counters.page_allocated(req.page_type, req.size);
                         return Ok(OwnedPage::new(page));
                     }
@@ -107,7 +108,7 @@ impl PageAllocator {
                 Ok(OwnedPage::new(page))
             }
             Err(e) => {
-                part.state.lock().compose_failed(&self.sizes, c);
+                part.state.lock().compose_failed(c);
                 Err(AllocPageError::Memory(e))
             }
         }

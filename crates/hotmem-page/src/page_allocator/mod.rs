@@ -1,5 +1,6 @@
-//! `PageAllocator`: pages on memfd-backed physical memory, with a page
-//! cache, flush, undo, defragment and uncommit — the type people use and its
+//! `PageAllocator`: pages on memfd-backed physical memory, with a cache of
+//! free memory (mapped cache or page cache), harvest, undo, defragment and
+//! uncommit — the type people use and its
 //! locking. Each partition has its own lock, held only for bookkeeping
 //! ([`partition`](crate::partition) is the algorithm under it); the system
 //! calls (map, commit, unmap, punch) run with no lock held. The operations
@@ -17,8 +18,8 @@ use crate::source::{PageRequest, PageSource};
 use crate::stats::counters::Counters;
 use crate::sync::{AtomicU64, CounterU64, Ordering};
 use crate::{
-    AllocPageError, HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageRef, PageSizes, PageType,
-    RejectedPage,
+    AllocPageError, CacheMode, HeapConfig, NodeBinder, NodeId, OwnedPage, Page, PageRef, PageSizes,
+    PageType, RejectedPage,
 };
 use hotmem_os::{MemRange, MemTag, Memory, Reservation};
 use std::fmt;
@@ -38,16 +39,20 @@ pub use uncommit::UncommitStats;
 /// same granules can be mapped elsewhere without copying. That is what the
 /// allocator does to:
 ///
-/// - **reuse** freed pages from the page cache (same type first, else a
-///   larger cached page is split);
-/// - **flush** the cache when the heap is at capacity and nothing cached
-///   fits: physical memory is harvested from cached pages of other types and
-///   mapped at the new page's address (counted as Page Cache Flush);
+/// - **reuse** freed memory from the cache. In the default
+///   [`CacheMode::Mapped`] freed pages become ranges of the address space
+///   that merge with their cached neighbours, and a page of any size is cut
+///   from a range that fits; in the baseline [`CacheMode::PageCache`] freed
+///   pages are kept whole by size class (same type first, else a larger
+///   cached page is split);
+/// - **harvest** the cache when the heap is at capacity and no cached range
+///   fits: physical memory is taken from several cached ranges and mapped
+///   at the new page's address (counted as Page Cache Flush);
 /// - **defragment**: a freed small page in the upper half of the address
 ///   space moves to the lowest free address;
 /// - **uncommit** cached pages unused for the configured delay.
 ///
-/// Each partition (one per node) has its own lock, its own page cache and
+/// Each partition (one per node) has its own lock, its own cache and
 /// its own slice of the address space; a thread holds a partition's lock
 /// only to claim or give back capacity, cached blocks and address space,
 /// never across a system call: mapping, committing (`fallocate`), binding,
@@ -95,6 +100,7 @@ pub struct PageAllocator {
     nodes: Vec<NodeId>,
     binder: Option<Arc<dyn NodeBinder>>,
     uncommit_delay: Duration,
+    cache_mode: CacheMode,
     counters: Counters,
     next_page_id: AtomicU64,
     partitions: Vec<Partition>,
@@ -147,7 +153,8 @@ impl PageAllocator {
             partitions.push(Partition::new(
                 node,
                 per_partition,
-                sizes.granule(),
+                sizes,
+                config.cache_mode,
                 physical,
                 space,
             ));
@@ -159,6 +166,7 @@ impl PageAllocator {
             nodes: config.partitions.clone(),
             binder: config.binder.clone(),
             uncommit_delay: config.uncommit_delay,
+            cache_mode: config.cache_mode,
             counters: Counters::default(),
             next_page_id: AtomicU64::new(1),
             partitions,
@@ -179,6 +187,11 @@ impl PageAllocator {
     /// The partitions' nodes, in partition order.
     pub fn nodes(&self) -> &[NodeId] {
         &self.nodes
+    }
+
+    /// How free memory is cached ([`HeapConfig::cache_mode`]).
+    pub fn cache_mode(&self) -> CacheMode {
+        self.cache_mode
     }
 
     /// The address space reserved for the heap.

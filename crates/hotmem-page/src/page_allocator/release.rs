@@ -4,7 +4,7 @@
 
 use super::PageAllocator;
 use crate::block::Segment;
-use crate::partition::{Move, PartitionState, Refused};
+use crate::partition::{Move, PartitionState, Refused, Released};
 use crate::sync::MutexGuard;
 use crate::{FreeError, OwnedPage, PageRef, RejectedPage};
 use hotmem_os::MemRange;
@@ -103,8 +103,9 @@ impl PageAllocator {
                 }
             };
             self.counters.freed();
-            if let Some(m) = state.release(&self.sizes, page.page_type(), block) {
-                moves.push((p, m));
+            match state.release(page.page_type(), block) {
+                Released::Cached { merges } => self.counters.merged(merges),
+                Released::Moving(m) => moves.push((p, m)),
             }
         }
         drop(guards);
@@ -141,14 +142,15 @@ impl PageAllocator {
             }
         };
         let size = block.len();
-        let moving = state.release(&self.sizes, page.page_type(), block);
+        let released = state.release(page.page_type(), block);
         drop(state);
         match how {
             Release::Free => self.counters.freed(),
             Release::Undo => self.counters.undo(page.page_type(), size),
         }
-        if let Some(m) = moving {
-            self.finish_move(p, m);
+        match released {
+            Released::Cached { merges } => self.counters.merged(merges),
+            Released::Moving(m) => self.finish_move(p, m),
         }
         Ok(())
     }
@@ -163,7 +165,8 @@ impl PageAllocator {
             self.unmap_quietly(m.block.range);
             self.counters.defragmented();
         }
-        self.partitions[p].state.lock().moved(&self.sizes, m, moved);
+        let merges = self.partitions[p].state.lock().moved(m, moved);
+        self.counters.merged(merges);
     }
 
     /// Maps `segments` of partition `p`'s memory, in order, at `to`; on

@@ -50,9 +50,9 @@ impl PageAllocator {
                 if let Err(e) = self.uncommit_block(p, &block) {
                     // Keep it (and the rest) cached.
                     let mut state = part.state.lock();
-                    state.uncommit_failed(&self.sizes, block);
+                    state.uncommit_failed(block);
                     for b in blocks {
-                        state.uncommit_failed(&self.sizes, b);
+                        state.uncommit_failed(b);
                     }
                     return Err(e);
                 }

@@ -1,6 +1,7 @@
 //! The allocator's event counters, and their plain-data snapshot.
 
 use crate::PageType;
+use crate::cache::CacheHit;
 use crate::sync::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,9 @@ pub(crate) struct Counters {
     pages_freed: AtomicU64,
     cache_flush_bytes: AtomicU64,
     cache_flush_ops: AtomicU64,
+    cache_hits: AtomicU64,
+    cache_splits: AtomicU64,
+    cache_merges: AtomicU64,
     defragment_ops: AtomicU64,
     uncommit_bytes: AtomicU64,
     commit_bytes: AtomicU64,
@@ -43,6 +47,17 @@ impl Counters {
         inc(&self.cache_flush_bytes, bytes as u64);
         inc(&self.cache_flush_ops, 1);
     }
+    pub(crate) fn cache_hit(&self, hit: CacheHit) {
+        inc(&self.cache_hits, 1);
+        if hit == CacheHit::Split {
+            inc(&self.cache_splits, 1);
+        }
+    }
+    pub(crate) fn merged(&self, merges: usize) {
+        if merges > 0 {
+            inc(&self.cache_merges, merges as u64);
+        }
+    }
     pub(crate) fn defragmented(&self) {
         inc(&self.defragment_ops, 1);
     }
@@ -69,6 +84,9 @@ impl Counters {
             pages_freed: get(&self.pages_freed),
             cache_flush_bytes: get(&self.cache_flush_bytes),
             cache_flush_ops: get(&self.cache_flush_ops),
+            cache_hits: get(&self.cache_hits),
+            cache_splits: get(&self.cache_splits),
+            cache_merges: get(&self.cache_merges),
             defragment_ops: get(&self.defragment_ops),
             commit_bytes: get(&self.commit_bytes),
             uncommit_bytes: get(&self.uncommit_bytes),
@@ -118,11 +136,21 @@ pub struct CounterSnapshot {
     pub undo_bytes: u64,
     /// Pages freed.
     pub pages_freed: u64,
-    /// Bytes of cached pages whose physical memory was harvested to form
-    /// other pages (Page Cache Flush).
+    /// Bytes of cached memory whose physical memory was remapped into a new
+    /// page on the allocation path: the mapped cache's harvests, the page
+    /// cache's flushes (Page Cache Flush).
     pub cache_flush_bytes: u64,
-    /// Allocations that had to flush the cache.
+    /// Allocations that had to harvest (flush) the cache: no single cached
+    /// range (page) fitted.
     pub cache_flush_ops: u64,
+    /// Pages served from the cache with no remap (an exact fit or a split).
+    pub cache_hits: u64,
+    /// Of the hits: a larger cached range (page) was split, the rest stayed
+    /// cached.
+    pub cache_splits: u64,
+    /// Freed pages merged with a cached neighbour, counted once per
+    /// neighbour (the mapped cache only; the page cache never merges).
+    pub cache_merges: u64,
     /// Small pages moved from a high to a low address when freed (Defragment).
     pub defragment_ops: u64,
     /// Bytes of physical memory committed.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// Reads one counter out of a snapshot.
 type Read = fn(&CounterSnapshot) -> u64;
 
-const ROWS: [(&str, StatUnit, Read); 8] = [
+const ROWS: [(&str, StatUnit, Read); 12] = [
     (
         "Memory: Allocation Rate",
         StatUnit::MegabytesPerSecond,
@@ -23,6 +23,20 @@ const ROWS: [(&str, StatUnit, Read); 8] = [
         "Memory: Page Cache Flush",
         StatUnit::MegabytesPerSecond,
         |c| c.cache_flush_bytes,
+    ),
+    ("Memory: Mapped Cache Hit", StatUnit::OpsPerSecond, |c| {
+        c.cache_hits
+    }),
+    ("Memory: Mapped Cache Split", StatUnit::OpsPerSecond, |c| {
+        c.cache_splits
+    }),
+    ("Memory: Mapped Cache Merge", StatUnit::OpsPerSecond, |c| {
+        c.cache_merges
+    }),
+    (
+        "Memory: Mapped Cache Harvest",
+        StatUnit::OpsPerSecond,
+        |c| c.cache_flush_ops,
     ),
     (
         "Memory: Undo Page Allocation",

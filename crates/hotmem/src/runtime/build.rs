@@ -85,7 +85,8 @@ fn heap(
 ) -> Result<PageAllocator, BuildError> {
     let mut heap_config = HeapConfig::new(config.heap_max)
         .partitions(&parts.partitions)
-        .uncommit_delay(config.uncommit_delay);
+        .uncommit_delay(config.uncommit_delay)
+        .cache_mode(config.page_cache);
     if let Some(m) = config.medium_page_size {
         heap_config = heap_config.medium_page_size(m);
     }

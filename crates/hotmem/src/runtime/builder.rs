@@ -11,7 +11,7 @@ use crate::gc::{Collect, Collector};
 use crate::log::LogConfig;
 use crate::vm::Binding;
 use hotmem_nmt::Level;
-use hotmem_page::MediumPageMode;
+use hotmem_page::{CacheMode, MediumPageMode};
 use hotmem_safepoint::Strategy;
 use std::fmt;
 use std::sync::Arc;
@@ -43,6 +43,7 @@ impl Default for RuntimeBuilder {
                 heap_max: 256 << 20,
                 medium_page_mode: MediumPageMode::Synchronized,
                 medium_page_size: None,
+                page_cache: CacheMode::Mapped,
                 class_space: 16 << 20,
                 nonclass_space: 32 << 20,
                 nmt: Level::Summary,
@@ -86,6 +87,13 @@ impl RuntimeBuilder {
     /// Medium pages of this size instead of the one derived from the heap.
     pub fn medium_page_size(mut self, bytes: usize) -> Self {
         self.config.medium_page_size = Some(bytes);
+        self
+    }
+
+    /// How the heap caches free memory: the mapped cache (the default) or
+    /// the page cache it replaced.
+    pub fn page_cache(mut self, mode: CacheMode) -> Self {
+        self.config.page_cache = mode;
         self
     }
 

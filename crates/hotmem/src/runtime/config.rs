@@ -7,7 +7,7 @@ use crate::gc::sizing::HeapSizing;
 use crate::gc::tlab::Tlabs;
 use crate::log::LogConfig;
 use hotmem_nmt::Level;
-use hotmem_page::MediumPageMode;
+use hotmem_page::{CacheMode, MediumPageMode};
 use hotmem_safepoint::Strategy;
 use std::time::Duration;
 
@@ -34,6 +34,7 @@ pub struct RuntimeConfig {
     pub(crate) heap_max: usize,
     pub(crate) medium_page_mode: MediumPageMode,
     pub(crate) medium_page_size: Option<usize>,
+    pub(crate) page_cache: CacheMode,
     pub(crate) class_space: usize,
     pub(crate) nonclass_space: usize,
     pub(crate) nmt: Level,
