@@ -9,15 +9,25 @@ mod holder;
 #[allow(unused_imports)] // not every test binary uses the holder scenario
 pub(crate) use holder::*;
 
-use hotmem::{NumaConfig, Runtime, RuntimeBuilder};
+use hotmem::{HeapSizing, NumaConfig, Runtime, RuntimeBuilder};
 use std::sync::mpsc;
 use std::time::Duration;
 
 /// The builder the tests start from: a heap of `heap_max` bytes, NUMA off
 /// (one partition, unbound workers: what every machine can give), and
 /// `workers` GC workers (`None`: the default count).
+///
+/// Its sizing is pinned ([`HeapSizing::Maximum`]): a collection runs when
+/// a test asks for one, or when the whole heap is full, never because
+/// adaptive sizing, which reacts to the share of time spent collecting
+/// (and so to the machine's load), chose to start one early. A test that
+/// counts what one collection finds must not depend on that; a test of
+/// adaptive sizing sets its own.
 pub(crate) fn builder(heap_max: usize, workers: Option<usize>) -> RuntimeBuilder {
-    let b = Runtime::builder().heap_max(heap_max).numa(NumaConfig::Off);
+    let b = Runtime::builder()
+        .heap_max(heap_max)
+        .numa(NumaConfig::Off)
+        .heap_sizing(HeapSizing::Maximum);
     match workers {
         Some(n) => b.gc_workers(n),
         None => b,
