@@ -6,6 +6,8 @@
 
 mod ephemeron;
 mod finalizer;
+#[cfg(all(test, hotmem_loom))]
+mod loom_models;
 mod weak_handle;
 
 pub use ephemeron::Ephemeron;

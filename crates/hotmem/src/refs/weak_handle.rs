@@ -166,6 +166,13 @@ impl WeakHandle {
     pub fn upgrade(&self) -> Result<Option<Handle>, GcError> {
         self.table.upgrade(self.index)
     }
+
+    /// The entry read without the pause gate: the racy baseline of the
+    /// loom model of upgrades.
+    #[cfg(all(test, hotmem_loom))]
+    pub(crate) fn read_without_gate(&self) -> Option<ObjectReference> {
+        self.table.read_between_pauses(self.index)
+    }
 }
 
 impl Clone for WeakHandle {

@@ -6,6 +6,8 @@
 //! reports.
 
 mod handles;
+#[cfg(all(test, hotmem_loom))]
+mod loom_models;
 mod pins;
 mod shadow_stack;
 

@@ -1,0 +1,63 @@
+//! Loom models of a weak upgrade racing a pause, on the real code
+//! (`crate::sync` is loom's in these builds): a thread that is no mutator
+//! upgrades a weak handle while a collection's pause scans the strong
+//! handles and clears the weak handles whose object it did not mark. With
+//! the pause gate, the strong handle the upgrade makes is one the scan saw
+//! (its object lives), or the upgrade ran after the clearing and found
+//! nothing; the racy baseline (`global_handle(weak.get()?)`, no gate) is
+//! shown to keep a handle to an object the pause found dead.
+//!
+//! Run: `cargo xtask loom`.
+
+use super::WeakTable;
+use crate::pause_gate::PauseGate;
+use crate::roots::{Handle, HandleTable};
+use crate::vm::ObjectReference;
+use hotmem_os::Address;
+use std::sync::Arc;
+
+fn r(a: usize) -> ObjectReference {
+    ObjectReference::from_address(Address::new(a)).expect("aligned, not null")
+}
+
+/// A pause: marks the object if a strong handle names it, clears the weak
+/// handles of what it did not mark; whether it marked.
+fn pause(gate: &PauseGate, strong: &HandleTable, weak: &WeakTable) -> bool {
+    let _closed = gate.close();
+    let mut marked = false;
+    strong.for_each(|x| marked |= *x == r(0x1000));
+    weak.update(|x| marked.then_some(x));
+    marked
+}
+
+fn race(upgrade: fn(&crate::refs::WeakHandle, &Arc<HandleTable>) -> Option<Handle>) {
+    loom::model(move || {
+        let gate = Arc::new(PauseGate::default());
+        let strong = Arc::new(HandleTable::default());
+        let weak = Arc::new(WeakTable::new(None, gate.clone(), strong.clone()));
+        let w = weak.add(r(0x1000));
+        let gc = {
+            let (gate, strong, weak) = (gate.clone(), strong.clone(), weak.clone());
+            loom::thread::spawn(move || pause(&gate, &strong, &weak))
+        };
+        // Held until the pause is over, as an embedder holds it.
+        let upgraded = upgrade(&w, &strong);
+        let marked = gc.join().unwrap();
+        assert!(
+            upgraded.is_none() || marked,
+            "a strong handle to an object the pause found dead"
+        );
+    });
+}
+
+#[test]
+fn loom_an_upgrade_racing_a_pause_keeps_only_what_the_pause_marked() {
+    race(|w, _| w.upgrade().expect("not inside a collection"));
+}
+
+#[test]
+#[should_panic(expected = "a strong handle to an object the pause found dead")]
+fn loom_the_two_step_upgrade_can_keep_a_dead_object() {
+    // Before the fix: read (no gate), then a handle made.
+    race(|w, strong| w.read_without_gate().map(|x| strong.add_handle(x)));
+}
