@@ -197,8 +197,8 @@ pub enum GcError {
     /// During the update, the binding reported slots (or a handle held
     /// values) that marking had not seen, pointing into evacuated pages
     /// without a forwarding entry: `scan_object` did not report the same
-    /// slots twice, or a handle was changed by a running thread. The pages
-    /// they point into were kept, not freed.
+    /// slots twice, or a handle was set to a reference that was not
+    /// current. The pages they point into were kept, not freed.
     #[error(
         "{slots} slot(s) found during the update were not seen by marking (scan_object must report the same slots each time); their pages were kept"
     )]
@@ -215,9 +215,10 @@ pub enum GcError {
     #[error("a GC worker panicked: {0}")]
     WorkerPanicked(String),
     /// A [`Binding`](crate::Binding) callback panicked; the message of the
-    /// panic. If it was during the update, the evacuated pages are kept
-    /// (references may still point into them); the next collection frees
-    /// them once nothing does.
+    /// panic. Before anything moved, the heap is as it was; if it was
+    /// while references were rewritten (the update, Pause Relocate
+    /// Start), the runtime is poisoned ([`GcError::Poisoned`]) and both
+    /// copies of every moved object are kept.
     #[error("the binding panicked: {0}")]
     ObjectModelPanicked(String),
     /// Called from a [`Binding`](crate::Binding) callback or a

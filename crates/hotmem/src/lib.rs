@@ -150,6 +150,67 @@
 //! hold a lock that a [`Binding`] callback takes while polling or
 //! allocating: the collection would wait for it forever.
 //!
+//! ## Soundness: what the runtime guarantees, and what your `unsafe` promises
+//! No sequence of safe calls, from any threads, with any guard leaked
+//! (`mem::forget`) and any binding callback panicking, reaches undefined
+//! behaviour, frees memory that a root or a live object still refers to,
+//! hangs, or panics inside the runtime: a misuse is a typed error, in
+//! bounded time. The rules that make it so:
+//!
+//! 1. **Managed code.** A [`Mutator`] runs managed code except inside a
+//!    native or blocked region, and no pause runs until every mutator in
+//!    managed code has stopped. A region leaked with `mem::forget` lasts
+//!    until the mutator's next call that needs managed code: allocation,
+//!    [`Mutator::poll`], a collection, a new region, [`Mutator::handle`],
+//!    [`Mutator::pin`], [`Mutator::take_finalizable`], and the barriers'
+//!    slow paths (which read the collector's relocation set) leave it
+//!    first, and may stop for a pause then.
+//! 2. **Current references.** An [`ObjectReference`] is *current* on a
+//!    mutator in managed code from when it was read (allocated, or read
+//!    from a root, a handle or through the load barrier) until the
+//!    mutator's next safepoint opportunity (a poll, an allocation, a
+//!    collection, a region entered or leaked). On any other thread (one
+//!    that is no mutator, or a mutator in a region) a reference is current
+//!    only inside [`Runtime::run_at_safepoint`]. What the runtime hands out
+//!    is current where it is read: a weak read never returns an object
+//!    that a pause in progress has found dead.
+//! 3. **Atomic root operations, from any thread.** [`Handle::clone`],
+//!    [`Handle::get`], [`WeakHandle::get`], [`WeakHandle::upgrade`] (a
+//!    weak handle made strong), [`Ephemeron::get`] and dropping any of
+//!    them each happen wholly before or wholly after a collection's pause
+//!    (one lock acquisition that the update takes too; the pause gate).
+//!    What takes a reference from you ([`Handle::set`],
+//!    [`Runtime::global_handle`], [`Runtime::weak_handle`],
+//!    [`Runtime::ephemeron`], [`Runtime::register_finalizer`],
+//!    [`Mutator::handle`], [`Mutator::pin`]) trusts it to be current: a
+//!    stale one leaves the root dangling, which the next collection
+//!    reports as a [`GcError`] (nothing is corrupted), and
+//!    `runtime.global_handle(weak.get()?)` on a thread that is no mutator
+//!    is two steps a collection may fall between (use `upgrade`).
+//! 4. **Panicking callbacks.** A collection whose binding callback panics
+//!    returns [`GcError::ObjectModelPanicked`] (or `WorkerPanicked`).
+//!    Before anything moved the heap is as it was; once references began
+//!    to be rewritten, every kind of root is still updated and the runtime
+//!    is poisoned: no collection runs again and no page is freed, every
+//!    collection returns [`GcError::Poisoned`], an allocation that needs
+//!    one [`AllocError::Collection`].
+//! 5. **No wait closes a deadlock.** A wait for a collection first checks
+//!    that the caller is not a mutator of the runtime in managed code,
+//!    does not run managed code on another runtime, owns no safepoint
+//!    whose threads the collection needs, and runs no handshake
+//!    operation: [`GcError::Safepoint`] otherwise.
+//! 6. **Bounded phases.** Concurrent marking leaves for its last pause
+//!    after at most 8 rounds, whatever the mutators do.
+//!
+//! What your `unsafe` promises in return: a [`Slot`] you implement keeps
+//! its contract (it is an `unsafe trait`: the collector frees memory on
+//! its word); a [`SimpleSlot`] you make names a word valid while the
+//! runtime uses it; object memory you read or write through a raw pointer
+//! belongs to a current reference; a [`ShadowStack`]'s words in use hold
+//! what the binding decodes. `tests/soundness.rs` has a test per rule's
+//! misuse, and the hostile-embedder suite (`examples/hostile/`) drives
+//! random mixes of all of them in every collector.
+//!
 //! ## Without hwloc
 //! With `default-features = false` the crate builds without `hotmem-numa`
 //! (and so without hwloc): one heap partition, unbound GC workers.
