@@ -1,7 +1,9 @@
 //! Code the examples share: the `--report DIR` page of charts (see
-//! [`report`]).
+//! [`report`]), the demo's and the soak's workload, and the
+//! hostile-embedder suite ([`hostile`]).
 
 pub mod demo_run;
+pub mod hostile;
 pub mod report;
 pub mod workload;
 

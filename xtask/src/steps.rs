@@ -272,11 +272,16 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
 const CI_SOAK_SECS: u32 = 20;
 
 /// `cargo xtask soak [--secs N]`: the whole runtime under load, with
-/// invariant checks and a leak check at the end.
+/// invariant checks and a leak check at the end, then the
+/// hostile-embedder suite (random public calls from several threads, a
+/// panicking binding in half the cases, every collector) as long.
 pub(crate) fn soak(r: &mut Runner, secs: u32) -> Result<(), String> {
     let mut c = release_example("soak");
     c.args(["--secs", &secs.to_string()]);
-    r.step(&format!("soak ({secs}s)"), &mut c)
+    r.step(&format!("soak ({secs}s)"), &mut c)?;
+    let mut c = release_example("hostile");
+    c.args(["--secs", &secs.to_string()]);
+    r.step(&format!("hostile-embedder suite ({secs}s)"), &mut c)
 }
 
 /// `cargo xtask soak [--secs N]`.

@@ -1,0 +1,339 @@
+//! The public calls the suite's threads make: a mutator's (allocation,
+//! links through the barriers, native regions entered and leaked,
+//! shadow-stack words, pins, finalizers, weak handles and ephemerons made
+//! from current references, collections) and an outsider's, a thread that
+//! is no mutator (clones, weak reads and upgrades, drops, collections,
+//! checks at a safepoint). Each op checks what the contract promises of
+//! its result right away where the thread may read the heap.
+
+use super::world::World;
+use hotmem::objects::{RootTable, SimpleObjects, build};
+use hotmem::{AllocError, Mutator, ObjectReference, PinGuard, ShadowStack, SimpleSlot};
+
+/// A small xorshift generator: each thread's ops from the case's seed.
+pub(super) struct Rng(u64);
+
+impl Rng {
+    pub(super) fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub(super) fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn index(&mut self) -> usize {
+        self.next() as usize
+    }
+}
+
+/// A mutator thread's state between ops.
+pub(super) struct MutatorThread<'w> {
+    pub(super) world: &'w World,
+    pub(super) me: Mutator,
+    roots: std::sync::Arc<RootTable>,
+    stack: ShadowStack,
+    /// The id of the object in the shadow stack's word 0, if any.
+    stacked: Option<u64>,
+    pins: Vec<(PinGuard, u64)>,
+    /// A native region was leaked (`mem::forget`) and not left since: the
+    /// thread is still in it, by the contract, until a call that needs
+    /// managed code; references it reads are not current meanwhile.
+    leaked: bool,
+}
+
+impl<'w> MutatorThread<'w> {
+    pub(super) fn new(world: &'w World) -> Result<MutatorThread<'w>, String> {
+        let me = world.rt.attach_mutator().map_err(|e| e.to_string())?;
+        let stack = me.new_shadow_stack(8).map_err(|e| e.to_string())?;
+        Ok(MutatorThread {
+            roots: world.objects.root_table(),
+            world,
+            me,
+            stack,
+            stacked: None,
+            pins: Vec::new(),
+            leaked: false,
+        })
+    }
+
+    /// A strong handle's object (current: read in managed code) and id.
+    fn pick(&self, rng: &mut Rng) -> Option<(ObjectReference, u64)> {
+        self.world
+            .strong
+            .with(rng.index(), |(h, id)| (h.get(), *id))
+    }
+
+    /// One random op.
+    pub(super) fn step(&mut self, rng: &mut Rng) -> Result<(), String> {
+        let w = self.world;
+        let op = rng.below(100);
+        // After a leaked region the thread's references are stale until
+        // it is in managed code again: the barriers (which leave the
+        // region themselves, op 88..=91) run as they are, the rest after
+        // a poll, as an embedder that leaked one must.
+        if self.leaked && !(88..=91).contains(&op) {
+            self.me.poll();
+            self.leaked = false;
+        }
+        match op {
+            0..=24 => self.alloc(rng)?,
+            25..=36 => self.link(rng),
+            37..=44 => self.load(rng)?,
+            45..=47 => self.me.poll(),
+            48..=50 => {
+                let r = if rng.below(3) == 0 {
+                    self.me.collect_young()
+                } else {
+                    self.me.collect()
+                };
+                w.collected(r)?;
+            }
+            51..=53 => drop(self.me.enter_native()),
+            54..=56 => {
+                std::mem::forget(self.me.enter_native());
+                self.leaked = true;
+            }
+            57..=61 => self.shadow_stack(rng)?,
+            62..=64 => self.pin(rng)?,
+            65..=67 => {
+                for h in self.me.take_finalizable() {
+                    // SAFETY: in a handle, read now (managed code).
+                    let header = unsafe { SimpleObjects::header(h.get()) };
+                    // SAFETY: as above.
+                    unsafe { SimpleObjects::check(h.get()) }.map_err(|c| c.to_string())?;
+                    w.strong.push((h, header[1]));
+                }
+            }
+            68..=70 => {
+                if let Some((obj, _)) = self.pick(rng) {
+                    let _ = w.rt.register_finalizer(obj);
+                }
+            }
+            71..=75 => {
+                if let Some((obj, id)) = self.pick(rng) {
+                    w.weak.push((w.rt.weak_handle(obj), id));
+                }
+            }
+            76..=78 => {
+                if let (Some((k, kid)), Some((v, vid))) = (self.pick(rng), self.pick(rng)) {
+                    w.ephemerons.push((w.rt.ephemeron(k, v), kid, vid));
+                }
+            }
+            79..=83 => {
+                // Handle::set with a current reference: the pool's lock
+                // makes the handle and its recorded id change together.
+                let (i, j) = (rng.index(), rng.index());
+                let target = w.strong.with(j, |(h, id)| (h.get(), *id));
+                if let Some((obj, id)) = target {
+                    w.strong.with(i, |(h, hid)| {
+                        h.set(obj);
+                        *hid = id;
+                    });
+                }
+            }
+            84..=87 => drop(w.strong.take(rng.index())),
+            88..=91 => {
+                // The load barrier on made-up addresses around a pooled
+                // object (stale too, after a leaked region): it takes any
+                // value, and leaves a leaked region before it reads the
+                // collector's state.
+                if let Some((obj, _)) = self.pick(rng) {
+                    let off = (rng.below(64) as usize) * 8;
+                    for a in [obj.get() + off, obj.get().wrapping_sub(off)] {
+                        if let Some(r) = ObjectReference::from_address(hotmem::Address::new(a)) {
+                            let _ = self.me.resolve(r);
+                            let mut word = a;
+                            // SAFETY: a word of this frame, used only here.
+                            let _ = self.me.load_ref(unsafe { SimpleSlot::from_ref(&mut word) });
+                        }
+                    }
+                }
+            }
+            _ => {
+                let up = w.weak.with(rng.index(), |(wk, id)| (wk.upgrade(), *id));
+                if let Some((h, id)) = up
+                    && let Some(h) = h.map_err(|e| e.to_string())?
+                {
+                    check_now(h.get(), id, "upgraded")?;
+                    w.strong.push((h, id));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn alloc(&mut self, rng: &mut Rng) -> Result<(), String> {
+        let w = self.world;
+        let slots = rng.below(4) as usize;
+        let payload = rng.below(24) as usize;
+        // Garbage around it, so that its page is worth evacuating and the
+        // pooled objects keep moving.
+        for _ in 0..rng.below(12) {
+            let garbage = build::object(&mut self.me, &self.roots, 0, payload, 0);
+            if garbage.is_err() {
+                break;
+            }
+        }
+        self.roots.clear();
+        let id = w.next_id();
+        match build::object(&mut self.me, &self.roots, slots, payload, id) {
+            Ok(obj) => {
+                let h = self.me.handle(obj);
+                self.roots.clear();
+                w.strong.push((h, id));
+                Ok(())
+            }
+            Err(hotmem::objects::GraphError::Alloc(
+                AllocError::OutOfMemory { .. } | AllocError::Collection(_),
+            )) => Ok(()),
+            Err(e) => Err(format!("alloc: {e}")),
+        }
+    }
+
+    /// Links one pooled object's slot to another's object, or clears it
+    /// (through the store barrier).
+    fn link(&mut self, rng: &mut Rng) {
+        let Some((from, _)) = self.pick(rng) else {
+            return;
+        };
+        let to = if rng.below(4) == 0 {
+            None
+        } else {
+            self.pick(rng).map(|(o, _)| o)
+        };
+        // SAFETY: both are handles' objects read in managed code, with no
+        // call that may collect since.
+        let n = unsafe { SimpleObjects::header(from)[2] } as usize;
+        if n > 0 {
+            let i = rng.below(n as u64) as usize;
+            // SAFETY: as above; `i` is a slot of `from`.
+            unsafe { SimpleObjects::set_slot(&self.me, from, i, to) };
+        }
+    }
+
+    /// Loads a slot through the load barrier: what it returns is an
+    /// intact object.
+    fn load(&mut self, rng: &mut Rng) -> Result<(), String> {
+        let Some((from, _)) = self.pick(rng) else {
+            return Ok(());
+        };
+        // SAFETY: a handle's object read in managed code.
+        let n = unsafe { SimpleObjects::header(from)[2] } as usize;
+        if n == 0 {
+            return Ok(());
+        }
+        let i = rng.below(n as u64) as usize;
+        // SAFETY: as above.
+        if let Some(t) = unsafe { SimpleObjects::load_slot(&self.me, from, i) } {
+            // SAFETY: reached from a live object through the barrier, now.
+            unsafe { SimpleObjects::check(t) }.map_err(|c| format!("loaded: {c}"))?;
+        }
+        Ok(())
+    }
+
+    /// Puts a pooled object in the shadow stack, or checks the one there
+    /// (the collector updates the word when the object moves).
+    fn shadow_stack(&mut self, rng: &mut Rng) -> Result<(), String> {
+        match (self.stacked, rng.below(2)) {
+            (Some(id), 0) => {
+                let r = self
+                    .stack
+                    .get_ref(0)
+                    .ok_or("the stacked word is no reference")?;
+                check_now(r, id, "shadow stack word")
+            }
+            _ => {
+                if let Some((obj, id)) = self.pick(rng) {
+                    // SAFETY: word 0 is within the capacity and holds a
+                    // live object's address (current); this thread writes
+                    // it in managed code.
+                    unsafe {
+                        self.stack.as_ptr().write(obj.get() as u64);
+                        self.stack.set_len(1);
+                    }
+                    self.stacked = Some(id);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Pins a pooled object, or unpins one after checking that it stayed.
+    fn pin(&mut self, rng: &mut Rng) -> Result<(), String> {
+        if self.pins.len() > 4 || (rng.below(2) == 0 && !self.pins.is_empty()) {
+            let (pin, id) = self.pins.swap_remove(rng.index() % self.pins.len());
+            return check_now(pin.object(), id, "pinned object");
+        }
+        if let Some((obj, id)) = self.pick(rng) {
+            self.pins.push((self.me.pin(obj), id));
+        }
+        Ok(())
+    }
+}
+
+/// `r`, read in managed code, names an intact object with id `id`.
+fn check_now(r: ObjectReference, id: u64, what: &str) -> Result<(), String> {
+    // SAFETY: the caller read `r` in managed code since its last call
+    // that may collect: a live object.
+    let header = unsafe { SimpleObjects::header(r) };
+    if header[1] != id {
+        return Err(format!("{what} {r} has id {}, expected {id}", header[1]));
+    }
+    // SAFETY: as above.
+    unsafe { SimpleObjects::check(r) }.map_err(|c| format!("{what}: {c}"))
+}
+
+/// One op of a thread that is no mutator.
+pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
+    match rng.below(100) {
+        0..=24 => {
+            // A burst, so that some clones straddle another thread's
+            // collection.
+            let i = rng.index();
+            for _ in 0..16 {
+                let clone = w.strong.with(i, |(h, id)| (h.clone(), *id));
+                if let Some(c) = clone {
+                    w.strong.push(c);
+                }
+            }
+        }
+        25..=44 => {
+            let i = rng.index();
+            for _ in 0..16 {
+                let up = w.weak.with(i, |(wk, id)| (wk.upgrade(), *id));
+                if let Some((h, id)) = up
+                    && let Some(h) = h.map_err(|e| format!("upgrade: {e}"))?
+                {
+                    w.strong.push((h, id));
+                }
+            }
+        }
+        45..=59 => {
+            let _ = w.weak.with(rng.index(), |(wk, _)| wk.get());
+            let _ = w.ephemerons.with(rng.index(), |(e, _, _)| e.get());
+        }
+        60..=64 => {
+            let clone = w.weak.with(rng.index(), |(wk, id)| (wk.clone(), *id));
+            if let Some(c) = clone {
+                w.weak.push(c);
+            }
+        }
+        65..=74 => match rng.below(3) {
+            0 => drop(w.strong.take(rng.index())),
+            1 => drop(w.weak.take(rng.index())),
+            _ => drop(w.ephemerons.take(rng.index())),
+        },
+        75..=84 => w.collected(w.rt.collect())?,
+        85..=89 => w.collected(w.rt.collect_young())?,
+        _ => w.check_at_safepoint()?,
+    }
+    Ok(())
+}
