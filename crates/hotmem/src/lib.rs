@@ -233,7 +233,9 @@ mod roots;
 // References the runtime owns that are not strong: weak handles,
 // ephemerons, finalizers.
 mod refs;
-// The collector: the driver, one file per phase, the side tables.
+// The collector: a shared core (gc/core/), the barriers (gc/barriers/),
+// and one folder per collector over them (gc/stop_the_world/,
+// gc/concurrent/).
 mod gc;
 // The errors of every operation.
 mod error;
@@ -252,13 +254,10 @@ pub use error::{
     AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
     SafepointRequestError, ShadowStackError,
 };
-pub use gc::concurrent::CollectorMode;
-pub use gc::generations::{CollectionKind, Generations};
-pub use gc::sizing::{AdaptiveSizing, HeapSizing};
-pub use gc::tlab::{TlabStats, Tlabs};
-pub use gc::workers::{PhaseSummary, WorkerBinding};
 pub use gc::{
-    CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
+    AdaptiveSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases, GcCause,
+    GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, StrengthCounts, TlabStats, Tlabs,
+    UpdateScope, WorkerBinding,
 };
 pub use mutator::Mutator;
 pub use refs::{Ephemeron, WeakHandle};

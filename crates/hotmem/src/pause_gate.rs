@@ -13,7 +13,7 @@
 //! operations run with the gate open, so each happens wholly before or
 //! wholly after every pause.
 
-use crate::gc::in_collection::{self, Collected};
+use crate::gc::core::in_collection::{self, Collected};
 use crate::sync::{RwLock, RwLockWriteGuard};
 
 /// One per runtime; shared by the tables whose operations it orders.

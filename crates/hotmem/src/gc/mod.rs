@@ -1,52 +1,134 @@
 //! The collector: what happens between "the heap is full" and "the mutators
-//! run again".
+//! run again". A shared core and the collectors over it, as mmtk-core
+//! keeps its plans over a shared policy and scheduler, and ZGC keeps
+//! `zGeneration` apart from `zDriver`:
 //!
-//! - [`driver`]: around one collection: the collection lock, the
-//!   safepoint, the cause, the record and the log;
-//! - [`cycle`]: one collection as a list of phases over one state value:
-//!   [`roots`], [`mark`], [`relocation_set`], [`relocate`], [`update`],
-//!   [`free`], each phase a method in its own file, and [`weak_refs`]
-//!   after marking;
-//! - [`meta`]: the collection's side tables (live maps, forwarding tables);
-//! - [`generations`]: young and old objects, the remembered slots, the
-//!   policy that picks young or full collections;
-//! - [`sizing`]: when the next collection runs, how far the heap grows;
-//! - [`workers`]: the GC workers (NUMA-bound or plain threads);
-//! - [`tlab`]: the mutators' allocation buffers, which each collection
-//!   retires;
-//! - [`heap`]: the part of the runtime this code works on, [`GcHeap`];
-//!   nothing here sees the rest of the runtime.
+//! - [`core`]: what every collector uses (the heap it works on, the
+//!   phases: roots, mark, weak processing, relocation-set selection,
+//!   forwarding, free, statistics; the pauses, the record and the log
+//!   around them; sizing, allocation buffers, workers, side tables). It
+//!   imports no collector and no barrier.
+//! - [`barriers`]: the mutators' barriers, each beside the collector's
+//!   side it feeds (the remembered set, the snapshot logs, the relocation
+//!   index); imports the core.
+//! - [`stop_the_world`], [`concurrent`]: the collectors, siblings, each in
+//!   a folder of its own with its cycle, its state and its constraints
+//!   (the barriers it needs, whether it moves, generations); each imports
+//!   the core and the barriers, never the other. A new collector adds a
+//!   folder and a line in [`make_collector`].
 //!
 //! The embedder's side (what a binding reports) is in [`crate::vm`], the
-//! mutator's side of the barriers in `crate::mutator`.
+//! public entry points of the barriers on [`Mutator`](crate::Mutator).
 
-mod binding_panic;
-mod collector;
+pub(crate) mod barriers;
 pub(crate) mod concurrent;
-mod cycle;
-mod driver;
-mod free;
-pub(crate) mod generations;
-mod heap;
-pub(crate) mod in_collection;
-mod mark;
-mod meta;
-pub(crate) mod poison;
-mod record;
-mod relocate;
-mod relocation_set;
-mod roots;
-pub(crate) mod sizing;
-mod stats;
-pub(crate) mod tlab;
-mod update;
-mod weak_refs;
-pub(crate) mod workers;
+pub(crate) mod core;
+pub(crate) mod stop_the_world;
 
-pub(crate) use collector::{Collect, Collector};
-pub(crate) use driver::{DriverContext, GcRequest};
-pub(crate) use heap::GcHeap;
-pub(crate) use record::GcRecord;
-pub use stats::{
+pub use self::core::collector_mode::CollectorMode;
+pub use self::core::generations::{CollectionKind, Generations};
+pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
+pub use self::core::stats::{
     CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
 };
+pub use self::core::tlab::{TlabStats, Tlabs};
+pub use self::core::workers::{PhaseSummary, WorkerBinding};
+
+pub(crate) use self::core::collector::{Collector, Constraints};
+pub(crate) use self::core::driver::{DriverContext, GcRequest};
+pub(crate) use self::core::heap::GcHeap;
+pub(crate) use self::core::in_collection;
+pub(crate) use self::core::poison::Poison;
+pub(crate) use self::core::record::GcRecord;
+pub(crate) use self::core::sizing::{BudgetedPages, Sizing};
+pub(crate) use self::core::tlab::{Tlab, TlabShared, TlabSizing};
+pub(crate) use self::core::workers::GcWorkers;
+
+use barriers::BarrierSet;
+use concurrent::{ConcurrentCollector, ConcurrentState};
+use std::sync::Arc;
+use stop_the_world::StopTheWorld;
+
+/// What the collector chosen by `mode` asks and does, with `generations`.
+pub(crate) fn constraints(mode: CollectorMode, generations: Generations) -> Constraints {
+    match mode {
+        CollectorMode::StopTheWorld => stop_the_world::constraints(generations),
+        CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving => {
+            concurrent::constraints(mode)
+        }
+    }
+}
+
+/// Why the collector chosen by `mode` cannot run with `generations` and a
+/// binding whose slots compare-and-swap atomically or not.
+pub(crate) fn check(
+    mode: CollectorMode,
+    generations: Generations,
+    heals_atomically: bool,
+) -> Result<(), String> {
+    match mode {
+        CollectorMode::StopTheWorld => Ok(()),
+        CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving => {
+            concurrent::check(mode, generations, heals_atomically)
+        }
+    }
+}
+
+/// A binding, type-erased until the runtime is built, when it makes the
+/// collector the configuration chose, monomorphized for it.
+pub(crate) trait CollectorFactory: Send + Sync {
+    /// Whether the binding's slots compare-and-swap atomically
+    /// ([`Slot::COMPARE_EXCHANGE`](crate::Slot::COMPARE_EXCHANGE)).
+    fn heals_atomically(&self) -> bool;
+
+    /// The collector `mode` chooses for this binding, with the barriers
+    /// its mutators run and (a concurrent one) the state its waiting
+    /// mutators share.
+    fn make(
+        &self,
+        mode: CollectorMode,
+        barriers: &BarrierSet,
+        concurrent: Option<&Arc<ConcurrentState>>,
+    ) -> Arc<dyn Collector>;
+}
+
+/// The collectors of binding `B`.
+pub(crate) struct ForBinding<B: crate::Binding>(pub(crate) Arc<B>);
+
+impl<B: crate::Binding> CollectorFactory for ForBinding<B> {
+    fn heals_atomically(&self) -> bool {
+        <B::Slot as crate::Slot>::COMPARE_EXCHANGE
+    }
+
+    fn make(
+        &self,
+        mode: CollectorMode,
+        barriers: &BarrierSet,
+        concurrent: Option<&Arc<ConcurrentState>>,
+    ) -> Arc<dyn Collector> {
+        make_collector(self.0.clone(), mode, barriers, concurrent)
+    }
+}
+
+/// The collector `mode` chooses for `binding`.
+fn make_collector<B: crate::Binding>(
+    binding: Arc<B>,
+    mode: CollectorMode,
+    barriers: &BarrierSet,
+    concurrent: Option<&Arc<ConcurrentState>>,
+) -> Arc<dyn Collector> {
+    match mode {
+        CollectorMode::StopTheWorld => {
+            Arc::new(StopTheWorld::new(binding, barriers.remembered.clone()))
+        }
+        CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving => {
+            let made = "made from the concurrent collector's constraints";
+            Arc::new(ConcurrentCollector::new(
+                binding,
+                mode,
+                barriers.concurrent.clone().expect(made),
+                concurrent.expect(made).clone(),
+            ))
+        }
+    }
+}

@@ -3,9 +3,9 @@
 
 use super::level::LogLevel;
 use super::tags::TagSet;
-use crate::gc::generations::CollectionKind;
-use crate::gc::workers::PhaseSummary;
-use crate::gc::{GcCause, RefStats, UpdateScope};
+use crate::gc::core::generations::CollectionKind;
+use crate::gc::core::stats::{GcCause, RefStats, UpdateScope};
+use crate::gc::core::workers::PhaseSummary;
 use hotmem_page::StatRow;
 use hotmem_safepoint::SafepointRecord;
 use serde::Serialize;

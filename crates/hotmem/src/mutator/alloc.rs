@@ -2,8 +2,7 @@
 //! pages, then a collection and a retry.
 
 use super::Mutator;
-use crate::gc::GcCause;
-use crate::gc::in_collection;
+use crate::gc::{GcCause, in_collection};
 use crate::{AllocError, GcError};
 use hotmem_os::Address;
 use hotmem_page::{Age, ObjectLayout, PageRequest};
@@ -103,8 +102,8 @@ impl Mutator {
             Ok(addr) => Ok(addr),
             Err(e) => self.alloc_slow(layout, age, e),
         };
-        if let (Ok(addr), Some(g)) = (&result, &self.runtime.inner.gc.generations) {
-            g.allocated(addr.get(), layout.size(), age);
+        if let (Ok(addr), Some(store)) = (&result, &self.barriers.store) {
+            store.allocated(addr.get(), layout.size(), age);
         }
         if result.is_ok() {
             self.runtime.pace();
@@ -121,7 +120,7 @@ impl Mutator {
         e: hotmem_page::AllocError,
     ) -> Result<Address, AllocError> {
         let gc = &self.runtime.inner.gc;
-        if !e.is_heap_exhausted() || gc.collector.is_none() {
+        if !e.is_heap_exhausted() || self.runtime.inner.collector.is_none() {
             return Err(self.oom_or(layout, e));
         }
         if in_collection::inside(gc) {
@@ -151,8 +150,8 @@ impl Mutator {
                 Err(e) if e.is_heap_exhausted() => {
                     // A young collection did not make room: mark everything
                     // next time.
-                    if let Some(g) = &self.runtime.inner.gc.generations {
-                        g.ask_full();
+                    if let Some(c) = &self.runtime.inner.collector {
+                        c.room_not_made();
                     }
                     last = e;
                 }
@@ -171,7 +170,7 @@ impl Mutator {
     /// making room. The stall is counted and timed.
     fn alloc_stalled(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
         let runtime = self.runtime.clone();
-        let state = (runtime.inner.gc.concurrent.as_ref()).expect("a concurrent runtime");
+        let state = (runtime.inner.concurrent.as_ref()).expect("a concurrent runtime");
         let waited = std::time::Instant::now();
         let _stalled = state.stall();
         let first = runtime.inner.gc_thread.finished();

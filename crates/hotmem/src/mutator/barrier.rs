@@ -1,20 +1,18 @@
-//! The barriers: every reference a mutator loads from or stores into a
-//! heap object goes through [`Mutator::load_ref`] and
+//! The barriers' public entry points: every reference a mutator loads from
+//! or stores into a heap object goes through [`Mutator::load_ref`] and
 //! [`Mutator::store_ref`] (and every other overwrite of a heap slot through
 //! [`Mutator::before_overwrite`]). The store barrier feeds the young
 //! generation's remembered set and, while the concurrent collector marks,
 //! logs the overwritten reference (SATB); the load barrier forwards and
 //! heals references into the pages the concurrent collector evacuates.
+//! Each is one call into the barriers' room,
+//! [`gc::barriers`](crate::gc::barriers), where the fast paths sit beside
+//! the collector's side they feed; here is only what needs the mutator: a
+//! slow path leaves a leaked native region before it reads the
+//! collector's relocation set.
 
 use super::Mutator;
-use crate::gc::concurrent::ConcurrentState;
-use crate::gc::concurrent::cset_index::CsetView;
-use crate::gc::concurrent::relocation_set::{GcAllocator, Relocator, heal};
-use crate::gc::concurrent::satb::SatbBuffer;
-use crate::gc::generations::{GenerationalState, SlotBuffer};
-use crate::sync::{Arc, Mutex};
 use crate::vm::{ObjectReference, Slot};
-use std::ptr::NonNull;
 
 impl Mutator {
     /// The load barrier: reads a reference field through it.
@@ -53,10 +51,8 @@ impl Mutator {
     /// ```
     #[inline]
     pub fn after_load<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
-        match &self.concurrent {
-            // SAFETY: the table lives as long as the runtime, which this
-            // mutator keeps alive.
-            Some(c) if unsafe { c.cset.lookup(r.get()) } != 0 => self.after_load_slow(slot, r),
+        match &self.barriers.concurrent {
+            Some(c) if c.may_be_relocating(r.get()) => self.after_load_slow(slot, r),
             _ => r,
         }
     }
@@ -74,7 +70,7 @@ impl Mutator {
     #[cold]
     #[inline(never)]
     fn after_load_slow<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
-        let Some(c) = &self.concurrent else {
+        let Some(c) = &self.barriers.concurrent else {
             return r;
         };
         let r = match self.handle.ensure_managed() {
@@ -84,7 +80,11 @@ impl Mutator {
             },
             false => r,
         };
-        c.load_slow(slot, r, &self.runtime.inner.gc.gc_alloc)
+        // SAFETY: on the mutator's thread (a `Mutator` is neither `Send`
+        // nor `Sync`) in managed code: a safe region borrows the mutator
+        // mutably, and one leaked with `mem::forget` was left just above;
+        // `load_slow` keeps nothing of the set past its return.
+        unsafe { c.load_slow(slot, r, &self.runtime.inner.gc.gc_alloc) }
     }
 
     /// The load barrier for a reference the embedder read itself (from a
@@ -94,10 +94,8 @@ impl Mutator {
     /// collector is moving comes back as it is.
     #[inline]
     pub fn resolve(&self, obj: ObjectReference) -> ObjectReference {
-        match &self.concurrent {
-            // SAFETY: the table lives as long as the runtime, which this
-            // mutator keeps alive.
-            Some(c) if unsafe { c.cset.lookup(obj.get()) } != 0 => self.resolve_slow(obj),
+        match &self.barriers.concurrent {
+            Some(c) if c.may_be_relocating(obj.get()) => self.resolve_slow(obj),
             _ => obj,
         }
     }
@@ -108,8 +106,10 @@ impl Mutator {
     #[inline(never)]
     fn resolve_slow(&self, obj: ObjectReference) -> ObjectReference {
         let _ = self.handle.ensure_managed();
-        match &self.concurrent {
-            Some(c) => c.resolved(obj, &self.runtime.inner.gc.gc_alloc),
+        match &self.barriers.concurrent {
+            // SAFETY: as in `after_load_slow`: the mutator's thread, in
+            // managed code (a leaked region was left just above).
+            Some(c) => unsafe { c.resolved(obj, &self.runtime.inner.gc.gc_alloc) },
             None => obj,
         }
     }
@@ -135,7 +135,7 @@ impl Mutator {
     pub fn store_ref<S: Slot>(&self, slot: S, value: ObjectReference) {
         self.before_overwrite(&slot);
         slot.store(value);
-        if let Some(barrier) = &self.barrier {
+        if let Some(barrier) = &self.barriers.store {
             barrier.stored(slot.address().get(), value.get());
         }
     }
@@ -150,7 +150,7 @@ impl Mutator {
     /// neither.
     #[inline]
     pub fn before_overwrite<S: Slot>(&self, slot: &S) {
-        if let Some(c) = &self.concurrent {
+        if let Some(c) = &self.barriers.concurrent {
             c.before_overwrite(slot);
         }
     }
@@ -164,144 +164,8 @@ impl Mutator {
     /// outside marking.
     #[inline]
     pub fn keep_alive(&self, obj: ObjectReference) {
-        if let Some(c) = &self.concurrent {
+        if let Some(c) = &self.barriers.concurrent {
             c.keep_alive(obj);
-        }
-    }
-}
-
-/// A mutator's side of the concurrent collector: the phase and the
-/// relocation set it reads, the log it writes.
-pub(crate) struct ConcurrentBarrier {
-    /// The runtime's concurrent state.
-    state: NonNull<ConcurrentState>,
-    /// Its table of the relocation set's granules.
-    pub(super) cset: CsetView,
-    buffer: Arc<Mutex<SatbBuffer>>,
-}
-
-impl ConcurrentBarrier {
-    /// The barrier of a mutator of a runtime whose concurrent state is
-    /// `state`. The mutator keeps the runtime, and so `state`, alive.
-    pub(crate) fn new(state: &ConcurrentState) -> ConcurrentBarrier {
-        ConcurrentBarrier {
-            cset: state.cset.view(),
-            buffer: state.satb.register(),
-            state: NonNull::from(state),
-        }
-    }
-
-    #[inline]
-    fn state(&self) -> &ConcurrentState {
-        // SAFETY: `state` points into the runtime's shared `Inner`, which
-        // the mutator owning this barrier keeps alive (it holds a `Runtime`)
-        // and never moves; the state is only read through shared
-        // references and atomics.
-        unsafe { self.state.as_ref() }
-    }
-
-    /// The load barrier's slow path: `r`, loaded from `slot`, may lie in
-    /// the relocation set. Its object is relocated if nobody has, and the
-    /// slot healed ([`heal`]: only if it still holds `r`, so that a heal
-    /// never overwrites another thread's store).
-    fn load_slow<S: Slot>(
-        &self,
-        slot: &S,
-        r: ObjectReference,
-        alloc: &GcAllocator,
-    ) -> ObjectReference {
-        // SAFETY: called from `Mutator::after_load_slow`, on the mutator's
-        // thread (a `Mutator` is neither `Send` nor `Sync`) outside a safe
-        // region (a region borrows the mutator mutably, and one leaked
-        // with `mem::forget` was left just before), and the set is not
-        // kept past the return.
-        let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
-            return r;
-        };
-        let Some(pi) = set.page_in_set(r.get()) else {
-            return r;
-        };
-        let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
-        heal(slot, r, to);
-        to
-    }
-
-    /// Where `obj`'s object is now.
-    fn resolved(&self, obj: ObjectReference, alloc: &GcAllocator) -> ObjectReference {
-        // SAFETY: as in `load_slow` (called from `Mutator::resolve_slow`,
-        // which left a leaked region first).
-        let Some(set) = (unsafe { self.state().relocation_for_barrier() }) else {
-            return obj;
-        };
-        match set.page_in_set(obj.get()) {
-            None => obj,
-            Some(pi) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
-        }
-    }
-
-    /// Before `slot` is overwritten: logs what it holds while marking runs.
-    #[inline]
-    pub(crate) fn before_overwrite<S: Slot>(&self, slot: &S) {
-        if self.state().marking() {
-            self.log(slot);
-        }
-    }
-
-    /// While marking runs, logs `obj` (read from a weak reference).
-    #[inline]
-    fn keep_alive(&self, obj: ObjectReference) {
-        let state = self.state();
-        if state.marking() && !state.new_pages.contains(obj.get()) {
-            state.satb.log(&self.buffer, obj);
-        }
-    }
-
-    /// The slow path: logs the slot's reference, unless the slot lies in
-    /// an object allocated since mark start (no reference it ever held
-    /// needs keeping for the snapshot, and a fresh object's words may be
-    /// uninitialized).
-    #[cold]
-    #[inline(never)]
-    fn log<S: Slot>(&self, slot: &S) {
-        let state = self.state();
-        if state.new_pages.contains(slot.address().get()) {
-            return;
-        }
-        if let Some(old) = slot.load() {
-            state.satb.log(&self.buffer, old);
-        }
-    }
-}
-
-/// A mutator's side of the store barrier.
-pub(super) struct StoreBarrier {
-    state: std::sync::Arc<GenerationalState>,
-    buffer: std::sync::Arc<parking_lot::Mutex<SlotBuffer>>,
-    /// [`OldTable::unit_shift`](crate::gc::generations::OldTable::unit_shift), kept here so that the common store (slot
-    /// and value in the same page) is decided without a load.
-    shift: u32,
-}
-
-impl StoreBarrier {
-    pub(super) fn new(state: &std::sync::Arc<GenerationalState>) -> StoreBarrier {
-        StoreBarrier {
-            buffer: state.register(),
-            shift: state.old.unit_shift(),
-            state: state.clone(),
-        }
-    }
-
-    /// After `slot` was given `value`: remembers the slot if it lies in an
-    /// old page and `value` in a young one. A slot and a value in the same
-    /// page are both old or both young: no table lookup.
-    #[inline]
-    pub(super) fn stored(&self, slot: usize, value: usize) {
-        if (slot ^ value) >> self.shift == 0 {
-            return;
-        }
-        let old = &self.state.old;
-        if old.is_old(slot) && old.is_young(value) {
-            GenerationalState::remember(&self.buffer, slot);
         }
     }
 }

@@ -6,15 +6,12 @@ mod alloc;
 mod barrier;
 
 use crate::error::ShadowStackError;
-use crate::gc::generations::CollectionKind;
-use crate::gc::tlab::Tlab;
-use crate::gc::{CollectStats, GcCause, GcRequest};
+use crate::gc::barriers::MutatorBarriers;
+use crate::gc::{CollectStats, CollectionKind, GcCause, GcRequest, Tlab};
 use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
 use crate::thread_stack::ThreadStack;
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
-pub(crate) use barrier::ConcurrentBarrier;
-use barrier::StoreBarrier;
 use hotmem_page::NodeId;
 use hotmem_safepoint::{MutatorHandle, MutatorId, SafeRegion};
 use std::sync::Arc;
@@ -35,10 +32,8 @@ pub struct Mutator {
     /// This thread's allocation buffer (the collector empties it at
     /// safepoints).
     tlab: Arc<Tlab>,
-    /// The store barrier's state (generational runtimes only).
-    barrier: Option<StoreBarrier>,
-    /// The concurrent collector's barriers (with it only).
-    concurrent: Option<ConcurrentBarrier>,
+    /// This thread's side of the collector's barriers.
+    barriers: MutatorBarriers,
 }
 
 impl std::fmt::Debug for Mutator {
@@ -56,11 +51,9 @@ impl Mutator {
         let gc = &runtime.inner.gc;
         let handles = gc.roots.new_table();
         let tlab = gc.tlabs.register();
-        let barrier = gc.generations.as_ref().map(StoreBarrier::new);
-        let concurrent = gc.concurrent.as_deref().map(ConcurrentBarrier::new);
+        let barriers = runtime.inner.barriers.for_mutator();
         Mutator {
-            concurrent,
-            barrier,
+            barriers,
             handles,
             runtime,
             handle,

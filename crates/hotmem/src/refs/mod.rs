@@ -1,7 +1,7 @@
 //! References the runtime owns that are not strong: [`WeakHandle`]s,
 //! [`Ephemeron`]s and the finalization registry. Each collection processes
-//! them after the strong closure (see `gc::weak_refs`), beside the
-//! binding's own weak references
+//! them after the strong closure (see `gc/core/weak_processing.rs`),
+//! beside the binding's own weak references
 //! ([`Binding::process_weak_refs`](crate::Binding::process_weak_refs)).
 
 mod ephemeron;

@@ -3,7 +3,7 @@
 
 use super::KeepAlive;
 use crate::GcError;
-use crate::gc::in_collection;
+use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
 use crate::roots::{Handle, HandleTable};
 use crate::sync::Mutex;

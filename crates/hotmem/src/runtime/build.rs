@@ -7,11 +7,12 @@ use super::gc_thread::GcThread;
 use super::inner::Inner;
 use super::numa::{NumaParts, numa_parts, record_worker_stacks};
 use crate::error::BuildError;
+use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
-use crate::gc::generations::{GenerationalState, Generations};
-use crate::gc::sizing::{BudgetedPages, Sizing};
-use crate::gc::tlab::{TlabShared, TlabSizing};
-use crate::gc::{Collect, GcHeap, GcRecord, GcTotals};
+use crate::gc::{
+    self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Poison, Sizing,
+    TlabShared, TlabSizing,
+};
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
 use crate::refs::RefRegistry;
@@ -27,11 +28,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::time::Instant;
 
 impl Runtime {
-    /// Builds the runtime `config` describes, collecting with `collector`
-    /// (none: the runtime allocates but cannot collect).
+    /// Builds the runtime `config` describes, collecting with the collector
+    /// it chose compiled for `binding` (none: the runtime allocates but
+    /// cannot collect).
     pub(crate) fn from_config(
         config: RuntimeConfig,
-        collector: Option<Arc<dyn Collect>>,
+        binding: Option<Arc<dyn CollectorFactory>>,
     ) -> Result<Runtime, BuildError> {
         let log = Logger::new(&config.log, Instant::now());
         let nmt = Arc::new(Tracker::new(config.nmt));
@@ -47,16 +49,14 @@ impl Runtime {
         )
         .map_err(BuildError::Metaspace)?;
         let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
-        let gc = gc_heap(
-            &config,
-            &memory,
-            pages,
-            parts.partitions,
-            parts.workers,
-            collector,
-        );
+        let (gc, barriers, concurrent) =
+            gc_heap(&config, &memory, pages, parts.partitions, parts.workers);
+        let collector = binding.map(|b| b.make(config.collector, &barriers, concurrent.as_ref()));
         let inner = Inner {
             gc,
+            collector,
+            barriers,
+            concurrent,
             worker_stacks,
             log,
             safepoints: Coordinator::new(config.safepoint_strategy),
@@ -96,53 +96,52 @@ fn heap(
     PageAllocator::new(memory, heap_config).map_err(BuildError::Heap)
 }
 
-/// The collected heap around `pages`: allocators, buffers, generations,
-/// roots, workers.
+/// The collected heap around `pages` (allocators, buffers, roots,
+/// workers), the collector's side of the barriers its constraints name,
+/// and a concurrent collector's shared state.
 fn gc_heap(
     config: &RuntimeConfig,
     memory: &Memory,
     pages: Arc<PageAllocator>,
     partitions: Vec<hotmem_page::NodeId>,
-    workers: crate::gc::workers::GcWorkers,
-    collector: Option<Arc<dyn Collect>>,
-) -> GcHeap {
+    workers: GcWorkers,
+) -> (GcHeap, BarrierSet, Option<Arc<ConcurrentState>>) {
+    let constraints = gc::constraints(config.collector, config.generations);
     let sizing = Sizing::new(config.heap_sizing, config.heap_max);
     let reserved = pages.reserved();
-    let concurrent = config.collector.is_concurrent().then(|| {
-        Arc::new(ConcurrentState::new(
-            config.collector,
-            reserved.start().get(),
-            reserved.len(),
-            hotmem_page::GRANULE_SIZE,
-        ))
-    });
+    let sizes = pages.page_sizes();
+    let barriers = BarrierSet::new(
+        constraints.barriers,
+        BarrierHeap {
+            base: reserved.start().get(),
+            len: reserved.len(),
+            small_page: sizes.small_page(),
+            medium_object_max: sizes.medium_object_max(),
+        },
+    );
+    let concurrent = constraints
+        .concurrent
+        .then(|| Arc::new(ConcurrentState::default()));
     let budgeted = BudgetedPages::new(
         pages.clone(),
         config.heap_max,
         sizing.initial_budget(),
-        concurrent.as_ref().map(|c| c.new_pages.clone()),
+        barriers.concurrent.as_ref().map(|c| c.new_pages.clone()),
     );
     let mutator_alloc = ObjectAllocator::new(Arc::new(budgeted), config.medium_page_mode);
     let sizes = mutator_alloc.page_sizes();
     let tlabs = TlabShared::new(TlabSizing::new(config.tlabs, sizes.small_object_max()));
-    let generations = (config.generations == Generations::YoungAndOld).then(|| {
-        Arc::new(GenerationalState::new(
-            reserved.start().get(),
-            reserved.len(),
-            sizes.small_page(),
-            sizes.medium_object_max(),
-        ))
-    });
     let gate = Arc::new(PauseGate::default());
     let roots = RootRegistry::default();
     let refs = RefRegistry::new(
-        concurrent
+        barriers
+            .concurrent
             .clone()
             .map(|c| c as Arc<dyn crate::refs::KeepAlive>),
         &gate,
         roots.global_table(),
     );
-    GcHeap {
+    let heap = GcHeap {
         memory: memory.clone(),
         mutator_alloc,
         // GC workers share their relocation targets; synchronized so that
@@ -150,11 +149,10 @@ fn gc_heap(
         gc_alloc: ObjectAllocator::new(pages.clone(), MediumPageMode::Synchronized),
         tlabs,
         sizing,
-        generations,
         roots,
         refs,
         gate,
-        poison: crate::gc::poison::Poison::default(),
+        poison: Poison::default(),
         partitions,
         worker_count: workers.count(),
         workers: Mutex::new(workers),
@@ -164,9 +162,8 @@ fn gc_heap(
             totals: GcTotals::default(),
         }),
         epoch: AtomicU64::new(0),
-        collector,
         fragmentation_limit: config.fragmentation_limit,
-        concurrent,
         pages,
-    }
+    };
+    (heap, barriers, concurrent)
 }

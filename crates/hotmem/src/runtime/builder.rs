@@ -3,11 +3,9 @@
 use super::Runtime;
 use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
-use crate::gc::concurrent::CollectorMode;
-use crate::gc::generations::Generations;
-use crate::gc::sizing::HeapSizing;
-use crate::gc::tlab::Tlabs;
-use crate::gc::{Collect, Collector};
+use crate::gc::{
+    self, CollectorFactory, CollectorMode, ForBinding, Generations, HeapSizing, Tlabs,
+};
 use crate::log::LogConfig;
 use crate::vm::Binding;
 use hotmem_nmt::Level;
@@ -22,16 +20,17 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct RuntimeBuilder {
     config: RuntimeConfig,
-    /// The collector monomorphized for the binding, type-erased: one
-    /// virtual call per collection, none per object.
-    collector: Option<Arc<dyn Collect>>,
+    /// The binding, type-erased: at build it makes the collector the
+    /// configuration chose, monomorphized for it (one virtual call per
+    /// collection, none per object).
+    binding: Option<Arc<dyn CollectorFactory>>,
 }
 
 impl fmt::Debug for RuntimeBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RuntimeBuilder")
             .field("config", &self.config)
-            .field("binding", &self.collector.is_some())
+            .field("binding", &self.binding.is_some())
             .finish()
     }
 }
@@ -58,7 +57,7 @@ impl Default for RuntimeBuilder {
                 heap_sizing: HeapSizing::default(),
                 collector: CollectorMode::StopTheWorld,
             },
-            collector: None,
+            binding: None,
         }
     }
 }
@@ -188,7 +187,7 @@ impl RuntimeBuilder {
     /// cheap handle. Without a binding the runtime allocates but cannot
     /// collect.
     pub fn binding<B: Binding>(mut self, binding: Arc<B>) -> Self {
-        self.collector = Some(Arc::new(Collector::new(binding)));
+        self.binding = Some(Arc::new(ForBinding(binding)));
         self
     }
 
@@ -199,7 +198,7 @@ impl RuntimeBuilder {
     /// metaspace, topology or worker errors of the parts.
     pub fn build(self) -> Result<Runtime, BuildError> {
         self.validate()?;
-        Runtime::from_config(self.config, self.collector)
+        Runtime::from_config(self.config, self.binding)
     }
 
     fn validate(&self) -> Result<(), BuildError> {
@@ -223,24 +222,11 @@ impl RuntimeBuilder {
         if let Err(why) = c.heap_sizing.validate() {
             return bad(why);
         }
-        if c.collector.is_concurrent() && c.generations != Generations::Single {
-            return bad(
-                "the concurrent collector runs single-generation cycles: use Generations::Single"
-                    .into(),
-            );
-        }
-        if c.collector == CollectorMode::Concurrent
-            && self
-                .collector
-                .as_ref()
-                .is_some_and(|b| !b.heals_atomically())
-        {
-            return bad(
-                "the concurrent collector moves objects and heals slots with a compare-and-swap: \
-                 the binding's Slot must implement compare_exchange (Slot::COMPARE_EXCHANGE), \
-                 or use CollectorMode::ConcurrentNonMoving"
-                    .into(),
-            );
+        // Without a binding nothing is collected: only what the collector
+        // asks of the configuration is checked.
+        let heals = self.binding.as_ref().is_none_or(|b| b.heals_atomically());
+        if let Err(why) = gc::check(c.collector, c.generations, heals) {
+            return bad(why);
         }
         if c.gc_workers == Some(0) {
             return bad("gc_workers must be at least 1".into());

@@ -2,9 +2,7 @@
 
 use super::Runtime;
 use crate::GcError;
-use crate::gc::generations::CollectionKind;
-use crate::gc::in_collection;
-use crate::gc::{CollectStats, GcCause, GcRequest};
+use crate::gc::{CollectStats, CollectionKind, GcCause, GcRequest, in_collection};
 use crate::vm::ObjectReference;
 use hotmem_safepoint::SafeRegion;
 
@@ -51,21 +49,21 @@ impl Runtime {
         Ok(stats.expect("an unconditional collection always runs"))
     }
 
-    /// Runs the collection `request` asks for (see
-    /// [`GcHeap::collect`](crate::gc::GcHeap::collect)); `region`: the
-    /// calling mutator's safe region, when a mutator collects.
+    /// Runs the collection `request` asks for with the stop-the-world
+    /// collector (see [`Collector::run`](crate::gc::Collector::run));
+    /// `region`: the calling mutator's safe region, when a mutator
+    /// collects.
     pub(crate) fn collect_request(
         &self,
         request: GcRequest,
         region: Option<&mut SafeRegion<'_>>,
     ) -> Result<Option<CollectStats>, GcError> {
-        let inner = &*self.inner;
-        inner.gc.collect(&inner.driver_context(), request, region)
+        self.inner.run_collector(request, region)
     }
 
     /// Whether the concurrent collector runs.
     pub(crate) fn is_concurrent(&self) -> bool {
-        self.inner.gc.concurrent.is_some()
+        self.inner.concurrent.is_some()
     }
 
     /// Where `obj`'s object is now: `obj`, unless the concurrent collector
@@ -77,10 +75,10 @@ impl Runtime {
     /// through [`Mutator::load_ref`](crate::Mutator::load_ref) instead.
     /// Always `obj` with the stop-the-world collector.
     pub fn forwarded(&self, obj: ObjectReference) -> ObjectReference {
-        let Some(state) = self.inner.gc.concurrent.as_ref() else {
+        let Some(barriers) = self.inner.barriers.concurrent.as_ref() else {
             return obj;
         };
-        let Some(set) = state.installed() else {
+        let Some(set) = barriers.installed() else {
             return obj;
         };
         match set.page_in_set(obj.get()) {
@@ -95,7 +93,7 @@ impl Runtime {
     /// collector.
     pub fn is_marking(&self) -> bool {
         self.inner
-            .gc
+            .barriers
             .concurrent
             .as_ref()
             .is_some_and(|c| c.marking())
@@ -113,7 +111,7 @@ impl Runtime {
     #[inline]
     pub(crate) fn pace(&self) {
         let gc = &self.inner.gc;
-        if gc.concurrent.is_some()
+        if self.inner.concurrent.is_some()
             && gc.poison.check().is_ok()
             && gc
                 .sizing

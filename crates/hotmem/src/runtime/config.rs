@@ -1,10 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime): what it is built
 //! from (made by a [`RuntimeBuilder`](crate::RuntimeBuilder)).
 
-use crate::gc::concurrent::CollectorMode;
-use crate::gc::generations::Generations;
-use crate::gc::sizing::HeapSizing;
-use crate::gc::tlab::Tlabs;
+use crate::gc::{CollectorMode, Generations, HeapSizing, Tlabs};
 use crate::log::LogConfig;
 use hotmem_nmt::Level;
 use hotmem_page::{CacheMode, MediumPageMode};

@@ -5,7 +5,7 @@
 
 use super::inner::Inner;
 use crate::GcError;
-use crate::gc::{CollectStats, GcCause};
+use crate::gc::{CollectStats, GcCause, GcRequest};
 use parking_lot::{Condvar, Mutex};
 use std::sync::{Arc, Weak};
 use std::thread::{JoinHandle, ThreadId};
@@ -130,7 +130,16 @@ fn run(shared: &Shared, inner: &Weak<Inner>) {
             }
         };
         let outcome = match inner.upgrade() {
-            Some(inner) => inner.gc.collect_concurrent(&inner.driver_context(), cause),
+            Some(inner) => {
+                let request = GcRequest {
+                    cause,
+                    kind: None,
+                    seen_epoch: None,
+                };
+                inner
+                    .run_collector(request, None)
+                    .map(|s| s.expect("an unconditional cycle always runs"))
+            }
             None => return,
         };
         let mut r = shared.requests.lock();

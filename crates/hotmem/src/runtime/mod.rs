@@ -22,8 +22,8 @@ pub(crate) mod report;
 pub(crate) mod safepoints;
 
 use crate::gc::GcTotals;
+use crate::gc::TlabStats;
 use crate::gc::in_collection;
-use crate::gc::tlab::TlabStats;
 use crate::roots::Handle;
 use crate::vm::ObjectReference;
 use crate::{AttachError, ClassLoader, Mutator, Report};
@@ -124,7 +124,7 @@ impl Runtime {
     /// # Ok::<(), hotmem::BuildError>(())
     /// ```
     pub fn binding<B: crate::Binding>(&self) -> Option<&B> {
-        let collector = self.inner.gc.collector.as_ref()?;
+        let collector = self.inner.collector.as_ref()?;
         collector.binding().downcast_ref::<B>()
     }
 
@@ -156,7 +156,8 @@ impl Runtime {
     /// The heap, read-only (only the collector frees its pages).
     pub fn heap(&self) -> HeapView<'_> {
         let gc = &self.inner.gc;
-        HeapView::new(&gc.pages, gc.generations.as_deref().map(|g| &g.old))
+        let remembered = self.inner.barriers.remembered.as_deref();
+        HeapView::new(&gc.pages, remembered.map(|r| &r.old))
     }
 
     /// The address ranges the runtime reserved itself: the heap, the class

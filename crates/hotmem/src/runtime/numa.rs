@@ -5,7 +5,7 @@ use super::config::{NumaConfig, RuntimeConfig};
 use crate::error::BuildError;
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
-use crate::gc::workers::{GcWorkers, PlainPool, WorkerBinding};
+use crate::gc::core::workers::{GcWorkers, PlainPool, WorkerBinding};
 use crate::thread_stack::ThreadStack;
 use hotmem_nmt::Tracker;
 use hotmem_page::NodeId;
@@ -128,7 +128,7 @@ pub(super) fn numa_parts(
             source,
             nodes,
             memory_bound,
-            worker_binding: crate::gc::workers::pool_binding(&pool),
+            worker_binding: crate::gc::core::workers::pool_binding(&pool),
         },
         workers: GcWorkers::Numa(pool),
         topology: Some(topology),

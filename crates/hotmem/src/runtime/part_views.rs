@@ -38,7 +38,7 @@
 //! # }
 //! ```
 
-use crate::gc::generations::OldTable;
+use crate::gc::barriers::old_pages::OldPages;
 use hotmem_chunk::{
     ChunkManager, Geometry, MetadataType, Metaspace, MetaspaceStatistics, SpaceConfig, SpaceMap,
     SpaceStatistics, VerifyError,
@@ -57,11 +57,11 @@ use std::sync::Arc;
 pub struct HeapView<'a> {
     heap: &'a PageAllocator,
     /// Which pages the generational collector takes as old.
-    old: Option<&'a OldTable>,
+    old: Option<&'a OldPages>,
 }
 
 impl<'a> HeapView<'a> {
-    pub(crate) fn new(heap: &'a PageAllocator, old: Option<&'a OldTable>) -> Self {
+    pub(crate) fn new(heap: &'a PageAllocator, old: Option<&'a OldPages>) -> Self {
         HeapView { heap, old }
     }
 

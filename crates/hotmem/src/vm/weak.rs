@@ -4,7 +4,7 @@
 //! ([`WeakForwarding`]).
 
 use super::ObjectReference;
-use crate::gc::generations::CollectionKind;
+use crate::gc::core::generations::CollectionKind;
 
 /// What [`Binding::process_weak_refs`](super::Binding::process_weak_refs)
 /// answers: whether it wants to be called again.

@@ -1,5 +1,6 @@
-//! Loom models of the concurrent collector's races, on the real code
-//! (`crate::sync` is loom's in these builds):
+//! Loom models of the concurrent collector's races, on the real code of
+//! the core, the barriers and the collector (`crate::sync` is loom's in
+//! these builds):
 //! - two threads relocating one object through its page's forwarding table
 //!   (a GC worker and a mutator's load barrier, or two mutators): exactly
 //!   one copy wins, both end with its address, the loser discards its own;
@@ -12,10 +13,9 @@
 //! Run: `RUSTFLAGS="--cfg hotmem_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom
 //! cargo test --release -p hotmem --lib -- loom` (what `cargo xtask loom` does).
 
-use super::relocation_set::heal;
-use super::{CollectorMode, ConcurrentState, Phase};
-use crate::gc::meta::{Forwarding, SideTable};
-use crate::mutator::ConcurrentBarrier;
+use crate::gc::barriers::{BarrierPhase, ConcurrentBarrier, ConcurrentBarriers};
+use crate::gc::core::meta::{Forwarding, SideTable};
+use crate::gc::core::relocation_set::heal;
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::{Address, Memory};
 use loom::sync::Arc;
@@ -199,13 +199,8 @@ fn loom_the_snapshot_survives_a_store_racing_the_trace() {
     const A: usize = 0xa000;
     const B: usize = 0xb000;
     loom::model(|| {
-        let state = Arc::new(ConcurrentState::new(
-            CollectorMode::Concurrent,
-            0x4000_0000,
-            1 << 22,
-            1 << 21,
-        ));
-        state.set_phase(Phase::Marking);
+        let state = Arc::new(ConcurrentBarriers::new(0x4000_0000, 1 << 22, 1 << 21));
+        state.set_phase(BarrierPhase::Marking);
         let slot = LoomSlot::holding(A);
         let mutator = {
             let (state, slot) = (state.clone(), slot.clone());

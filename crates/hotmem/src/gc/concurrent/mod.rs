@@ -1,23 +1,27 @@
-//! The concurrent collector: marking while the mutators run.
+//! The concurrent collector: marking and relocation while the mutators
+//! run, over the shared [`core`](crate::gc::core), with the snapshot and
+//! load barriers of [`barriers`](crate::gc::barriers).
 //!
 //! A concurrent cycle (run by the runtime's GC thread) is:
 //! 1. **Pause Mark Start**: the mutators' allocation is retired, the heap's
 //!    pages are mapped, the roots are marked, and the mutators' barriers
-//!    start keeping the snapshot ([`Phase::Marking`]);
+//!    start keeping the snapshot
+//!    ([`BarrierPhase::Marking`](crate::gc::barriers::BarrierPhase));
 //! 2. **Concurrent Mark**: the GC workers trace the graph while the
 //!    mutators run. A mutator that overwrites a reference first logs the
 //!    value it overwrites (snapshot at the beginning, SATB: see
-//!    [`satb`]), so that everything reachable at mark start is marked.
-//!    Objects allocated meanwhile are live: they lie in pages allocated
-//!    after the map was made, which marking does not examine
-//!    ([`new_pages`]);
+//!    [`satb`](crate::gc::barriers::satb)), so that everything reachable
+//!    at mark start is marked. Objects allocated meanwhile are live: they
+//!    lie in pages allocated after the map was made, which marking does
+//!    not examine ([`NewPages`](crate::gc::core::meta::NewPages));
 //! 3. **Pause Mark End**: every mutator's log is drained and traced, then
 //!    the references that are not strong are processed (weak handles,
 //!    ephemerons, finalizers, the binding's hook);
 //! 4. **Concurrent Select Relocation Set**: the pages where marking found
 //!    nothing go back (the last cycle's relocation set among them), and the
 //!    pages worth evacuating are chosen as the stop-the-world collector
-//!    chooses them ([`relocation_set`]);
+//!    chooses them ([`select`](crate::gc::core::select)), into a
+//!    [`RelocationSet`];
 //! 5. **Pause Relocate Start**: the barrier starts forwarding references
 //!    into those pages, and every root into them is forwarded (the object
 //!    relocated now if needed);
@@ -31,262 +35,170 @@
 //! concurrent update phase (Shenandoah's) would visit them all once more
 //! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
 //! not run and a page is reclaimed once empty.
+//!
+//! The cycle is [`concurrent_cycle`]; relocation (steps 5 and 6) is
+//! [`concurrent_relocate`]; this file holds the collector, its
+//! constraints; [`stalls`] the state it shares with the mutators that
+//! wait for it ([`ConcurrentState`]).
 
-pub(crate) mod cset_index;
-pub(crate) mod cycle;
+mod concurrent_cycle;
+mod concurrent_relocate;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
-pub(crate) mod new_pages;
-mod relocate;
-pub(crate) mod relocation_set;
-pub(crate) mod satb;
+mod stalls;
 
-use crate::refs::KeepAlive;
-use crate::vm::ObjectReference;
-use cset_index::CsetIndex;
-use new_pages::NewPages;
-use parking_lot::Mutex;
-use relocation_set::RelocationSet;
-use satb::SatbQueues;
-use serde::Serialize;
+pub(crate) use stalls::ConcurrentState;
+
+use crate::GcError;
+use crate::gc::barriers::ConcurrentBarriers;
+use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
+use crate::gc::core::collector_mode::CollectorMode;
+use crate::gc::core::driver::{DriverContext, GcRequest};
+use crate::gc::core::generations::{CollectionKind, Generations};
+use crate::gc::core::heap::GcHeap;
+use crate::gc::core::stats::{CollectStats, ConcurrentPhases};
+use crate::vm::{Binding, Slot};
+use concurrent_cycle::ConcurrentCycle;
+use hotmem_safepoint::SafeRegion;
+use std::any::Any;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
-/// Which collector the runtime runs.
-///
-/// ```
-/// use hotmem::{CollectorMode, Runtime};
-/// let rt = Runtime::builder().collector(CollectorMode::ConcurrentNonMoving).build()?;
-/// assert_eq!(rt.config().collector(), CollectorMode::ConcurrentNonMoving);
-/// # Ok::<(), hotmem::BuildError>(())
-/// ```
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub enum CollectorMode {
-    /// Every collection stops the mutators for all of its work (the
-    /// default).
-    #[default]
-    StopTheWorld,
-    /// Marking and relocation run while the mutators run, between three
-    /// short pauses (mark start: the roots; mark end: the mutators' logs
-    /// and the weak references; relocate start: the roots into the pages
-    /// to evacuate), on the runtime's GC thread and workers. A cycle
-    /// starts early enough, from the allocation rate and the last cycle's
-    /// duration, that mutators rarely wait for it (an allocation that
-    /// must wait is an allocation stall, counted in
-    /// [`GcTotals::stalls`](crate::GcTotals::stalls)).
-    ///
-    /// What it asks of the embedder:
-    /// - every load of a reference from a heap slot goes through the load
-    ///   barrier ([`Mutator::load_ref`](crate::Mutator::load_ref)): objects
-    ///   move while the mutators run, and a slot may hold an old copy's
-    ///   address until the barrier (or the next cycle's marking) heals it;
-    /// - every store into a heap slot goes through the store barriers
-    ///   ([`Mutator::store_ref`](crate::Mutator::store_ref),
-    ///   [`Mutator::before_overwrite`](crate::Mutator::before_overwrite));
-    /// - slots load, store and compare-and-swap atomically
-    ///   ([`Slot::COMPARE_EXCHANGE`](crate::Slot::COMPARE_EXCHANGE)): the
-    ///   runtime refuses to build otherwise.
-    ///
-    /// Single-generation only for now ([`Generations::Single`](crate::Generations::Single)).
-    Concurrent,
-    /// Marking runs while the mutators run, as with
-    /// [`CollectorMode::Concurrent`], but nothing moves: a page is
-    /// reclaimed once marking finds it empty, and the heap may fragment.
-    /// For an embedder whose loads do not all go through the load barrier
-    /// (or whose slots cannot compare-and-swap); the store barriers are
-    /// still required.
-    ConcurrentNonMoving,
-}
-
-impl CollectorMode {
-    /// Whether marking runs while the mutators run.
-    pub fn is_concurrent(self) -> bool {
-        matches!(
-            self,
-            CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving
-        )
+/// What the concurrent collector in `mode` asks and does.
+pub(crate) fn constraints(mode: CollectorMode) -> Constraints {
+    let moving = mode == CollectorMode::Concurrent;
+    Constraints {
+        barriers: NeededBarriers {
+            remembered_set: false,
+            snapshot: true,
+            load: moving,
+        },
+        moves: if moving {
+            Moves::WhileMutatorsRun
+        } else {
+            Moves::Never
+        },
+        generational: false,
+        concurrent: true,
     }
 }
 
-/// What the mutators' barriers must do now.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Phase {
-    /// No concurrent work: the barriers do nothing.
-    Idle = 0,
-    /// Concurrent marking: overwritten references are logged.
-    Marking = 1,
+/// Why the concurrent collector in `mode` cannot run with `generations`
+/// and a binding whose slots compare-and-swap atomically or not
+/// (`heals_atomically`).
+pub(crate) fn check(
+    mode: CollectorMode,
+    generations: Generations,
+    heals_atomically: bool,
+) -> Result<(), String> {
+    let c = constraints(mode);
+    if !c.generational && generations != Generations::Single {
+        return Err(
+            "the concurrent collector runs single-generation cycles: use Generations::Single"
+                .into(),
+        );
+    }
+    if c.moves == Moves::WhileMutatorsRun && !heals_atomically {
+        return Err(
+            "the concurrent collector moves objects and heals slots with a compare-and-swap: \
+             the binding's Slot must implement compare_exchange (Slot::COMPARE_EXCHANGE), \
+             or use CollectorMode::ConcurrentNonMoving"
+                .into(),
+        );
+    }
+    Ok(())
 }
 
-/// The state the concurrent collector shares with the mutators.
-pub(crate) struct ConcurrentState {
-    /// [`Phase`] as a byte: what the barriers read. Changed only at
-    /// safepoints, so the mutators see each change when they run again.
-    phase: AtomicU8,
-    /// The mutators' logs of overwritten references.
-    pub(crate) satb: SatbQueues,
-    /// Pages allocated since mark start (the mutators' page source records
-    /// them).
-    pub(crate) new_pages: Arc<NewPages>,
-    /// The relocation set the load barrier forwards references into: the
-    /// last cycle's, from its Pause Relocate Start to the next cycle's
-    /// Pause Mark End; null otherwise. Changed only at safepoints.
-    relocation: AtomicPtr<RelocationSet>,
-    /// The owner of what `relocation` points to.
-    installed: Mutex<Option<Arc<RelocationSet>>>,
-    /// The installed set's granules, for the barrier's test.
-    pub(crate) cset: CsetIndex,
-    /// Whether cycles move objects.
-    pub(crate) mode: CollectorMode,
-    /// How many times cycles freed memory (after Concurrent Select
-    /// Relocation Set, and at each cycle's end), and where stalled
-    /// allocations wait for the count to move.
-    freed: parking_lot::Mutex<u64>,
-    freed_moved: parking_lot::Condvar,
-    /// Allocations stalled now: while any is, the cycle's concurrent
-    /// phases take every GC worker (the stalled mutators leave their CPUs
-    /// idle), as ZGC boosts its workers on a stall.
-    stalled: std::sync::atomic::AtomicUsize,
-    /// Allocation stalls so far (each one counted when it begins).
-    stalls: std::sync::atomic::AtomicU64,
+/// The concurrent collector for binding `B`.
+pub(crate) struct ConcurrentCollector<B: Binding> {
+    binding: Arc<B>,
+    mode: CollectorMode,
+    barriers: Arc<ConcurrentBarriers>,
+    state: Arc<ConcurrentState>,
 }
 
-impl ConcurrentState {
+impl<B: Binding> ConcurrentCollector<B> {
+    /// The collector in `mode` (moving or not), with the barriers its
+    /// mutators run and the state its waiting mutators read.
     pub(crate) fn new(
+        binding: Arc<B>,
         mode: CollectorMode,
-        base: usize,
-        len: usize,
-        unit: usize,
-    ) -> ConcurrentState {
-        ConcurrentState {
-            phase: AtomicU8::new(Phase::Idle as u8),
-            satb: SatbQueues::default(),
-            new_pages: Arc::new(NewPages::new(base, len, unit)),
-            relocation: AtomicPtr::new(std::ptr::null_mut()),
-            installed: Mutex::new(None),
-            cset: CsetIndex::new(base, len),
+        barriers: Arc<ConcurrentBarriers>,
+        state: Arc<ConcurrentState>,
+    ) -> Self {
+        ConcurrentCollector {
+            binding,
             mode,
-            freed: parking_lot::Mutex::new(0),
-            freed_moved: parking_lot::Condvar::new(),
-            stalled: std::sync::atomic::AtomicUsize::new(0),
-            stalls: std::sync::atomic::AtomicU64::new(0),
+            barriers,
+            state,
         }
     }
 
-    /// Allocation stalls so far.
-    pub(crate) fn stalls(&self) -> u64 {
-        self.stalls.load(Ordering::Relaxed)
-    }
-
-    /// An allocation stalls until the guard is dropped.
-    pub(crate) fn stall(&self) -> Stalled<'_> {
-        self.stalls.fetch_add(1, Ordering::Relaxed);
-        self.stalled.fetch_add(1, Ordering::Relaxed);
-        Stalled(self)
-    }
-
-    /// The workers a concurrent phase takes out of a pool of `pool`: a
-    /// quarter of the CPUs (at least one, ZGC's concurrent worker
-    /// heuristic), or the whole pool while an allocation stalls.
-    pub(crate) fn concurrent_workers(&self, pool: usize) -> usize {
-        if self.stalled.load(Ordering::Relaxed) > 0 {
-            return pool.max(1);
-        }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        cpus.div_ceil(4).clamp(1, pool.max(1))
-    }
-
-    /// How many times cycles freed memory so far.
-    pub(crate) fn freed_count(&self) -> u64 {
-        *self.freed.lock()
-    }
-
-    /// A cycle freed memory (or ended): stalled allocations retry.
-    pub(crate) fn memory_freed(&self) {
-        *self.freed.lock() += 1;
-        self.freed_moved.notify_all();
-    }
-
-    /// Waits until cycles freed memory more than `seen` times.
-    pub(crate) fn wait_freed_past(&self, seen: u64) {
-        let mut freed = self.freed.lock();
-        while *freed <= seen {
-            self.freed_moved.wait(&mut freed);
-        }
-    }
-
-    /// Makes `set` the one the load barrier forwards into (at a safepoint:
-    /// the mutators see it when they run again).
-    pub(crate) fn install(&self, set: Arc<RelocationSet>) {
-        let mut installed = self.installed.lock();
-        self.relocation
-            .store(Arc::as_ptr(&set).cast_mut(), Ordering::Release);
-        for (pi, start, size) in set.page_ranges() {
-            self.cset.set(start, size, Some(pi));
-        }
-        *installed = Some(set);
-    }
-
-    /// Takes the installed set out of the barrier (at a safepoint, once
-    /// nothing reachable refers into it); the caller drops it after the
-    /// safepoint.
-    pub(crate) fn uninstall(&self) -> Option<Arc<RelocationSet>> {
-        let mut installed = self.installed.lock();
-        self.relocation
-            .store(std::ptr::null_mut(), Ordering::Release);
-        installed.take()
-    }
-
-    /// The installed set, for the collector.
-    pub(crate) fn installed(&self) -> Option<Arc<RelocationSet>> {
-        self.installed.lock().clone()
-    }
-
-    /// The installed set, for the load barrier.
-    ///
-    /// # Safety
-    /// The caller is a mutator's thread outside a safe region, and drops
-    /// the reference before it next polls for a safepoint: the set is
-    /// uninstalled and dropped only at and after a safepoint, which such a
-    /// thread cannot be inside of meanwhile.
-    #[inline]
-    pub(crate) unsafe fn relocation_for_barrier(&self) -> Option<&RelocationSet> {
-        let p = self.relocation.load(Ordering::Acquire);
-        // SAFETY: non-null, `p` came from the `Arc` in `installed`, which
-        // is dropped only after a safepoint the caller has not reached (its
-        // promise).
-        unsafe { p.as_ref() }
-    }
-
-    /// Whether mutators must log overwritten references.
-    #[inline]
-    pub(crate) fn marking(&self) -> bool {
-        self.phase.load(Ordering::Relaxed) == Phase::Marking as u8
-    }
-
-    /// Sets the phase (at a safepoint).
-    pub(crate) fn set_phase(&self, phase: Phase) {
-        self.phase.store(phase as u8, Ordering::Relaxed);
+    /// Whether cycles move objects: in the moving mode, with a binding
+    /// whose slots heal atomically.
+    fn moves(&self) -> bool {
+        constraints(self.mode).moves == Moves::WhileMutatorsRun && B::Slot::COMPARE_EXCHANGE
     }
 }
 
-/// An allocation stalled (see [`ConcurrentState::stall`]).
-pub(crate) struct Stalled<'a>(&'a ConcurrentState);
-
-impl Drop for Stalled<'_> {
-    fn drop(&mut self) {
-        self.0.stalled.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl KeepAlive for ConcurrentState {
-    /// While marking runs, `obj` (read from a weak reference) is logged,
-    /// so that this cycle marks it: a mutator may now make it strongly
-    /// reachable, which the snapshot would not see.
-    fn keep_alive(&self, obj: ObjectReference) {
-        if self.marking() && !self.new_pages.contains(obj.get()) {
-            self.satb.log_shared(obj);
+impl<B: Binding> Collector for ConcurrentCollector<B> {
+    /// Runs one concurrent cycle on the calling thread, the runtime's GC
+    /// thread, while the mutators run between its pauses; then records it
+    /// and gives the mutators their next budget.
+    fn run(
+        &self,
+        heap: &GcHeap,
+        cx: &DriverContext<'_>,
+        request: GcRequest,
+        _region: Option<&mut SafeRegion<'_>>,
+    ) -> Result<Option<CollectStats>, GcError> {
+        let mut workers = heap.workers.lock();
+        let number = heap.next_collection_number();
+        let allocated_before = heap.pages.counters().page_bytes_allocated;
+        let cycle = ConcurrentCycle {
+            binding: &*self.binding,
+            heap,
+            cx,
+            barriers: &self.barriers,
+            state: &self.state,
+            moves: self.moves(),
+            number,
+            ttsp: Duration::ZERO,
+            phases: ConcurrentPhases::default(),
+        };
+        let result = heap
+            .poison
+            .check()
+            .and_then(|()| cycle.run(&mut workers, request.cause));
+        match &result {
+            Err(e) => cx
+                .log
+                .collection_failed(CollectionKind::Full, request.cause, e),
+            Ok(stats) => {
+                let allocated = heap.pages.counters().page_bytes_allocated - allocated_before;
+                heap.sizing.concurrent_cycle(allocated);
+                // What a concurrent cycle costs the mutators is its whole
+                // length (its workers take CPUs), not only its pauses.
+                let cost = stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns);
+                let next = heap.sizing.collected_at(
+                    stats.kind,
+                    stats.used_after,
+                    false,
+                    cost,
+                    Instant::now(),
+                );
+                heap.mutator_alloc.source().set(next.budget);
+                heap.record(cx, stats, None);
+            }
         }
+        // However the cycle ended, stalled allocations retry now, with the
+        // budget it gave (and wait for the next one if there is still no
+        // room).
+        self.state.memory_freed();
+        result.map(Some)
+    }
+
+    fn binding(&self) -> &(dyn Any + Send + Sync) {
+        &*self.binding
     }
 }

@@ -21,8 +21,8 @@
 //! Memory the heap no longer uses goes back to the OS after the uncommit
 //! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
 
-use super::concurrent::new_pages::NewPages;
 use super::generations::CollectionKind;
+use super::meta::NewPages;
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
 use parking_lot::Mutex;

@@ -1,13 +1,16 @@
-//! The relocation phase: the live objects of each page in the relocation
-//! set are copied to a target page of the same NUMA node, on a GC worker
-//! bound to that node, and recorded in the page's forwarding table.
+//! The stop-the-world relocation phase: the live objects of each page in
+//! the relocation set are copied, in the pause, to a target page of the
+//! same NUMA node, on a GC worker bound to that node, and recorded in the
+//! page's forwarding table. (Relocation while the mutators run is the
+//! concurrent collector's, through the core's
+//! [`RelocationSet`](crate::gc::core::relocation_set::RelocationSet).)
 
-use super::cycle::Cycle;
-use super::in_collection;
-use super::meta::{Forwarding, Overlap};
-use super::workers::GcWorkers;
+use super::stw_cycle::StwCycle;
 use crate::GcError;
-use crate::vm::{Binding, ObjectReference};
+use crate::gc::core::in_collection;
+use crate::gc::core::meta::Forwarding;
+use crate::gc::core::workers::GcWorkers;
+use crate::vm::Binding;
 use hotmem_os::Address;
 use hotmem_page::{Age, ObjectLayout};
 use std::time::Instant;
@@ -42,35 +45,36 @@ struct Relocated {
     error: Option<GcError>,
 }
 
-impl<B: Binding> Cycle<'_, B> {
+impl<B: Binding> StwCycle<'_, B> {
     /// Relocates the selected pages on the workers (and checks the live
     /// maps of the others, see [`CHECK_EVERY_LIVE_MAP`]). A page whose
     /// targets ran out stays, its moved objects forwarded.
     pub(super) fn relocate(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
         let start = Instant::now();
-        let mut work = std::mem::take(&mut self.relocation_work);
+        let mut work = std::mem::take(&mut self.c.relocation_work);
         if !CHECK_EVERY_LIVE_MAP {
-            work.retain(|&(_, pi)| self.forwarding.get(pi).is_some());
+            work.retain(|&(_, pi)| self.c.forwarding.get(pi).is_some());
         }
         let this = &*self;
         let (results, summary) = workers.run(work, |pi| {
-            let _inside = in_collection::enter(this.heap);
+            let _inside = in_collection::enter(this.c.heap);
             this.relocate_page(pi)
         })?;
-        self.stats.relocation_ns = start.elapsed().as_nanos() as u64;
-        self.stats.relocation = summary;
+        let stats = &mut self.c.stats;
+        stats.relocation_ns = start.elapsed().as_nanos() as u64;
+        stats.relocation = summary;
         for r in &results {
             if let Some(e) = &r.error {
                 // Nothing refers to the copies yet: the heap is as it was.
                 return Err(e.clone());
             }
-            self.stats.objects_relocated += r.moved;
-            self.stats.bytes_relocated += r.bytes;
-            if self.forwarding.get(r.page).is_some() {
+            stats.objects_relocated += r.moved;
+            stats.bytes_relocated += r.bytes;
+            if self.c.forwarding.get(r.page).is_some() {
                 if r.complete {
                     self.evacuated[r.page] = true;
                 } else {
-                    self.stats.pages_evacuation_incomplete += 1;
+                    stats.pages_evacuation_incomplete += 1;
                 }
             }
         }
@@ -81,7 +85,7 @@ impl<B: Binding> Cycle<'_, B> {
     /// of the same node and records it in the page's forwarding table; on
     /// any page, walks the live map, which finds overlapping objects.
     fn relocate_page(&self, pi: usize) -> Relocated {
-        let p = &self.map.pages[pi];
+        let p = &self.c.map.pages[pi];
         let mut out = Relocated {
             page: pi,
             moved: 0,
@@ -89,7 +93,7 @@ impl<B: Binding> Cycle<'_, B> {
             complete: true,
             error: None,
         };
-        let forwarding = self.forwarding.get(pi);
+        let forwarding = self.c.forwarding.get(pi);
         let walk = p.live.for_each_object(|s, e| {
             let Some(f) = forwarding else { return };
             if out.complete {
@@ -103,47 +107,22 @@ impl<B: Binding> Cycle<'_, B> {
             }
         });
         if let Err(o) = walk {
-            out.error = Some(self.overlap_error(pi, o));
+            out.error = Some(self.c.overlap_error(pi, o));
         }
         out
-    }
-
-    /// The error for two marked objects of page `pi` that overlap.
-    fn overlap_error(&self, pi: usize, o: Overlap) -> GcError {
-        let at = |word| {
-            ObjectReference::from_address(Address::new(self.map.address(pi, word)))
-                .expect("a page address is not null")
-        };
-        GcError::OverlappingObjects {
-            first: at(o.first),
-            first_size: (o.first_end - o.first + 1) * 8,
-            second: at(o.second),
-        }
-    }
-
-    /// Walks the live map of every selected page: an overlap of two marked
-    /// objects fails the collection before anything moves (copying them
-    /// would duplicate bytes). The concurrent cycle's check; the
-    /// stop-the-world relocation walks each page as it copies it.
-    pub(super) fn check_relocation_set(&self) -> Result<(), GcError> {
-        for pi in self.forwarding.pages() {
-            if let Err(o) = self.map.pages[pi].live.for_each_object(|_, _| {}) {
-                return Err(self.overlap_error(pi, o));
-            }
-        }
-        Ok(())
     }
 
     /// Copies the object at words `s..=e` of page `pi` to a new place on
     /// the page's node and records it in `f`; its size, or `None` when no
     /// target memory (or forwarding entry) was left.
     fn copy_object(&self, f: &Forwarding, pi: usize, s: usize, e: usize) -> Option<usize> {
-        let p = &self.map.pages[pi];
+        let p = &self.c.map.pages[pi];
         let size = (e - s + 1) * 8;
-        let from = Address::new(self.map.address(pi, s));
+        let from = Address::new(self.c.map.address(pi, s));
         let layout = ObjectLayout::new(size).ok()?;
         let age = promoted(p.page.age());
         let to = self
+            .c
             .heap
             .gc_alloc
             .alloc_object(layout, age, p.page.node())

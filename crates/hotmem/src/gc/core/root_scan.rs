@@ -1,13 +1,18 @@
-//! The roots of a collection: the binding's global and mutator roots, the
-//! mutators' shadow stacks, the runtime's own handles and pins ([`RootRegistry`](crate::roots::RootRegistry)),
-//! the objects queued for finalization, and in a young collection the
-//! slots the store barrier remembered.
-//! Marking starts from them; the update phase visits them again.
+//! The roots phase of every collector: marking from every root, and
+//! giving every root whose object moved its new address.
+//!
+//! The roots are the binding's (its hooks [`Binding::scan_global_roots`],
+//! [`Binding::scan_mutator_roots`], and [`Binding::slot_at`] for the
+//! words of shadow stacks and the remembered slots), the runtime's own
+//! (handles, pins, shadow stacks: [`roots`](crate::roots)), the objects
+//! queued for finalization, and in a young collection the slots the store
+//! barrier remembered. Marking starts from them; the update visits them
+//! again.
 
 use super::binding_panic::call_model;
-use super::cycle::{Cycle, RootedPages};
+use super::collection::Collection;
 use super::heap::GcHeap;
-use super::mark::Marker;
+use super::mark::{MarkPolicy, Marker};
 use super::meta::HeapMap;
 use crate::GcError;
 use crate::vm::{Binding, ObjectReference, Slot};
@@ -18,7 +23,7 @@ use std::sync::atomic::Ordering;
 /// that lie in the used part of an old page (the others cannot hold an old
 /// object's reference to a young one). `None` if the binding cannot
 /// rebuild slots ([`Binding::slot_at`]).
-pub(super) fn rebuild_slots<B: Binding>(
+pub(crate) fn rebuild_slots<B: Binding>(
     binding: &B,
     map: &HeapMap,
     addresses: &[usize],
@@ -38,21 +43,25 @@ pub(super) fn rebuild_slots<B: Binding>(
     })
 }
 
-impl<B: Binding> Cycle<'_, B> {
+impl<B: Binding> Collection<'_, B> {
     /// Marks from every root: the binding's global and mutator roots, the
-    /// slots the store barrier remembered, the runtime's handles and pins
-    /// (whose pages are then pinned: never evacuated).
-    pub(super) fn mark_roots(&self, marker: &Marker<'_, B>) -> Result<(), GcError> {
+    /// shadow stacks, `remembered` (the slots the store barrier remembered,
+    /// rebuilt: a young collection's), the runtime's handles, the queue of
+    /// finalizable objects, and the pins (whose pages are then pinned:
+    /// never evacuated). `on_root` sees each object a strong root but a
+    /// pin refers to (a pinned object never moves).
+    pub(crate) fn mark_roots<P: MarkPolicy>(
+        &self,
+        marker: &Marker<'_, B, P>,
+        remembered: &[B::Slot],
+        mut on_root: impl FnMut(ObjectReference),
+    ) -> Result<(), GcError> {
         let mut error = None;
-        let note = self.rooted_pages == RootedPages::Budgeted;
-        let mut rooted = Vec::new();
         let mut visit = |slot: B::Slot| {
             if error.is_none() {
                 if let Some(r) = slot.load() {
                     error = marker.mark_root(r, Some(slot.address())).err();
-                    if note {
-                        rooted.push(r);
-                    }
+                    on_root(r);
                 }
             }
         };
@@ -62,8 +71,8 @@ impl<B: Binding> Cycle<'_, B> {
                 self.binding.scan_mutator_roots(m, &mut visit);
             }
         })?;
-        self.scan_shadow_stacks(&mut visit)?;
-        for slot in &self.barrier_slots {
+        scan_shadow_stacks(self.binding, self.heap, &mut visit)?;
+        for slot in remembered {
             visit(*slot);
         }
         if let Some(e) = error {
@@ -73,21 +82,16 @@ impl<B: Binding> Cycle<'_, B> {
             table.for_each(|r| {
                 if error.is_none() {
                     error = marker.mark_root(*r, None).err();
-                    if note {
-                        rooted.push(*r);
-                    }
+                    on_root(*r);
                 }
             });
         }
         self.heap.refs.finalizers.for_each_queued(|r| {
             if error.is_none() {
                 error = marker.mark_root(*r, None).err();
-                if note {
-                    rooted.push(*r);
-                }
+                on_root(*r);
             }
         });
-        *self.rooted.lock() = rooted;
         for r in self.heap.roots.pins.snapshot() {
             if error.is_none() {
                 error = marker.mark_root(r, None).err();
@@ -97,18 +101,6 @@ impl<B: Binding> Cycle<'_, B> {
             }
         }
         error.map_or(Ok(()), Err)
-    }
-
-    /// Updates every root whose object moved (the remembered slots are
-    /// updated with the other slots, on the workers).
-    pub(super) fn update_roots(&self) -> Result<(), GcError> {
-        update_roots(self.binding, self.heap, |r| self.forwarded(r))
-    }
-
-    /// Visits every word in use of every shadow stack, as the binding's
-    /// slot at its address.
-    fn scan_shadow_stacks(&self, visit: &mut impl FnMut(B::Slot)) -> Result<(), GcError> {
-        scan_shadow_stacks(self.binding, self.heap, visit)
     }
 }
 

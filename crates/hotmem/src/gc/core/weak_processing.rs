@@ -1,7 +1,13 @@
-//! Reference processing: what happens to the references that are not
-//! strong, after the strong closure and before relocation (HotSpot's
-//! "Reference Processing", ZGC's "Concurrent Process Non-Strong
-//! References", MMTk's `process_weak_refs`).
+//! The weak-processing phase of every collector: what happens to the
+//! references that are not strong, after the strong closure and before
+//! relocation (HotSpot's "Reference Processing", ZGC's "Concurrent Process
+//! Non-Strong References", MMTk's `process_weak_refs`).
+//!
+//! The references are the binding's (its hooks
+//! [`Binding::process_weak_refs`](crate::Binding::process_weak_refs) and
+//! [`Binding::forward_weak_refs`](crate::Binding::forward_weak_refs),
+//! which receive the views of [`vm::weak`](crate::vm)) and the runtime's
+//! own (weak handles, ephemerons, finalizers: [`refs`](crate::refs)).
 //!
 //! In order, each step tracing what it retained before the next:
 //! 1. **ephemerons and the binding's hook, to a fixpoint**: every runtime
@@ -22,10 +28,10 @@
 //! to the heap.
 
 use super::binding_panic::call_model;
-use super::cycle::Cycle;
+use super::collection::Collection;
 use super::generations::CollectionKind;
 use super::heap::GcHeap;
-use super::mark::Marker;
+use super::mark::{MarkPolicy, Marker};
 use super::stats::{RefStats, StrengthCounts};
 use super::workers::GcWorkers;
 use crate::GcError;
@@ -40,8 +46,8 @@ use std::time::Instant;
 const MAX_BINDING_PASSES: u32 = 10_000;
 
 /// The marker as the binding's hook and the runtime's tables see it.
-struct Tracer<'m, 'a, B: Binding> {
-    marker: &'m Marker<'a, B>,
+struct Tracer<'m, 'a, B: Binding, P: MarkPolicy> {
+    marker: &'m Marker<'a, B, P>,
     /// Objects this tracer marked, not yet traced.
     pending: u64,
     /// Objects it marked in all.
@@ -50,7 +56,7 @@ struct Tracer<'m, 'a, B: Binding> {
     error: Option<GcError>,
 }
 
-impl<B: Binding> WeakTracer for Tracer<'_, '_, B> {
+impl<B: Binding, P: MarkPolicy> WeakTracer for Tracer<'_, '_, B, P> {
     fn is_live(&self, obj: ObjectReference) -> bool {
         self.marker.is_live(obj)
     }
@@ -79,9 +85,9 @@ impl<B: Binding> WeakTracer for Tracer<'_, '_, B> {
     }
 }
 
-impl<'m, 'a, B: Binding> Tracer<'m, 'a, B> {
+impl<B: Binding, P: MarkPolicy> Tracer<'_, '_, B, P> {
     /// Traces what was retained since the last call, on the workers.
-    fn trace(&mut self, cycle: &Cycle<'_, B>, workers: &mut GcWorkers) -> Result<(), GcError> {
+    fn trace(&mut self, cycle: &Collection<'_, B>, workers: &mut GcWorkers) -> Result<(), GcError> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -93,12 +99,12 @@ impl<'m, 'a, B: Binding> Tracer<'m, 'a, B> {
     }
 }
 
-impl<B: Binding> Cycle<'_, B> {
+impl<B: Binding> Collection<'_, B> {
     /// Processes weak handles, ephemerons, finalizers and the binding's
     /// weak references (see the module docs), after the strong closure.
-    pub(super) fn process_weak_refs(
+    pub(crate) fn process_weak_refs<P: MarkPolicy>(
         &self,
-        marker: &Marker<'_, B>,
+        marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
     ) -> Result<RefStats, GcError> {
         let start = Instant::now();
@@ -135,9 +141,9 @@ impl<B: Binding> Cycle<'_, B> {
 
     /// Step 1: the runtime's ephemerons to their fixpoint, then the
     /// binding's hook, while the hook retains or asks for more.
-    fn binding_fixpoint(
+    fn binding_fixpoint<P: MarkPolicy>(
         &self,
-        tracer: &mut Tracer<'_, '_, B>,
+        tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         stats: &mut RefStats,
     ) -> Result<(), GcError> {
@@ -167,9 +173,9 @@ impl<B: Binding> Cycle<'_, B> {
     /// Retains the value of every ephemeron whose key is live, tracing
     /// after each pass, until a pass retains nothing. Each pass looks only
     /// at the pairs whose key was not live in the pass before.
-    fn ephemeron_fixpoint(
+    fn ephemeron_fixpoint<P: MarkPolicy>(
         &self,
-        tracer: &mut Tracer<'_, '_, B>,
+        tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         counts: &mut StrengthCounts,
     ) -> Result<(), GcError> {
@@ -201,7 +207,7 @@ impl<B: Binding> Cycle<'_, B> {
     }
 
     /// Step 2: clears the weak handles whose object is dead.
-    fn clear_weak_handles(&self, marker: &Marker<'_, B>) -> StrengthCounts {
+    fn clear_weak_handles<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> StrengthCounts {
         let mut counts = StrengthCounts::default();
         self.heap.refs.weak.update(|r| {
             counts.found += 1;
@@ -216,7 +222,7 @@ impl<B: Binding> Cycle<'_, B> {
     }
 
     /// Step 4: clears the ephemerons whose key is dead; how many.
-    fn clear_dead_ephemerons(&self, marker: &Marker<'_, B>) -> u64 {
+    fn clear_dead_ephemerons<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> u64 {
         self.heap.refs.ephemerons.with_pairs(|pairs| {
             let mut cleared = 0;
             for pair in pairs.iter_mut() {
@@ -227,25 +233,6 @@ impl<B: Binding> Cycle<'_, B> {
             }
             cleared
         })
-    }
-
-    /// After the update: the runtime's weak handles, ephemerons and
-    /// registered finalizers follow their moved objects (the queue of
-    /// finalizable objects is a root, updated with the others), and the
-    /// binding forwards its own weak references.
-    pub(super) fn forward_weak_refs(&mut self) -> Result<(), GcError> {
-        if !self.forwarding.any() {
-            return Ok(());
-        }
-        let start = Instant::now();
-        let result = forward_weak_refs(self.binding, self.heap, &*self);
-        self.stats.refs.ns += start.elapsed().as_nanos() as u64;
-        result
-    }
-
-    /// `r`'s new address, or `r` if it did not move.
-    fn forwarded_or_same(&self, r: ObjectReference) -> ObjectReference {
-        self.forwarded(r).unwrap_or(r)
     }
 }
 
@@ -270,10 +257,4 @@ pub(crate) fn forward_weak_refs<B: Binding>(
     refs.finalizers
         .update_registered(|r| forwarder.forwarded(r));
     call_model(|| binding.forward_weak_refs(&WeakForwarding::new(forwarder)))
-}
-
-impl<B: Binding> Forwarder for Cycle<'_, B> {
-    fn forwarded(&self, obj: ObjectReference) -> ObjectReference {
-        self.forwarded_or_same(obj)
-    }
 }

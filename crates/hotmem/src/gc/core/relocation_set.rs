@@ -1,6 +1,8 @@
-//! [`RelocationSet`]: the pages a concurrent cycle evacuates while the
-//! mutators run, and how a reference into one of them finds its object's
-//! new address (relocating the object first if nobody has).
+//! [`RelocationSet`]: the pages a cycle evacuates while the mutators run,
+//! and how a reference into one of them finds its object's new address
+//! (relocating the object first if nobody has): the forwarding every
+//! collector that moves objects outside a pause uses, the load barrier's
+//! slow path (`gc/barriers/`) and its relocation workers alike.
 //!
 //! The set lives from the cycle's Pause Relocate Start to the next cycle's
 //! Pause Mark End. Slots of the heap keep the old addresses meanwhile
@@ -13,11 +15,11 @@
 //! the pages stay allocated until then: were their memory reused, a stale
 //! reference and a new object's address would be the same number.
 
-use crate::gc::meta::{ForwardingTables, HeapMap};
+use super::heap::GcAllocator;
+use super::meta::{ForwardingTables, HeapMap};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
-use hotmem_page::{Age, NodeId, ObjectAllocator, ObjectLayout, PageAllocator};
-use std::sync::Arc;
+use hotmem_page::{Age, NodeId, ObjectLayout};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Gives `slot`, which was seen holding `stale` (a reference into a
@@ -31,9 +33,6 @@ pub(crate) fn heal<S: Slot>(slot: &S, stale: ObjectReference, to: ObjectReferenc
         slot.compare_exchange(stale, to);
     }
 }
-
-/// Where the GC copies objects to.
-pub(crate) type GcAllocator = ObjectAllocator<Arc<PageAllocator>>;
 
 /// The pages one concurrent cycle evacuates, with the cycle's heap map
 /// (their live maps say where their objects are and how large) and a

@@ -3,16 +3,14 @@
 //! on the GC workers while the mutators run (and relocate what they load
 //! first, through the load barrier).
 
-use super::relocation_set::{GcAllocator, RelocationSet};
 use crate::GcError;
-use crate::gc::heap::GcHeap;
-use crate::gc::in_collection;
-use crate::gc::roots::update_roots;
-use crate::gc::weak_refs::forward_weak_refs;
-use crate::gc::workers::GcWorkers;
-use crate::gc::workers::PhaseSummary;
-use crate::vm::Forwarder;
-use crate::vm::{Binding, ObjectReference};
+use crate::gc::core::heap::{GcAllocator, GcHeap};
+use crate::gc::core::in_collection;
+use crate::gc::core::relocation_set::RelocationSet;
+use crate::gc::core::root_scan::update_roots;
+use crate::gc::core::weak_processing::forward_weak_refs;
+use crate::gc::core::workers::{GcWorkers, PhaseSummary};
+use crate::vm::{Binding, Forwarder, ObjectReference};
 use hotmem_page::NodeId;
 use std::collections::BTreeMap;
 

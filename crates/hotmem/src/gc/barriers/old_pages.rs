@@ -1,24 +1,24 @@
-//! [`OldTable`]: which pages are old, by address, for the store barrier.
+//! [`OldPages`]: which pages are old, by address, for the store barrier.
 
 use hotmem_page::PageRef;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One byte per page unit of the heap reservation: nonzero where an old
 /// page lies.
-pub(crate) struct OldTable {
+pub(crate) struct OldPages {
     base: usize,
     len: usize,
     shift: u32,
     old: Box<[AtomicU8]>,
 }
 
-impl OldTable {
+impl OldPages {
     /// A table for the reservation `base..base+len`, in units of `unit`
     /// bytes (a power of two that every page's start and size are multiples
     /// of), with no old page.
-    pub(crate) fn new(base: usize, len: usize, unit: usize) -> OldTable {
+    pub(crate) fn new(base: usize, len: usize, unit: usize) -> OldPages {
         debug_assert!(unit.is_power_of_two());
-        OldTable {
+        OldPages {
             base,
             len,
             shift: unit.trailing_zeros(),
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn the_old_table_marks_the_units_a_range_touches_and_nothing_outside_the_heap() {
-        let t = OldTable::new(BASE, 8 * UNIT, UNIT);
+        let t = OldPages::new(BASE, 8 * UNIT, UNIT);
         assert_eq!(t.unit_shift(), 21);
         assert!((0..8).all(|u| t.is_young(BASE + u * UNIT) && !t.is_old(BASE + u * UNIT)));
         // Outside the reservation: neither old nor young.

@@ -10,14 +10,13 @@
 //! sets its start bit in the page's live map, so one reached twice is
 //! scanned once.
 //!
-//! Concurrent marking attaches here: the store barrier's SATB buffers are
-//! drained into the same queues, and the termination check also requires
-//! the mutators' buffers to be empty.
+//! What differs between collectors is a [`MarkPolicy`]: whether a slot may
+//! hold a stale reference (healed as it is marked through), whether pages
+//! outside the map hold live objects, whether slots into young pages are
+//! remembered. Concurrent marking feeds the same queues from the mutators'
+//! logs (see [`Marker::mark_root`]).
 
 use super::binding_panic::panic_message;
-use super::concurrent::new_pages::NewPages;
-use super::concurrent::relocation_set::{self, RelocationSet};
-use super::cycle::Cycle;
 use super::heap::GcHeap;
 use super::in_collection;
 use super::meta::HeapMap;
@@ -29,26 +28,30 @@ use hotmem_os::Address;
 use parking_lot::Mutex;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
-impl<B: Binding> Cycle<'_, B> {
-    /// Marks the live graph: the roots on this thread, then the trace on
-    /// the GC workers, into each page's live map; then the references that
-    /// are not strong (see [`weak_refs`](super::weak_refs)).
-    pub(super) fn mark(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
-        let start = Instant::now();
-        let count = self.stats.mark_workers;
-        let marker = Marker::new(self.binding, &self.map, count, self.young_only());
-        self.mark_roots(&marker)?;
-        marker.trace(self.heap, workers)?;
-        self.stats.mark_ns = start.elapsed().as_nanos() as u64;
-        let refs = self.process_weak_refs(&marker, workers)?;
-        self.stats.refs = refs;
-        self.stats.objects_marked = marker.marked();
-        self.stats.live_objects = marker.marked();
-        self.remembered = marker.take_remembered();
-        Ok(())
-    }
+/// What a collector adds to the shared marker (mmtk-core's per-plan
+/// tracing): each collector's policy is a type of its own, so that the
+/// marker is compiled once per collector and a check that one collector
+/// never needs costs it nothing.
+pub(crate) trait MarkPolicy: Sync {
+    /// Whether marking remembers the slots of marked objects that refer
+    /// into young pages (one list per worker, see
+    /// [`Marker::take_remembered`]), for an update that visits only those.
+    const REMEMBER_YOUNG_SLOTS: bool;
+
+    /// Where `r`'s object is now: `r`, unless references may be stale
+    /// (the last cycle's relocation set) and `r` is one; an error for a
+    /// stale reference to an object that was not relocated.
+    fn current(&self, r: ObjectReference) -> Result<ObjectReference, BadReference>;
+
+    /// [`MarkPolicy::current`] of `t`, just loaded from `slot`, which is
+    /// healed (given the object's address now) if `t` was stale.
+    fn heal<S: Slot>(&self, slot: &S, t: ObjectReference) -> Result<ObjectReference, BadReference>;
+
+    /// Whether `r` lies in a page allocated since the heap map was made:
+    /// its objects are live and marking does not examine them (a reference
+    /// into one is no error).
+    fn allocated_since_map(&self, r: ObjectReference) -> bool;
 }
 
 /// Objects a worker processes under one unwind guard (and between two
@@ -60,7 +63,7 @@ const BATCH: usize = 256;
 const PARKED_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// One marking phase.
-pub(crate) struct Marker<'a, B: Binding> {
+pub(crate) struct Marker<'a, B: Binding, P: MarkPolicy> {
     binding: &'a B,
     map: &'a HeapMap,
     injector: Injector<ObjectReference>,
@@ -76,25 +79,8 @@ pub(crate) struct Marker<'a, B: Binding> {
     /// checked but neither marked nor followed (those objects are taken as
     /// live).
     young_only: bool,
-    /// Concurrent marking: the pages allocated since mark start, whose
-    /// objects are live and not examined (a reference into one is no
-    /// error).
-    new_pages: Option<&'a NewPages>,
-    /// Whether the slots that refer into young pages are remembered (for
-    /// an update that visits only those); a concurrent cycle updates no
-    /// slot and needs none.
-    remember: Remember,
-    /// Concurrent marking: the last cycle's relocation set. A reference
-    /// into it is stale: marking follows it to the object's new address
-    /// and heals the slot (ZGC's remapping during the next marking).
-    remap: Option<&'a RelocationSet>,
-}
-
-/// Whether marking remembers the slots that refer into young pages.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Remember {
-    Slots,
-    Nothing,
+    /// The collector's part (see [`MarkPolicy`]).
+    policy: P,
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -105,8 +91,16 @@ struct PageTally {
     bytes: usize,
 }
 
-impl<'a, B: Binding> Marker<'a, B> {
-    pub(crate) fn new(binding: &'a B, map: &'a HeapMap, workers: usize, young_only: bool) -> Self {
+impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
+    /// A marker of `map` on `workers` workers (`young_only`: only young
+    /// pages are marked), with the collector's `policy`.
+    pub(crate) fn new(
+        binding: &'a B,
+        map: &'a HeapMap,
+        workers: usize,
+        young_only: bool,
+        policy: P,
+    ) -> Self {
         let deques: Vec<Worker<ObjectReference>> =
             (0..workers).map(|_| Worker::new_lifo()).collect();
         Marker {
@@ -121,52 +115,20 @@ impl<'a, B: Binding> Marker<'a, B> {
             marked: AtomicU64::new(0),
             remembered: Mutex::new(Vec::new()),
             young_only,
-            new_pages: None,
-            remember: Remember::Slots,
-            remap: None,
+            policy,
         }
     }
 
-    /// For concurrent marking after a cycle that relocated: references into
-    /// `set` are followed to their objects' new addresses, and the slots
-    /// that held them healed.
-    pub(crate) fn with_remap(mut self, set: Option<&'a RelocationSet>) -> Self {
-        self.remap = set;
-        self
-    }
-
-    /// Where `r`'s object is now: `r`, unless it lies in the last cycle's
-    /// relocation set.
+    /// Where `r`'s object is now (see [`MarkPolicy::current`]).
     #[inline]
     fn current(&self, r: ObjectReference) -> Result<ObjectReference, BadReference> {
-        let Some(set) = self.remap else {
-            return Ok(r);
-        };
-        match set.page_in_set(r.get()) {
-            None => Ok(r),
-            Some(pi) => set.forwarded(pi, r).ok_or(BadReference::NotRelocated),
-        }
+        self.policy.current(r)
     }
 
-    /// Remembers no slot: nothing will be updated (a concurrent cycle
-    /// relocates nothing). Remembering a slot per reference into a young
-    /// page cost a whole heap's worth of vectors, freed in the pause.
-    pub(crate) fn without_remembered_slots(mut self) -> Self {
-        self.remember = Remember::Nothing;
-        self
-    }
-
-    /// For concurrent marking: references into `pages` (allocated since
-    /// mark start) are to live objects that marking does not examine.
-    pub(crate) fn with_new_pages(mut self, pages: &'a NewPages) -> Self {
-        self.new_pages = Some(pages);
-        self
-    }
-
-    /// Whether `r` lies in a page allocated since mark start.
+    /// Whether `r` lies in a page allocated since the map was made.
     #[inline]
     fn in_new_page(&self, r: ObjectReference) -> bool {
-        self.new_pages.is_some_and(|n| n.contains(r.get()))
+        self.policy.allocated_since_map(r)
     }
 
     /// Objects marked so far.
@@ -475,7 +437,7 @@ impl<'a, B: Binding> Marker<'a, B> {
         };
         self.binding.scan_object(r, &mut |slot: B::Slot| {
             let Some(t) = slot.load() else { return };
-            let t = match self.remap.map_or(Ok(t), |set| heal(set, &slot, t)) {
+            let t = match self.policy.heal(&slot, t) {
                 Ok(t) => t,
                 Err(reason) => {
                     bad.get_or_insert(invalid(t, &slot, reason));
@@ -486,7 +448,7 @@ impl<'a, B: Binding> Marker<'a, B> {
                 Ok((tpi, twi)) => {
                     let target = &map.pages[tpi];
                     if target.young {
-                        if self.remember == Remember::Slots {
+                        if P::REMEMBER_YOUNG_SLOTS {
                             remembered.push(slot);
                         }
                     } else if self.young_only {
@@ -514,22 +476,4 @@ impl<'a, B: Binding> Marker<'a, B> {
             None => Ok(next),
         }
     }
-}
-
-/// Marking's side of lazy remapping: if `t`, just loaded from `slot`, lies
-/// in the last cycle's relocation set, the slot gets the object's new
-/// address (unless a mutator stored another value meanwhile: a heal never
-/// overwrites a store) and the new address is what marking follows.
-#[inline]
-fn heal<S: Slot>(
-    set: &RelocationSet,
-    slot: &S,
-    t: ObjectReference,
-) -> Result<ObjectReference, BadReference> {
-    let Some(pi) = set.page_in_set(t.get()) else {
-        return Ok(t);
-    };
-    let to = set.forwarded(pi, t).ok_or(BadReference::NotRelocated)?;
-    relocation_set::heal(slot, t, to);
-    Ok(to)
 }

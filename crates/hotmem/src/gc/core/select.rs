@@ -1,4 +1,5 @@
-//! The relocation-set phase: which pages a collection evacuates.
+//! The relocation-set selection of every collector that moves objects:
+//! which pages a collection evacuates.
 //!
 //! Pages of one size are sorted by live bytes, fewest first, and the set
 //! grows along that order for as long as each step pays: the pages added
@@ -9,9 +10,11 @@
 //! is all live but half full is not moved on its own, since its objects
 //! would fill half of another page; two such pages are, into one.
 
-use super::cycle::Cycle;
-use super::meta::ForwardingTables;
-use crate::vm::Binding;
+use super::collection::Collection;
+use super::meta::{ForwardingTables, Overlap};
+use crate::GcError;
+use crate::vm::{Binding, ObjectReference};
+use hotmem_os::Address;
 use hotmem_page::PageType;
 use std::sync::atomic::Ordering;
 
@@ -63,13 +66,13 @@ pub(crate) fn select_young(candidates: &[Candidate], limit: f64) -> Vec<usize> {
         .collect()
 }
 
-impl<B: Binding> Cycle<'_, B> {
+impl<B: Binding> Collection<'_, B> {
     /// Chooses the relocation set: among the small and the medium pages
     /// without a pinned object, the old ones whose objects pack into fewer
     /// pages (see [`select`]) and the young ones mostly garbage (see
     /// [`select_young`]); gives each a forwarding table.
     /// Notes the empty pages (freed next) and the pages relocation visits.
-    pub(super) fn select_relocation_set(&mut self) {
+    pub(crate) fn select_relocation_set(&mut self) {
         let groups = self.candidates();
         let limit = self.heap.fragmentation_limit;
         let mut live_objects = vec![None; self.map.pages.len()];
@@ -96,7 +99,7 @@ impl<B: Binding> Cycle<'_, B> {
     fn candidates(&mut self) -> [(usize, Vec<Candidate>); 4] {
         let mut groups: [(usize, Vec<Candidate>); 4] = Default::default();
         for (pi, p) in self.map.pages.iter().enumerate() {
-            if self.kind == super::generations::CollectionKind::Young && !p.young {
+            if self.young_only() && !p.young {
                 // Not marked: its objects are taken as live, it stays.
                 continue;
             }
@@ -122,6 +125,34 @@ impl<B: Binding> Cycle<'_, B> {
             }
         }
         groups
+    }
+}
+
+impl<B: Binding> Collection<'_, B> {
+    /// The error for two marked objects of page `pi` that overlap.
+    pub(crate) fn overlap_error(&self, pi: usize, o: Overlap) -> GcError {
+        let at = |word| {
+            ObjectReference::from_address(Address::new(self.map.address(pi, word)))
+                .expect("a page address is not null")
+        };
+        GcError::OverlappingObjects {
+            first: at(o.first),
+            first_size: (o.first_end - o.first + 1) * 8,
+            second: at(o.second),
+        }
+    }
+
+    /// Walks the live map of every selected page: an overlap of two marked
+    /// objects fails the collection before anything moves (copying them
+    /// would duplicate bytes). For a relocation that does not walk each
+    /// page as it copies it (one that runs while the mutators run).
+    pub(crate) fn check_selected_pages(&self) -> Result<(), GcError> {
+        for pi in self.forwarding.pages() {
+            if let Err(o) = self.map.pages[pi].live.for_each_object(|_, _| {}) {
+                return Err(self.overlap_error(pi, o));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,8 +1,9 @@
-//! [`CsetIndex`]: which granules of the heap belong to the installed
-//! relocation set, one `u32` per granule for the whole life of the
-//! runtime, so that the load barrier's test is a subtraction, a compare,
-//! a shift and one load from a table whose address never changes (the
-//! barrier keeps it; it does not follow a pointer to the set).
+//! [`RelocationIndex`]: the load barrier's table of which granules of the
+//! heap belong to the installed relocation set, one `u32` per granule for
+//! the whole life of the runtime, so that the load barrier's test is a
+//! subtraction, a compare, a shift and one load from a table whose address
+//! never changes (the barrier keeps it; it does not follow a pointer to
+//! the set).
 
 use crate::sync::{AtomicU32, Ordering};
 
@@ -10,7 +11,7 @@ use crate::sync::{AtomicU32, Ordering};
 /// set's heap map, of the page of the set that covers it; 0 elsewhere.
 /// Written only at safepoints (the set is installed at Pause Relocate
 /// Start and taken out at the next Pause Mark End).
-pub(crate) struct CsetIndex {
+pub(crate) struct RelocationIndex {
     base: usize,
     len: usize,
     units: Box<[AtomicU32]>,
@@ -20,10 +21,10 @@ pub(crate) struct CsetIndex {
 /// alignment.
 pub(crate) const SHIFT: u32 = hotmem_page::GRANULE_SIZE.trailing_zeros();
 
-impl CsetIndex {
+impl RelocationIndex {
     /// A table for the reservation `base..base+len`, empty.
-    pub(crate) fn new(base: usize, len: usize) -> CsetIndex {
-        CsetIndex {
+    pub(crate) fn new(base: usize, len: usize) -> RelocationIndex {
+        RelocationIndex {
             base,
             len,
             units: (0..len.div_ceil(1 << SHIFT))
@@ -34,8 +35,8 @@ impl CsetIndex {
 
     /// The barrier's view: the reservation's start and length and the
     /// table, which live as long as the runtime.
-    pub(crate) fn view(&self) -> CsetView {
-        CsetView {
+    pub(crate) fn view(&self) -> RelocationView {
+        RelocationView {
             base: self.base,
             len: self.len,
             units: self.units.as_ptr(),
@@ -54,21 +55,21 @@ impl CsetIndex {
     }
 }
 
-/// The load barrier's copy of a [`CsetIndex`]'s address and bounds.
+/// The load barrier's copy of a [`RelocationIndex`]'s address and bounds.
 #[derive(Copy, Clone)]
-pub(crate) struct CsetView {
+pub(crate) struct RelocationView {
     base: usize,
     len: usize,
     units: *const AtomicU32,
 }
 
-impl CsetView {
+impl RelocationView {
     /// The page (index + 1 in the installed set's map) `addr` may lie in:
     /// 0 when it lies in no page of the set. A nonzero answer is checked
     /// against the page's bounds by the caller.
     ///
     /// # Safety
-    /// The [`CsetIndex`] this view came from is alive.
+    /// The [`RelocationIndex`] this view came from is alive.
     #[inline]
     pub(crate) unsafe fn lookup(&self, addr: usize) -> u32 {
         let off = addr.wrapping_sub(self.base);

@@ -1,9 +1,7 @@
-//! [`GcHeap`]: the heap and everything that collects it, as one part of
-//! the runtime. The collector's code receives this, never the runtime.
+//! [`GcHeap`]: the heap and what every collector works on, as one part of
+//! the runtime. A collector's code receives this, never the runtime; what
+//! only one collector needs (its barriers' state, its policy) is its own.
 
-use super::collector::Collect;
-use super::concurrent::ConcurrentState;
-use super::generations::GenerationalState;
 use super::in_collection::Collected;
 use super::poison::Poison;
 use super::record::GcRecord;
@@ -19,9 +17,11 @@ use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+/// Where the GC copies objects to.
+pub(crate) type GcAllocator = ObjectAllocator<Arc<PageAllocator>>;
+
 /// The heap's pages, the allocators and buffers that fill them, the roots
-/// the runtime owns, the generational state, the GC workers and what
-/// collections leave behind.
+/// the runtime owns, the GC workers and what collections leave behind.
 pub(crate) struct GcHeap {
     /// The memory (NMT attached) that side tables are mapped from.
     pub(crate) memory: Memory,
@@ -32,13 +32,11 @@ pub(crate) struct GcHeap {
     pub(crate) mutator_alloc: ObjectAllocator<Arc<BudgetedPages>>,
     /// Where GC workers copy survivors to. Synchronized medium pages, so
     /// that workers do not race for the medium target page.
-    pub(crate) gc_alloc: ObjectAllocator<Arc<PageAllocator>>,
+    pub(crate) gc_alloc: GcAllocator,
     /// When the next collection runs: the heap sizing policy.
     pub(crate) sizing: Sizing,
     /// The mutators' thread-local allocation buffers.
     pub(crate) tlabs: TlabShared,
-    /// Young and old objects, when the runtime has generations.
-    pub(crate) generations: Option<Arc<GenerationalState>>,
     /// Handles, pins and the attached mutators, whose roots the binding
     /// reports.
     pub(crate) roots: RootRegistry,
@@ -64,13 +62,8 @@ pub(crate) struct GcHeap {
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) epoch: AtomicU64,
-    /// The collector compiled for the binding (none: no collections).
-    pub(crate) collector: Option<Arc<dyn Collect>>,
     /// A page is evacuated when at least this fraction of it is garbage.
     pub(crate) fragmentation_limit: f64,
-    /// The concurrent collector's shared state, with
-    /// [`CollectorMode::Concurrent`](crate::CollectorMode).
-    pub(crate) concurrent: Option<Arc<ConcurrentState>>,
 }
 
 impl Collected for GcHeap {

@@ -1,0 +1,252 @@
+//! The concurrent collector's barriers: the snapshot-at-the-beginning
+//! store barrier (while marking runs, a mutator logs the reference it
+//! overwrites, see [`satb`](super::satb)) and the load barrier (from a
+//! cycle's Pause Relocate Start to the next cycle's Pause Mark End, a
+//! reference into the relocation set is forwarded and its slot healed).
+//!
+//! The collector's side is [`ConcurrentBarriers`]: the phase the barriers
+//! read, the logs they write, the pages allocated since mark start, and
+//! the installed relocation set with its granule index. The mutator's side
+//! is [`ConcurrentBarrier`], one per mutator.
+
+use super::relocation_index::{RelocationIndex, RelocationView};
+use super::satb::{SatbBuffer, SatbQueues};
+use crate::gc::core::heap::GcAllocator;
+use crate::gc::core::meta::NewPages;
+use crate::gc::core::relocation_set::{RelocationSet, Relocator, heal};
+use crate::refs::KeepAlive;
+use crate::sync::{Arc, Mutex};
+use crate::vm::{ObjectReference, Slot};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+/// What the mutators' barriers must do now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum BarrierPhase {
+    /// No concurrent work: the store barriers log nothing.
+    Idle = 0,
+    /// Concurrent marking: overwritten references are logged.
+    Marking = 1,
+}
+
+/// The collector's side of the concurrent barriers, shared with every
+/// mutator's [`ConcurrentBarrier`].
+pub(crate) struct ConcurrentBarriers {
+    /// [`BarrierPhase`] as a byte: what the barriers read. Changed only at
+    /// safepoints, so the mutators see each change when they run again.
+    phase: AtomicU8,
+    /// The mutators' logs of overwritten references.
+    pub(crate) satb: SatbQueues,
+    /// Pages allocated since mark start (the mutators' page source records
+    /// them).
+    pub(crate) new_pages: std::sync::Arc<NewPages>,
+    /// The relocation set the load barrier forwards references into: the
+    /// last cycle's, from its Pause Relocate Start to the next cycle's
+    /// Pause Mark End; null otherwise. Changed only at safepoints.
+    relocation: AtomicPtr<RelocationSet>,
+    /// The owner of what `relocation` points to.
+    installed: parking_lot::Mutex<Option<std::sync::Arc<RelocationSet>>>,
+    /// The installed set's granules, for the barrier's test.
+    pub(crate) index: RelocationIndex,
+}
+
+impl ConcurrentBarriers {
+    /// The barriers of a heap reserved at `base..base+len` whose pages are
+    /// multiples of `unit` bytes: idle, no set installed.
+    pub(crate) fn new(base: usize, len: usize, unit: usize) -> ConcurrentBarriers {
+        ConcurrentBarriers {
+            phase: AtomicU8::new(BarrierPhase::Idle as u8),
+            satb: SatbQueues::default(),
+            new_pages: std::sync::Arc::new(NewPages::new(base, len, unit)),
+            relocation: AtomicPtr::new(std::ptr::null_mut()),
+            installed: parking_lot::Mutex::new(None),
+            index: RelocationIndex::new(base, len),
+        }
+    }
+
+    /// Makes `set` the one the load barrier forwards into (at a safepoint:
+    /// the mutators see it when they run again).
+    pub(crate) fn install(&self, set: std::sync::Arc<RelocationSet>) {
+        let mut installed = self.installed.lock();
+        self.relocation
+            .store(std::sync::Arc::as_ptr(&set).cast_mut(), Ordering::Release);
+        for (pi, start, size) in set.page_ranges() {
+            self.index.set(start, size, Some(pi));
+        }
+        *installed = Some(set);
+    }
+
+    /// Takes the installed set out of the barrier (at a safepoint, once
+    /// nothing reachable refers into it); the caller drops it after the
+    /// safepoint.
+    pub(crate) fn uninstall(&self) -> Option<std::sync::Arc<RelocationSet>> {
+        let mut installed = self.installed.lock();
+        self.relocation
+            .store(std::ptr::null_mut(), Ordering::Release);
+        installed.take()
+    }
+
+    /// The installed set, for the collector.
+    pub(crate) fn installed(&self) -> Option<std::sync::Arc<RelocationSet>> {
+        self.installed.lock().clone()
+    }
+
+    /// The installed set, for the load barrier.
+    ///
+    /// # Safety
+    /// The caller is a mutator's thread outside a safe region, and drops
+    /// the reference before it next polls for a safepoint: the set is
+    /// uninstalled and dropped only at and after a safepoint, which such a
+    /// thread cannot be inside of meanwhile.
+    #[inline]
+    unsafe fn relocation_for_barrier(&self) -> Option<&RelocationSet> {
+        let p = self.relocation.load(Ordering::Acquire);
+        // SAFETY: non-null, `p` came from the `Arc` in `installed`, which
+        // is dropped only after a safepoint the caller has not reached (its
+        // promise).
+        unsafe { p.as_ref() }
+    }
+
+    /// Whether mutators must log overwritten references.
+    #[inline]
+    pub(crate) fn marking(&self) -> bool {
+        self.phase.load(Ordering::Relaxed) == BarrierPhase::Marking as u8
+    }
+
+    /// Sets the phase (at a safepoint).
+    pub(crate) fn set_phase(&self, phase: BarrierPhase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+}
+
+impl KeepAlive for ConcurrentBarriers {
+    /// While marking runs, `obj` (read from a weak reference) is logged,
+    /// so that this cycle marks it: a mutator may now make it strongly
+    /// reachable, which the snapshot would not see.
+    fn keep_alive(&self, obj: ObjectReference) {
+        if self.marking() && !self.new_pages.contains(obj.get()) {
+            self.satb.log_shared(obj);
+        }
+    }
+}
+
+/// A mutator's side of the concurrent barriers: the phase and the
+/// relocation set it reads, the log it writes.
+pub(crate) struct ConcurrentBarrier {
+    /// The runtime's side of the barriers.
+    barriers: NonNull<ConcurrentBarriers>,
+    /// Its table of the relocation set's granules.
+    pub(crate) index: RelocationView,
+    buffer: Arc<Mutex<SatbBuffer>>,
+}
+
+impl ConcurrentBarrier {
+    /// The barrier of a mutator of a runtime whose concurrent barriers are
+    /// `barriers`. The mutator keeps the runtime, and so `barriers`, alive.
+    pub(crate) fn new(barriers: &ConcurrentBarriers) -> ConcurrentBarrier {
+        ConcurrentBarrier {
+            index: barriers.index.view(),
+            buffer: barriers.satb.register(),
+            barriers: NonNull::from(barriers),
+        }
+    }
+
+    #[inline]
+    fn barriers(&self) -> &ConcurrentBarriers {
+        // SAFETY: `barriers` points into the `Arc` the runtime's shared
+        // `Inner` holds, which the mutator owning this barrier keeps alive
+        // (it holds a `Runtime`) and whose contents never move; they are
+        // only read through shared references and atomics.
+        unsafe { self.barriers.as_ref() }
+    }
+
+    /// The load barrier's test: whether `addr` may lie in the installed
+    /// relocation set (one table lookup).
+    #[inline]
+    pub(crate) fn may_be_relocating(&self, addr: usize) -> bool {
+        // SAFETY: the table lives as long as the runtime, which the
+        // mutator owning this barrier keeps alive.
+        unsafe { self.index.lookup(addr) != 0 }
+    }
+
+    /// The load barrier's slow path: `r`, loaded from `slot`, may lie in
+    /// the relocation set. Its object is relocated if nobody has, and the
+    /// slot healed ([`heal`]: only if it still holds `r`, so that a heal
+    /// never overwrites another thread's store).
+    ///
+    /// # Safety
+    /// Called on the mutator's thread, in managed code (outside a safe
+    /// region, a leaked one left first), and the set is not kept past the
+    /// return: see [`ConcurrentBarriers::relocation_for_barrier`].
+    pub(crate) unsafe fn load_slow<S: Slot>(
+        &self,
+        slot: &S,
+        r: ObjectReference,
+        alloc: &GcAllocator,
+    ) -> ObjectReference {
+        // SAFETY: the caller's promise: a mutator's thread in managed
+        // code, which drops the set before it returns.
+        let Some(set) = (unsafe { self.barriers().relocation_for_barrier() }) else {
+            return r;
+        };
+        let Some(pi) = set.page_in_set(r.get()) else {
+            return r;
+        };
+        let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
+        heal(slot, r, to);
+        to
+    }
+
+    /// Where `obj`'s object is now.
+    ///
+    /// # Safety
+    /// As [`ConcurrentBarrier::load_slow`].
+    pub(crate) unsafe fn resolved(
+        &self,
+        obj: ObjectReference,
+        alloc: &GcAllocator,
+    ) -> ObjectReference {
+        // SAFETY: as in `load_slow` (the caller's promise).
+        let Some(set) = (unsafe { self.barriers().relocation_for_barrier() }) else {
+            return obj;
+        };
+        match set.page_in_set(obj.get()) {
+            None => obj,
+            Some(pi) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
+        }
+    }
+
+    /// Before `slot` is overwritten: logs what it holds while marking runs.
+    #[inline]
+    pub(crate) fn before_overwrite<S: Slot>(&self, slot: &S) {
+        if self.barriers().marking() {
+            self.log(slot);
+        }
+    }
+
+    /// While marking runs, logs `obj` (read from a weak reference).
+    #[inline]
+    pub(crate) fn keep_alive(&self, obj: ObjectReference) {
+        let barriers = self.barriers();
+        if barriers.marking() && !barriers.new_pages.contains(obj.get()) {
+            barriers.satb.log(&self.buffer, obj);
+        }
+    }
+
+    /// The slow path: logs the slot's reference, unless the slot lies in
+    /// an object allocated since mark start (no reference it ever held
+    /// needs keeping for the snapshot, and a fresh object's words may be
+    /// uninitialized).
+    #[cold]
+    #[inline(never)]
+    fn log<S: Slot>(&self, slot: &S) {
+        let barriers = self.barriers();
+        if barriers.new_pages.contains(slot.address().get()) {
+            return;
+        }
+        if let Some(old) = slot.load() {
+            barriers.satb.log(&self.buffer, old);
+        }
+    }
+}

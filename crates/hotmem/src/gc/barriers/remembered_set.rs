@@ -1,0 +1,196 @@
+//! The generational store barrier: a store into an old object of a
+//! reference to a young one remembers the slot's address, which the next
+//! young collection treats as a root (and updates when the young object
+//! moves). The mutator's side is [`StoreBarrier`] (one per mutator, its
+//! fast path a shift and a compare when slot and value share a page); the
+//! collector's side is [`RememberedSet`]: every mutator's buffer of slots
+//! ([`SlotBuffer`]) and the table of old pages the barrier reads
+//! ([`OldPages`]). The stop-the-world collector takes the slots at each
+//! collection and rebuilds the table after it.
+
+use super::old_pages::OldPages;
+use hotmem_page::{Age, PageRef};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// A remembered-slot buffer compacts (sorts, drops duplicates) when it
+/// grows past this many entries since its last compaction.
+/// (Smaller under Miri, so that its unit test interprets in seconds.)
+const COMPACT_AFTER: usize = if cfg!(miri) { 1 << 8 } else { 1 << 16 };
+
+/// The slots one mutator's store barrier remembered.
+#[derive(Default)]
+pub(crate) struct SlotBuffer {
+    slots: Vec<usize>,
+    compacted_len: usize,
+}
+
+impl SlotBuffer {
+    /// Remembers `slot` (a repeat of the last one is dropped at once).
+    #[inline]
+    pub(crate) fn push(&mut self, slot: usize) {
+        if self.slots.last() == Some(&slot) {
+            return;
+        }
+        self.slots.push(slot);
+        if self.slots.len() - self.compacted_len > COMPACT_AFTER {
+            self.slots.sort_unstable();
+            self.slots.dedup();
+            self.compacted_len = self.slots.len();
+        }
+    }
+
+    /// Moves every remembered slot to the end of `all` and empties the
+    /// buffer.
+    pub(crate) fn drain_into(&mut self, all: &mut Vec<usize>) {
+        all.append(&mut self.slots);
+        self.compacted_len = 0;
+    }
+}
+
+/// The collector's side of the store barrier: which pages are old, and
+/// the slots each mutator's barrier remembered since the last collection.
+pub(crate) struct RememberedSet {
+    /// Which pages are old, by address (the barrier's test).
+    pub(crate) old: OldPages,
+    /// Every mutator's barrier buffer (a detached mutator's stays until the
+    /// next collection takes its slots).
+    buffers: Mutex<Vec<Arc<Mutex<SlotBuffer>>>>,
+    /// The largest medium object: a larger one lies in a large page, never
+    /// young.
+    medium_object_max: usize,
+}
+
+impl RememberedSet {
+    /// The set of a heap reservation `base..base+len` whose smallest page
+    /// is `unit` bytes, with no old page and no slot.
+    pub(crate) fn new(base: usize, len: usize, unit: usize, medium_object_max: usize) -> Self {
+        RememberedSet {
+            old: OldPages::new(base, len, unit),
+            buffers: Mutex::new(Vec::new()),
+            medium_object_max,
+        }
+    }
+
+    /// A barrier buffer for a new mutator.
+    pub(crate) fn register(&self) -> Arc<Mutex<SlotBuffer>> {
+        let b = Arc::new(Mutex::new(SlotBuffer::default()));
+        self.buffers.lock().push(b.clone());
+        b
+    }
+
+    /// The barrier's slow path: `slot` (in an old page) was given a
+    /// reference to a young object.
+    #[inline(never)]
+    pub(crate) fn remember(buffer: &Mutex<SlotBuffer>, slot: usize) {
+        buffer.lock().push(slot);
+    }
+
+    /// Takes every remembered slot (sorted, without duplicates) and forgets
+    /// the buffers of detached mutators. At a safepoint.
+    pub(crate) fn take_remembered(&self) -> Vec<usize> {
+        let mut all = Vec::new();
+        self.buffers.lock().retain(|buffer| {
+            buffer.lock().drain_into(&mut all);
+            Arc::strong_count(buffer) > 1
+        });
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
+    /// After a successful collection: every page is old now.
+    pub(crate) fn all_old(&self, pages: &[PageRef]) {
+        self.old.rebuild(pages);
+    }
+
+    /// A mutator allocated `size` bytes of `age` at `addr`: an object of an
+    /// old age, or a large one, makes its page old (the collector never
+    /// treats such a page as young, so the barrier must not either).
+    #[inline]
+    pub(crate) fn allocated(&self, addr: usize, size: usize, age: Age) {
+        if age != Age::EDEN || size > self.medium_object_max {
+            self.old.mark(addr, size);
+        }
+    }
+}
+
+/// A mutator's side of the store barrier.
+pub(crate) struct StoreBarrier {
+    set: Arc<RememberedSet>,
+    buffer: Arc<Mutex<SlotBuffer>>,
+    /// [`OldPages::unit_shift`], kept here so that the common store (slot
+    /// and value in the same page) is decided without a load.
+    shift: u32,
+}
+
+impl StoreBarrier {
+    pub(crate) fn new(set: &Arc<RememberedSet>) -> StoreBarrier {
+        StoreBarrier {
+            buffer: set.register(),
+            shift: set.old.unit_shift(),
+            set: set.clone(),
+        }
+    }
+
+    /// After `slot` was given `value`: remembers the slot if it lies in an
+    /// old page and `value` in a young one. A slot and a value in the same
+    /// page are both old or both young: no table lookup.
+    #[inline]
+    pub(crate) fn stored(&self, slot: usize, value: usize) {
+        if (slot ^ value) >> self.shift == 0 {
+            return;
+        }
+        let old = &self.set.old;
+        if old.is_old(slot) && old.is_young(value) {
+            RememberedSet::remember(&self.buffer, slot);
+        }
+    }
+
+    /// A mutator allocated `size` bytes of `age` at `addr` (see
+    /// [`RememberedSet::allocated`]).
+    #[inline]
+    pub(crate) fn allocated(&self, addr: usize, size: usize, age: Age) {
+        self.set.allocated(addr, size, age);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: usize = 0x4000_0000;
+
+    #[test]
+    fn a_slot_buffer_drops_repeats_and_compacts_without_losing_a_slot() {
+        let mut b = SlotBuffer::default();
+        b.push(BASE);
+        b.push(BASE);
+        b.push(BASE + 8);
+        assert_eq!(
+            b.slots,
+            [BASE, BASE + 8],
+            "a repeated store is recorded once"
+        );
+        // Past the compaction threshold, duplicates (not only consecutive
+        // ones) go and every distinct slot stays.
+        let distinct_slots = COMPACT_AFTER / 64;
+        for i in 0..=COMPACT_AFTER {
+            b.push(BASE + (i % distinct_slots) * 8);
+        }
+        assert!(
+            b.slots.len() < distinct_slots + 64,
+            "{} entries",
+            b.slots.len()
+        );
+        let mut distinct = b.slots.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct,
+            (0..distinct_slots)
+                .map(|i| BASE + i * 8)
+                .collect::<Vec<_>>()
+        );
+    }
+}

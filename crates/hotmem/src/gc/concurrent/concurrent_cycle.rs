@@ -1,0 +1,419 @@
+//! One concurrent cycle as its phases: Pause Mark Start, Concurrent Mark,
+//! Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start,
+//! Concurrent Relocate (see the [module docs](super)). The cycle's state is
+//! its own ([`ConcurrentCycle`], [`Marked`]) around the core's
+//! [`Collection`].
+
+use super::concurrent_relocate;
+use super::stalls::ConcurrentState;
+use crate::GcError;
+use crate::error::BadReference;
+use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers};
+use crate::gc::core::collection::{Collection, CollectionRequest};
+use crate::gc::core::driver::DriverContext;
+use crate::gc::core::generations::CollectionKind;
+use crate::gc::core::heap::GcHeap;
+use crate::gc::core::in_collection;
+use crate::gc::core::mark::{MarkPolicy, Marker};
+use crate::gc::core::meta::{ForwardingTables, HeapMap, NewPages};
+use crate::gc::core::pause::Pause;
+use crate::gc::core::relocation_set::{RelocationSet, heal};
+use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
+use crate::gc::core::workers::GcWorkers;
+use crate::vm::{Binding, ObjectReference, Slot};
+use hotmem_os::Address;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Puts the barriers back to idle and forgets the logs when a cycle ends,
+/// also when it fails half-way.
+struct BackToIdle<'a>(&'a ConcurrentBarriers);
+
+impl Drop for BackToIdle<'_> {
+    fn drop(&mut self) {
+        self.0.set_phase(BarrierPhase::Idle);
+        self.0.new_pages.stop();
+        self.0.satb.clear();
+    }
+}
+
+/// Concurrent marking's [`MarkPolicy`]: the pages allocated since mark
+/// start hold live objects, not examined; a reference into the last
+/// cycle's relocation set is stale, followed to the object's new address
+/// and its slot healed (ZGC's remapping during the next marking); no slot
+/// is remembered (a concurrent cycle updates no slot, and remembering one
+/// per reference into a young page cost a whole heap's worth of vectors).
+struct ConcurrentMarking<'a> {
+    new_pages: &'a NewPages,
+    remap: Option<&'a RelocationSet>,
+}
+
+impl MarkPolicy for ConcurrentMarking<'_> {
+    const REMEMBER_YOUNG_SLOTS: bool = false;
+
+    #[inline]
+    fn current(&self, r: ObjectReference) -> Result<ObjectReference, BadReference> {
+        let Some(set) = self.remap else {
+            return Ok(r);
+        };
+        match set.page_in_set(r.get()) {
+            None => Ok(r),
+            Some(pi) => set.forwarded(pi, r).ok_or(BadReference::NotRelocated),
+        }
+    }
+
+    /// Marking's side of lazy remapping: if `t`, just loaded from `slot`,
+    /// lies in the last cycle's relocation set, the slot gets the object's
+    /// new address (unless a mutator stored another value meanwhile: a heal
+    /// never overwrites a store) and the new address is what marking
+    /// follows.
+    #[inline]
+    fn heal<S: Slot>(&self, slot: &S, t: ObjectReference) -> Result<ObjectReference, BadReference> {
+        let Some(set) = self.remap else {
+            return Ok(t);
+        };
+        let Some(pi) = set.page_in_set(t.get()) else {
+            return Ok(t);
+        };
+        let to = set.forwarded(pi, t).ok_or(BadReference::NotRelocated)?;
+        heal(slot, t, to);
+        Ok(to)
+    }
+
+    #[inline]
+    fn allocated_since_map(&self, r: ObjectReference) -> bool {
+        self.new_pages.contains(r.get())
+    }
+}
+
+/// One concurrent cycle: the runtime's parts it works with, the
+/// collector's shared state, the phases' times.
+pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
+    pub(super) binding: &'a B,
+    pub(super) heap: &'a GcHeap,
+    pub(super) cx: &'a DriverContext<'s>,
+    pub(super) barriers: &'a ConcurrentBarriers,
+    pub(super) state: &'a ConcurrentState,
+    /// Whether the cycle moves objects (see
+    /// [`ConcurrentCollector`](super::ConcurrentCollector)).
+    pub(super) moves: bool,
+    /// The collection's number.
+    pub(super) number: u64,
+    /// The longest time to safepoint of the cycle's pauses.
+    pub(super) ttsp: Duration,
+    pub(super) phases: ConcurrentPhases,
+}
+
+/// What marking leaves to the rest of the cycle: the collection, and the
+/// objects that strong roots referred to at mark start.
+struct Marked<'a, B: Binding> {
+    collection: Collection<'a, B>,
+    rooted: Vec<ObjectReference>,
+}
+
+impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
+    /// Runs the cycle on the calling (the GC) thread, which holds the
+    /// collection lock (`workers`) and is no mutator. Mutators run between
+    /// the pauses.
+    pub(super) fn run(
+        mut self,
+        workers: &mut GcWorkers,
+        cause: GcCause,
+    ) -> Result<CollectStats, GcError> {
+        let _inside = in_collection::enter(self.heap);
+        let started = Instant::now();
+        let stalls_before = self.state.stalls();
+        let _idle = BackToIdle(self.barriers);
+        let mut marked = self.mark(workers, cause)?;
+        // While mutators wait for memory, what the pause frees matters more
+        // than its length: no budget then.
+        let budget = if self.state.stalls() > stalls_before {
+            usize::MAX
+        } else {
+            ROOT_COPY_BUDGET
+        };
+        let set = self.select(&mut marked, budget)?;
+        let forwarded = match set {
+            Some(set) => self.relocate(&mut marked.collection, workers, set),
+            None => Ok(()),
+        };
+        let mut stats = marked.collection.finish();
+        let p = &mut self.phases;
+        p.cycle_ns = started.elapsed().as_nanos() as u64;
+        stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(self.ttsp.as_nanos() as u64);
+        stats.pause_ns = p.mark_start_ns + p.mark_end_ns + p.relocate_start_ns;
+        stats.mark_ns = p.concurrent_mark_ns;
+        stats.relocation_ns = p.concurrent_relocate_ns;
+        stats.concurrent = Some(self.phases);
+        forwarded.map(|()| stats)
+    }
+
+    /// Begins pause `name`.
+    fn pause(&mut self, name: &'static str) -> Result<Pause<'s, 'a>, GcError> {
+        let pause = Pause::begin(self.cx, self.heap, name, None)?;
+        self.cx.log.gc_safepoint(pause.safepoint_id(), self.number);
+        self.ttsp = self.ttsp.max(pause.time_to_safepoint());
+        Ok(pause)
+    }
+
+    /// Pause Mark Start, Concurrent Mark, Pause Mark End: the collection,
+    /// its pages marked and its references that are not strong processed.
+    /// The last cycle's relocation set, whose stale references marking
+    /// forwards and heals, is taken out of the barrier at mark end.
+    fn mark(&mut self, workers: &mut GcWorkers, cause: GcCause) -> Result<Marked<'a, B>, GcError> {
+        let (heap, barriers) = (self.heap, self.barriers);
+        let previous = barriers.installed();
+        // Pause Mark Start: the roots, then the barriers keep the snapshot.
+        let pause = self.pause("GC Mark Start")?;
+        heap.retire_mutator_allocation();
+        let request = CollectionRequest {
+            number: self.number,
+            cause,
+            kind: CollectionKind::Full,
+            time_to_safepoint: pause.time_to_safepoint(),
+        };
+        let count = workers.count().max(1);
+        let collection = Collection::start(self.binding, heap, request, count, |_| false);
+        // SAFETY: in Pause Mark Start: the mutators are stopped and the GC
+        // workers idle, so nobody allocates with the GC allocator.
+        unsafe { collection.retire_target_pages() };
+        let policy = ConcurrentMarking {
+            new_pages: &barriers.new_pages,
+            remap: previous.as_deref(),
+        };
+        let marker = Marker::new(self.binding, &collection.map, count, false, policy);
+        let mut rooted = Vec::new();
+        collection.mark_roots(&marker, &[], |r| rooted.push(r))?;
+        barriers.new_pages.start();
+        barriers.satb.forget_recent();
+        barriers.set_phase(BarrierPhase::Marking);
+        self.phases.mark_start_ns = nanos(pause.end(self.cx));
+        self.mark_concurrently(&marker, workers)?;
+        // Pause Mark End: every log, the rest of the trace, the references
+        // that are not strong. Every reachable slot that referred into the
+        // last relocation set was healed: the barrier stops forwarding.
+        let pause = self.pause("GC Mark End")?;
+        mark_logged(&marker, barriers.satb.take_all());
+        marker.trace(heap, workers)?;
+        let refs = collection.process_weak_refs(&marker, workers)?;
+        barriers.set_phase(BarrierPhase::Idle);
+        barriers.new_pages.stop();
+        let retired = barriers.uninstall();
+        let marked = marker.marked();
+        drop(marker);
+        let mut collection = collection;
+        collection.stats.objects_marked = marked;
+        collection.stats.live_objects = marked;
+        collection.stats.refs = refs;
+        self.phases.mark_end_ns = nanos(pause.end(self.cx));
+        drop((retired, previous));
+        Ok(Marked { collection, rooted })
+    }
+
+    /// Concurrent Mark: the workers trace while the mutators run; the logs
+    /// of full buffers are traced as they come, in rounds, until a round
+    /// finds nothing new to mark. Mutators that keep logging (a loop of
+    /// stores, weak handles read in a loop) cannot hold marking here:
+    /// after the last round allowed, Pause Mark End takes what is left, as
+    /// SATB collectors finish.
+    fn mark_concurrently<P: MarkPolicy>(
+        &mut self,
+        marker: &Marker<'_, B, P>,
+        workers: &mut GcWorkers,
+    ) -> Result<(), GcError> {
+        let concurrent = Instant::now();
+        let pool = workers.count();
+        let state = self.state;
+        let allowed = || state.concurrent_workers(pool);
+        loop {
+            marker.trace_concurrently(self.heap, workers, &allowed)?;
+            self.phases.mark_rounds += 1;
+            let fresh = mark_logged(marker, self.barriers.satb.take_full());
+            if fresh == 0 || self.phases.mark_rounds >= MAX_CONCURRENT_MARK_ROUNDS {
+                break;
+            }
+        }
+        self.phases.concurrent_mark_ns = nanos(concurrent.elapsed());
+        Ok(())
+    }
+
+    /// Concurrent Select Relocation Set: the pages found empty (the last
+    /// relocation set's among them) go back, and stalled allocations
+    /// retry; the pages worth evacuating are chosen.
+    fn select(
+        &mut self,
+        marked: &mut Marked<'a, B>,
+        budget: usize,
+    ) -> Result<Option<RelocationSet>, GcError> {
+        let select = Instant::now();
+        let (set, kept) = marked.select(self.moves, budget)?;
+        self.phases.select_ns = nanos(select.elapsed());
+        self.phases.pages_kept_for_roots = kept;
+        self.state.memory_freed();
+        Ok(set)
+    }
+
+    /// Pause Relocate Start, then Concurrent Relocate. A root the binding
+    /// could not forward (its hook panicked) is the error returned, after
+    /// the relocation, which always completes; it poisons the runtime.
+    fn relocate(
+        &mut self,
+        collection: &mut Collection<'a, B>,
+        workers: &mut GcWorkers,
+        mut set: RelocationSet,
+    ) -> Result<(), GcError> {
+        let heap = self.heap;
+        let pause = self.pause("GC Relocate Start")?;
+        set.unpin(&heap.roots.pins.snapshot());
+        let set = Arc::new(set);
+        self.barriers.install(set.clone());
+        let forwarded = concurrent_relocate::forward_roots(self.binding, heap, &set);
+        self.phases.relocate_start_ns = nanos(pause.end(self.cx));
+        let relocating = Instant::now();
+        let count = self.state.concurrent_workers(workers.count());
+        let done = concurrent_relocate::relocate(heap, workers, &set, count);
+        self.phases.concurrent_relocate_ns = nanos(relocating.elapsed());
+        let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
+        let (in_pause, in_pause_bytes) = set.copied_in_pause();
+        let stats = &mut collection.stats;
+        stats.objects_relocated = done.objects + by_mutators + in_pause;
+        stats.bytes_relocated = done.bytes + by_mutators_bytes + in_pause_bytes;
+        stats.relocation = done.summary;
+        stats.pages_evacuation_incomplete = set.incomplete_pages();
+        self.phases.relocation_set_pages = set.page_count();
+        self.phases.relocated_by_mutators = by_mutators;
+        // A root or weak reference the binding could not forward still
+        // names an old copy, which mutators may read without a barrier.
+        heap.poison.on_error(forwarded)
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos() as u64
+}
+
+/// Rounds of Concurrent Mark at most (see [`ConcurrentPhases::mark_rounds`]).
+const MAX_CONCURRENT_MARK_ROUNDS: u32 = 8;
+
+/// Marks what the mutators logged (references they overwrote, objects
+/// read from weak references), each once; how many were not marked yet.
+/// A logged value that is no reference to an object (a weak handle made
+/// of a stale address, say) keeps nothing alive and is passed over: the
+/// slot or handle that holds it is reported where it is scanned, if it is.
+fn mark_logged<B: Binding, P: MarkPolicy>(
+    marker: &Marker<'_, B, P>,
+    mut logged: Vec<usize>,
+) -> u64 {
+    logged.sort_unstable();
+    logged.dedup();
+    let mut fresh = 0;
+    for word in logged {
+        if let Some(r) = ObjectReference::from_address(Address::new(word)) {
+            if let Ok(true) = marker.mark_root(r, None) {
+                fresh += 1;
+            }
+        }
+    }
+    fresh
+}
+
+/// Bytes of objects referred to by roots that Pause Relocate Start may
+/// copy when no allocation stalled during the cycle: 1 MiB, a few hundred
+/// microseconds of copying at most.
+const ROOT_COPY_BUDGET: usize = 1 << 20;
+
+impl<B: Binding> Marked<'_, B> {
+    /// Concurrent Select Relocation Set: counts the live bytes of every
+    /// mapped page, frees the pages where marking found nothing and, when
+    /// the cycle `moves`, chooses the pages to evacuate as the
+    /// stop-the-world collector does. The set takes the collection's map
+    /// (its live maps locate the objects to copy); `None` when nothing is
+    /// worth moving. Also returns how many pages left the set for the
+    /// pause's budget (see [`Marked::bound_root_copies`]).
+    fn select(
+        &mut self,
+        moves: bool,
+        budget: usize,
+    ) -> Result<(Option<RelocationSet>, usize), GcError> {
+        if !moves {
+            self.free_unmarked_pages();
+            return Ok((None, 0));
+        }
+        let c = &mut self.collection;
+        c.select_relocation_set();
+        // SAFETY: after Pause Mark End, marking is complete: the snapshot
+        // at mark start, every object allocated since lying in pages the
+        // map does not hold, and every mutator's log traced with the
+        // mutators stopped; nothing reachable refers into a page it found
+        // empty (the last relocation set's among them: every reachable
+        // slot into it was healed, and the load barrier stopped forwarding
+        // there). Both allocators were retired at Pause Mark Start, so
+        // nobody allocates in a mapped page.
+        unsafe { c.free_empty_pages() };
+        let kept = self.bound_root_copies(budget);
+        let c = &mut self.collection;
+        if !c.forwarding.any() {
+            return Ok((None, kept));
+        }
+        c.check_selected_pages()?;
+        let map = std::mem::replace(&mut c.map, HeapMap::empty(&c.heap.memory));
+        let forwarding = std::mem::replace(&mut c.forwarding, ForwardingTables::empty());
+        Ok((Some(RelocationSet::new(map, forwarding)), kept))
+    }
+
+    /// Bounds what Pause Relocate Start copies: the objects that strong
+    /// roots referred to at mark start, in pages of the relocation set,
+    /// are relocated in that pause (the roots are forwarded there). The
+    /// selected pages holding such objects are admitted fewest rooted
+    /// bytes first, while the total stays within `budget` bytes; the
+    /// others leave the set (they stay, as pinned pages do). Returns how
+    /// many left. Roots made since mark start may still refer into the
+    /// set: their objects are copied in the pause too.
+    fn bound_root_copies(&mut self, budget: usize) -> usize {
+        let rooted = std::mem::take(&mut self.rooted);
+        let c = &mut self.collection;
+        let mut bytes = vec![0usize; c.map.pages.len()];
+        for r in rooted {
+            let Ok((pi, wi)) = c.map.locate(r) else {
+                continue;
+            };
+            if c.forwarding.get(pi).is_none() {
+                continue;
+            }
+            if let Some(last) = c.map.pages[pi].live.end_of(wi) {
+                bytes[pi] += (last - wi + 1) * 8;
+            }
+        }
+        let mut pages: Vec<usize> = (0..bytes.len()).filter(|&pi| bytes[pi] > 0).collect();
+        pages.sort_unstable_by_key(|&pi| bytes[pi]);
+        let (mut total, mut removed) = (0usize, 0usize);
+        for pi in pages {
+            if total.saturating_add(bytes[pi]) <= budget {
+                total += bytes[pi];
+            } else {
+                c.forwarding.remove(pi);
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// Counts the live bytes of every mapped page and frees the pages where
+    /// marking found nothing (a cycle that does not move: a page is
+    /// reclaimed once empty).
+    fn free_unmarked_pages(&mut self) {
+        let c = &mut self.collection;
+        let mut live_bytes = 0u64;
+        for p in &c.map.pages {
+            let bytes = p.live.live_bytes();
+            live_bytes += bytes as u64;
+            if p.live.live_objects() == 0 {
+                c.empty.push(p.page.clone());
+            }
+        }
+        c.stats.live_bytes = live_bytes;
+        // SAFETY: as in `Marked::select`: marking is complete (after Pause
+        // Mark End) and both allocators were retired at Pause Mark Start.
+        unsafe { c.free_empty_pages() };
+    }
+}

@@ -1,0 +1,86 @@
+//! [`ConcurrentState`]: what the concurrent collector shares with the
+//! mutators that wait for it. An allocation that finds no room stalls
+//! until a cycle frees memory; while any does, the cycle's concurrent
+//! phases take every GC worker.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// What the concurrent collector shares with the mutators that wait for
+/// it: how often cycles freed memory, and the allocations stalled now.
+pub(crate) struct ConcurrentState {
+    /// How many times cycles freed memory (after Concurrent Select
+    /// Relocation Set, and at each cycle's end), and where stalled
+    /// allocations wait for the count to move.
+    freed: parking_lot::Mutex<u64>,
+    freed_moved: parking_lot::Condvar,
+    /// Allocations stalled now: while any is, the cycle's concurrent
+    /// phases take every GC worker (the stalled mutators leave their CPUs
+    /// idle), as ZGC boosts its workers on a stall.
+    stalled: AtomicUsize,
+    /// Allocation stalls so far (each one counted when it begins).
+    stalls: AtomicU64,
+}
+
+impl Default for ConcurrentState {
+    fn default() -> Self {
+        ConcurrentState {
+            freed: parking_lot::Mutex::new(0),
+            freed_moved: parking_lot::Condvar::new(),
+            stalled: AtomicUsize::new(0),
+            stalls: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ConcurrentState {
+    /// Allocation stalls so far.
+    pub(crate) fn stalls(&self) -> u64 {
+        self.stalls.load(Ordering::Relaxed)
+    }
+
+    /// An allocation stalls until the guard is dropped.
+    pub(crate) fn stall(&self) -> Stalled<'_> {
+        self.stalls.fetch_add(1, Ordering::Relaxed);
+        self.stalled.fetch_add(1, Ordering::Relaxed);
+        Stalled(self)
+    }
+
+    /// The workers a concurrent phase takes out of a pool of `pool`: a
+    /// quarter of the CPUs (at least one, ZGC's concurrent worker
+    /// heuristic), or the whole pool while an allocation stalls.
+    pub(crate) fn concurrent_workers(&self, pool: usize) -> usize {
+        if self.stalled.load(Ordering::Relaxed) > 0 {
+            return pool.max(1);
+        }
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cpus.div_ceil(4).clamp(1, pool.max(1))
+    }
+
+    /// How many times cycles freed memory so far.
+    pub(crate) fn freed_count(&self) -> u64 {
+        *self.freed.lock()
+    }
+
+    /// A cycle freed memory (or ended): stalled allocations retry.
+    pub(crate) fn memory_freed(&self) {
+        *self.freed.lock() += 1;
+        self.freed_moved.notify_all();
+    }
+
+    /// Waits until cycles freed memory more than `seen` times.
+    pub(crate) fn wait_freed_past(&self, seen: u64) {
+        let mut freed = self.freed.lock();
+        while *freed <= seen {
+            self.freed_moved.wait(&mut freed);
+        }
+    }
+}
+
+/// An allocation stalled (see [`ConcurrentState::stall`]).
+pub(crate) struct Stalled<'a>(&'a ConcurrentState);
+
+impl Drop for Stalled<'_> {
+    fn drop(&mut self) {
+        self.0.stalled.fetch_sub(1, Ordering::Relaxed);
+    }
+}

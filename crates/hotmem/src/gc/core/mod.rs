@@ -1,0 +1,45 @@
+//! The shared core: what every collector uses, and nothing that only one
+//! of them does. It imports no collector and no barrier; the collectors
+//! (`gc/stop_the_world/`, `gc/concurrent/`) and the barriers
+//! (`gc/barriers/`) import it.
+//!
+//! - the heap a collector works on, [`GcHeap`](heap::GcHeap), and the
+//!   interface the runtime drives a collector through,
+//!   [`Collector`](collector::Collector) with its
+//!   [`Constraints`](collector::Constraints);
+//! - one collection in progress, [`Collection`](collection::Collection),
+//!   and the phases every collector runs on it: the roots
+//!   ([`root_scan`]), marking ([`mark`], with a collector's
+//!   [`MarkPolicy`](mark::MarkPolicy)), weak processing
+//!   ([`weak_processing`]), relocation-set selection ([`select`]),
+//!   forwarding ([`meta`]'s tables; [`relocation_set`] while the mutators
+//!   run), freeing ([`free`]) and statistics ([`stats`], [`record`]);
+//! - the bookkeeping around them: pauses ([`pause`]), the driver's record
+//!   and log ([`driver`]), the failed-collection state ([`poison`]), the
+//!   guard against reentrant callbacks ([`in_collection`]);
+//! - what collections leave to the mutators: heap sizing ([`sizing`]) and
+//!   the thread-local allocation buffers ([`tlab`]);
+//! - the GC workers ([`workers`]) and the side tables ([`meta`]).
+
+pub(crate) mod binding_panic;
+pub(crate) mod collection;
+pub(crate) mod collector;
+pub(crate) mod collector_mode;
+pub(crate) mod driver;
+pub(crate) mod free;
+pub(crate) mod generations;
+pub(crate) mod heap;
+pub(crate) mod in_collection;
+pub(crate) mod mark;
+pub(crate) mod meta;
+pub(crate) mod pause;
+pub(crate) mod poison;
+pub(crate) mod record;
+pub(crate) mod relocation_set;
+pub(crate) mod root_scan;
+pub(crate) mod select;
+pub(crate) mod sizing;
+pub(crate) mod stats;
+pub(crate) mod tlab;
+pub(crate) mod weak_processing;
+pub(crate) mod workers;
