@@ -3,11 +3,12 @@
 //! metaspace pictures. Serialized as `DIR/report.json` beside the page.
 
 use hotmem::MetadataType;
-use hotmem::log::{LogEvent, LogRecord};
+use hotmem::log::{LogEvent, LogRecord, PhaseMode};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// One collection, from its `gc` line and its safepoint's line.
+/// One collection, from its `gc` line, its `gc,phases` lines and its
+/// safepoints' lines.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Collection {
     /// `GC(n)`.
@@ -22,9 +23,15 @@ pub struct Collection {
     pub used_after: usize,
     /// Heap bytes committed after.
     pub capacity: usize,
-    /// The collection's work, milliseconds.
+    /// The collection's work with the mutators stopped, milliseconds (a
+    /// concurrent cycle: its pause phases).
     pub pause_ms: f64,
-    /// Its safepoint's phases, milliseconds (0 until its line was seen).
+    /// A concurrent cycle's phases that ran, by their declared name
+    /// ([`hotmem::log::GcPhase::name`]), in milliseconds, in the order
+    /// they ran; empty for a stop-the-world collection.
+    pub phases_ms: Vec<(String, f64)>,
+    /// Its safepoints' phases, milliseconds (0 until their lines were
+    /// seen; a concurrent cycle's three pauses added up).
     pub ttsp_ms: f64,
     /// At the safepoint.
     pub at_ms: f64,
@@ -119,6 +126,29 @@ impl RunData {
                 c.capacity = *capacity;
                 c.pause_ms = *pause_ns as f64 / 1e6;
             }
+            LogEvent::Cycle {
+                cause,
+                used_before,
+                used_after,
+                capacity,
+                ..
+            } => {
+                let gc = r.gc_id.unwrap_or(0);
+                let c = self.collection_mut(gc);
+                c.t_s = t_s;
+                c.cause = format!("{cause:?}");
+                c.used_before = *used_before;
+                c.used_after = *used_after;
+                c.capacity = *capacity;
+            }
+            LogEvent::ConcurrentPhase { phase, ns } => {
+                let c = self.collection_mut(r.gc_id.unwrap_or(0));
+                let ms = *ns as f64 / 1e6;
+                c.phases_ms.push((phase.name().to_string(), ms));
+                if phase.mode() == PhaseMode::Pause {
+                    c.pause_ms += ms;
+                }
+            }
             LogEvent::Safepoint { record } => {
                 self.safepoints.push((
                     t_s,
@@ -128,10 +158,12 @@ impl RunData {
                     record.leaving_ns,
                 ));
                 if let Some(gc) = r.gc_id {
+                    // One safepoint per stop-the-world collection, three
+                    // per concurrent cycle: added up.
                     let c = self.collection_mut(gc);
-                    c.ttsp_ms = record.reaching_ns as f64 / 1e6;
-                    c.at_ms = record.at_ns as f64 / 1e6;
-                    c.leaving_ms = record.leaving_ns as f64 / 1e6;
+                    c.ttsp_ms += record.reaching_ns as f64 / 1e6;
+                    c.at_ms += record.at_ns as f64 / 1e6;
+                    c.leaving_ms += record.leaving_ns as f64 / 1e6;
                 }
             }
             _ => {}

@@ -3,6 +3,8 @@
 use super::charts::{Series, histogram, lines, stacked_bars};
 use super::data::RunData;
 use super::spacemap;
+use hotmem::CollectorMode;
+use hotmem::log::{GcPhase, PhaseMode};
 use std::collections::BTreeSet;
 
 /// One chart of the page.
@@ -117,6 +119,24 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         histogram("Pause distribution", "pause (ms)", &totals, 20)?,
     );
 
+    // A concurrent cycle's phases, in the declared order.
+    if let Some(chart) = concurrent_phases(d) {
+        let names: Vec<&str> = chart.phases.iter().map(|p| p.name()).collect();
+        push(
+            "concurrent-phases",
+            "Phases per concurrent cycle",
+            &chart.caption,
+            chart.bars.len(),
+            stacked_bars(
+                "Phases per concurrent cycle",
+                "collection GC(n)",
+                "ms",
+                &names,
+                &chart.bars,
+            )?,
+        );
+    }
+
     // Allocation rate, page cache flush, medium page undo.
     let rate = |f: &dyn Fn(&super::data::Sample) -> f64| -> Vec<(f64, f64)> {
         s.windows(2)
@@ -215,4 +235,55 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         }
     }
     Ok(out)
+}
+
+/// The per-phase chart of concurrent cycles.
+struct PhaseChart {
+    /// The phases of the runtime's declared list that a concurrent
+    /// collector runs, in its order: one segment each.
+    phases: Vec<GcPhase>,
+    /// One bar per cycle: its number and each phase's milliseconds.
+    bars: Vec<(f64, Vec<f64>)>,
+    caption: String,
+}
+
+/// The per-phase chart of the run's concurrent cycles; `None` when it had
+/// none.
+fn concurrent_phases(d: &RunData) -> Option<PhaseChart> {
+    let phases: Vec<GcPhase> = GcPhase::of(CollectorMode::Concurrent).collect();
+    let bars: Vec<(f64, Vec<f64>)> = (d.collections.iter())
+        .filter(|c| !c.phases_ms.is_empty())
+        .map(|c| {
+            let time = |p: &GcPhase| {
+                (c.phases_ms.iter())
+                    .filter(|(name, _)| name == p.name())
+                    .map(|(_, ms)| ms)
+                    .sum::<f64>()
+            };
+            (c.gc as f64, phases.iter().map(time).collect())
+        })
+        .collect();
+    if bars.is_empty() {
+        return None;
+    }
+    let names_of = |mode| {
+        (phases.iter())
+            .filter(|p| p.mode() == mode)
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let caption = format!(
+        "Each concurrent cycle's phases, in the order the runtime declares them \
+         (hotmem::log::GcPhase), from the gc,phases log lines: the pauses ({}) stop \
+         the mutators, the concurrent phases ({}) run beside them. A cycle that finds \
+         nothing worth moving has no relocation phases.",
+        names_of(PhaseMode::Pause),
+        names_of(PhaseMode::Concurrent)
+    );
+    Some(PhaseChart {
+        phases,
+        bars,
+        caption,
+    })
 }

@@ -3,8 +3,10 @@
 //! `DIR/ID.svg`, and `DIR/report.json`, the data they were drawn from.
 //!
 //! The data comes from the runtime's structured GC log (a
-//! [`hotmem::log::LogOutput::Callback`] that receives the `gc` and
-//! `safepoint` records), from samples of the heap counters and NMT taken
+//! [`hotmem::log::LogOutput::Callback`] that receives the `gc`,
+//! `gc,phases` and `safepoint` records; a concurrent cycle's phases are
+//! charted in the order the runtime declares them,
+//! [`hotmem::log::GcPhase::of`]), from samples of the heap counters and NMT taken
 //! every few hundred milliseconds, and from metaspace pictures taken at
 //! chosen moments ([`Recorder`]).
 //!

@@ -44,11 +44,13 @@ impl Recorder {
         self.data.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `base` plus an output that hands this recorder the `gc` and
-    /// `safepoint` records (as data, no text is written for it).
+    /// `base` plus an output that hands this recorder the `gc`,
+    /// `gc,phases` and `safepoint` records (as data, no text is written
+    /// for it).
     pub fn log_config(&self, base: LogConfig) -> LogConfig {
         let data = self.data.clone();
-        let selection = LogSelection::parse("gc=info,safepoint=info").expect("a valid selection");
+        let selection = LogSelection::parse("gc=info,gc+phases=info,safepoint=info")
+            .expect("a valid selection");
         base.output(
             selection,
             LogOutput::callback(move |r| data.lock().unwrap_or_else(|e| e.into_inner()).record(r)),

@@ -4,7 +4,7 @@
 
 use hotmem::log::LogConfig;
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{ArenaKind, NumaConfig, Runtime};
+use hotmem::{ArenaKind, CollectorMode, NumaConfig, Runtime};
 use hotmem_examples::report::{Recorder, RunData, figures, write_report};
 
 mod common;
@@ -15,6 +15,11 @@ use std::time::Duration;
 /// A small run with everything the charts show: allocation, collections,
 /// class loaders that live and die, samples.
 fn small_run() -> RunData {
+    run_with(CollectorMode::StopTheWorld)
+}
+
+/// [`small_run`] with `collector`.
+fn run_with(collector: CollectorMode) -> RunData {
     let objects = SimpleObjects::new();
     let recorder = Recorder::new("report test");
     // Collections when the run asks for them: the charts' count is known.
@@ -23,6 +28,7 @@ fn small_run() -> RunData {
         .heap_sizing(hotmem::HeapSizing::Maximum)
         .numa(NumaConfig::Off)
         .gc_workers(2)
+        .collector(collector)
         .log(recorder.log_config(LogConfig::new()))
         .binding(objects.clone())
         .build()
@@ -121,6 +127,38 @@ fn every_chart_has_data() {
         .unwrap();
     let last = samples.last().unwrap()["allocated_total"].as_u64().unwrap();
     assert!(last > first);
+}
+
+#[test]
+fn concurrent_cycles_get_a_chart_of_their_declared_phases() {
+    let data = run_with(CollectorMode::Concurrent);
+    assert_eq!(data.collections.len(), 6);
+    for c in &data.collections {
+        let names: Vec<&str> = c.phases_ms.iter().map(|(n, _)| n.as_str()).collect();
+        // In the declared order, the pauses and the marking at least.
+        assert_eq!(
+            &names[..3],
+            ["Pause Mark Start", "Concurrent Mark", "Pause Mark End"],
+            "{c:?}"
+        );
+        assert!(c.pause_ms > 0.0 && c.at_ms > 0.0, "{c:?}");
+    }
+    let figs = figures(&data).expect("the charts draw");
+    let chart = (figs.iter())
+        .find(|f| f.id == "concurrent-phases")
+        .expect("a chart of the phases");
+    assert_eq!(chart.points, 6);
+    assert!(
+        chart.caption.contains("Pause Relocate Start"),
+        "{}",
+        chart.caption
+    );
+    assert!(chart.svg.contains("Concurrent Mark"));
+    let stw = figures(&small_run()).expect("the charts draw");
+    assert!(
+        stw.iter().all(|f| f.id != "concurrent-phases"),
+        "no concurrent cycle, no chart"
+    );
 }
 
 #[test]

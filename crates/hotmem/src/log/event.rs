@@ -4,6 +4,7 @@
 use super::level::LogLevel;
 use super::tags::TagSet;
 use crate::gc::core::generations::CollectionKind;
+use crate::gc::core::phases::GcPhase;
 use crate::gc::core::stats::{GcCause, RefStats, UpdateScope};
 use crate::gc::core::workers::PhaseSummary;
 use hotmem_page::StatRow;
@@ -27,47 +28,6 @@ pub struct LogRecord {
     pub gc_id: Option<u64>,
     /// What happened.
     pub event: LogEvent,
-}
-
-/// A phase of a collection, as `gc,phases` names it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub enum GcPhase {
-    /// Marking: roots, then the parallel trace.
-    Mark,
-    /// Copying live objects out of the selected pages.
-    Relocate,
-    /// A concurrent cycle's first pause: the roots.
-    PauseMarkStart,
-    /// A concurrent cycle's marking while the mutators run.
-    ConcurrentMark,
-    /// A concurrent cycle's second pause: the mutators' logs, the end of
-    /// the trace, the references that are not strong.
-    PauseMarkEnd,
-    /// A concurrent cycle's choice of pages to evacuate, after the empty
-    /// ones are freed, while the mutators run.
-    ConcurrentSelectRelocationSet,
-    /// A concurrent cycle's third pause: the roots into the relocation
-    /// set forwarded.
-    PauseRelocateStart,
-    /// A concurrent cycle's copying while the mutators run.
-    ConcurrentRelocate,
-}
-
-impl GcPhase {
-    /// The name in the text line.
-    pub fn name(self) -> &'static str {
-        match self {
-            GcPhase::Mark => "Mark",
-            GcPhase::Relocate => "Relocate",
-            GcPhase::PauseMarkStart => "Pause Mark Start",
-            GcPhase::ConcurrentMark => "Concurrent Mark",
-            GcPhase::PauseMarkEnd => "Pause Mark End",
-            GcPhase::ConcurrentSelectRelocationSet => "Concurrent Select Relocation Set",
-            GcPhase::PauseRelocateStart => "Pause Relocate Start",
-            GcPhase::ConcurrentRelocate => "Concurrent Relocate",
-        }
-    }
 }
 
 /// Use of one metaspace (class or non-class), in bytes.
@@ -346,7 +306,8 @@ impl fmt::Display for LogEvent {
                 Ms(summary.binding_ns)
             ),
             LogEvent::Update { ns, scope, workers } => {
-                write!(f, "Update References {} (", Ms(*ns))?;
+                let name = GcPhase::UpdateReferences.name();
+                write!(f, "{name} {} (", Ms(*ns))?;
                 match scope {
                     UpdateScope::Nothing => f.write_str("nothing moved")?,
                     UpdateScope::Remembered { slots } => write!(f, "remembered: {slots} slots")?,

@@ -1,13 +1,15 @@
 //! The runtime's logger: the enabled check on the collector's path, and
 //! the records a collection or safepoint writes.
 
-use super::event::{GcPhase, LogEvent, LogRecord, SpaceUse};
+use super::event::{LogEvent, LogRecord, SpaceUse};
 use super::level::LogLevel;
 use super::output::{LogConfig, LogOutput};
 use super::selection::LogSelection;
 use super::tags::TagSet;
 use crate::GcError;
+use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::generations::CollectionKind;
+use crate::gc::core::phases::GcPhase;
 use crate::gc::core::stats::{CollectStats, GcCause};
 use hotmem_chunk::{MetadataType, Metaspace};
 use hotmem_page::{PageAllocator, StatsReport};
@@ -132,61 +134,8 @@ impl Logger {
         if let Some(safepoint) = safepoint {
             self.gc_safepoint(safepoint, stats.cycle);
         }
-        if let (true, Some(c)) = (self.enabled(TagSet::GcPhases, info), stats.concurrent) {
-            for (phase, ns) in [
-                (GcPhase::PauseMarkStart, c.mark_start_ns),
-                (GcPhase::ConcurrentMark, c.concurrent_mark_ns),
-                (GcPhase::PauseMarkEnd, c.mark_end_ns),
-                (GcPhase::ConcurrentSelectRelocationSet, c.select_ns),
-                (GcPhase::PauseRelocateStart, c.relocate_start_ns),
-                (GcPhase::ConcurrentRelocate, c.concurrent_relocate_ns),
-            ] {
-                let relocation = matches!(
-                    phase,
-                    GcPhase::PauseRelocateStart | GcPhase::ConcurrentRelocate
-                );
-                if relocation && c.relocation_set_pages == 0 {
-                    // Nothing worth moving: those phases did not run.
-                    continue;
-                }
-                let event = LogEvent::ConcurrentPhase { phase, ns };
-                self.write(info, TagSet::GcPhases, id, event);
-            }
-        } else if self.enabled(TagSet::GcPhases, info) {
-            for (phase, ns, objects, workers) in [
-                (
-                    GcPhase::Mark,
-                    stats.mark_ns,
-                    stats.objects_marked,
-                    stats.mark_workers,
-                ),
-                (
-                    GcPhase::Relocate,
-                    stats.relocation_ns,
-                    stats.objects_relocated,
-                    stats.relocation.workers,
-                ),
-            ] {
-                let event = LogEvent::Phase {
-                    phase,
-                    ns,
-                    objects,
-                    workers,
-                };
-                self.write(info, TagSet::GcPhases, id, event);
-            }
-            if self.enabled(TagSet::GcPhases, LogLevel::Trace) {
-                let event = LogEvent::RelocationWorkers {
-                    summary: stats.relocation.clone(),
-                };
-                self.write(LogLevel::Trace, TagSet::GcPhases, id, event);
-            }
-            let event = LogEvent::Update {
-                ns: stats.update_ns,
-                scope: stats.update_scope,
-                workers: stats.mark_workers,
-            };
-            self.write(info, TagSet::GcPhases, id, event);
+        if self.enabled(TagSet::GcPhases, info) {
+            self.phases(stats, id);
         }
         if self.enabled(TagSet::GcRef, info) {
             let event = LogEvent::References { refs: stats.refs };
@@ -267,6 +216,51 @@ impl Logger {
                 pause_ns: stats.pause_ns,
             };
             self.write(info, TagSet::Gc, id, event);
+        }
+    }
+
+    /// The `gc,phases` lines of a collection: one per phase it ran, in the
+    /// declared order, named by the list.
+    fn phases(&self, stats: &CollectStats, id: Option<u64>) {
+        let info = LogLevel::Info;
+        if let Some(c) = stats.concurrent {
+            for phase in GcPhase::of(CollectorMode::Concurrent) {
+                // A phase that did not run (nothing worth moving) has no line.
+                if let Some(ns) = c.time(phase) {
+                    let event = LogEvent::ConcurrentPhase { phase, ns };
+                    self.write(info, TagSet::GcPhases, id, event);
+                }
+            }
+            return;
+        }
+        for phase in GcPhase::of(CollectorMode::StopTheWorld) {
+            let event = match phase {
+                GcPhase::Mark => LogEvent::Phase {
+                    phase,
+                    ns: stats.mark_ns,
+                    objects: stats.objects_marked,
+                    workers: stats.mark_workers,
+                },
+                GcPhase::Relocate => LogEvent::Phase {
+                    phase,
+                    ns: stats.relocation_ns,
+                    objects: stats.objects_relocated,
+                    workers: stats.relocation.workers,
+                },
+                GcPhase::UpdateReferences => LogEvent::Update {
+                    ns: stats.update_ns,
+                    scope: stats.update_scope,
+                    workers: stats.mark_workers,
+                },
+                _ => continue,
+            };
+            self.write(info, TagSet::GcPhases, id, event);
+            if phase == GcPhase::Relocate && self.enabled(TagSet::GcPhases, LogLevel::Trace) {
+                let event = LogEvent::RelocationWorkers {
+                    summary: stats.relocation.clone(),
+                };
+                self.write(LogLevel::Trace, TagSet::GcPhases, id, event);
+            }
         }
     }
 

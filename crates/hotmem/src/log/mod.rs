@@ -20,7 +20,7 @@
 //! | tag set | level | lines |
 //! |---|---|---|
 //! | `gc` | info / warning / error | one per collection: cause, heap used before -> after (committed), pause (a concurrent cycle: the whole cycle); at warning, a collection that failed (and left the heap as it was); at error, an allocation that ran out of memory |
-//! | `gc,phases` | info / trace | mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times; at trace, the relocation phase's workers: pages, node locality, binds |
+//! | `gc,phases` | info / trace | one per phase the collection ran, named and ordered as the runtime declares its phases ([`GcPhase::of`]): mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times; at trace, the relocation phase's workers: pages, node locality, binds |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
@@ -113,7 +113,8 @@ mod output;
 mod selection;
 mod tags;
 
-pub use event::{GcPhase, LogEvent, LogRecord, SpaceUse};
+pub use crate::gc::core::phases::{GcPhase, PhaseMode};
+pub use event::{LogEvent, LogRecord, SpaceUse};
 pub use level::{LogLevel, UnknownLevel};
 pub(crate) use logger::{Logger, Parts};
 pub use output::{LogCallback, LogConfig, LogFile, LogOutput, LogSpecError};

@@ -17,6 +17,7 @@ use crate::gc::core::in_collection;
 use crate::gc::core::mark::{MarkPolicy, Marker};
 use crate::gc::core::meta::{ForwardingTables, HeapMap, NewPages};
 use crate::gc::core::pause::Pause;
+use crate::gc::core::phases::{GcPhase, PhaseMode, PhaseTimes};
 use crate::gc::core::relocation_set::{RelocationSet, heal};
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
 use crate::gc::core::workers::GcWorkers;
@@ -101,7 +102,10 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) number: u64,
     /// The longest time to safepoint of the cycle's pauses.
     pub(super) ttsp: Duration,
+    /// What the phases counted besides their times.
     pub(super) phases: ConcurrentPhases,
+    /// The declared phases' times, as they run.
+    pub(super) times: PhaseTimes,
 }
 
 /// What marking leaves to the rest of the cycle: the collection, and the
@@ -138,22 +142,28 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             None => Ok(()),
         };
         let mut stats = marked.collection.finish();
-        let p = &mut self.phases;
-        p.cycle_ns = started.elapsed().as_nanos() as u64;
+        stats.count_phase_times(&self.times);
         stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(self.ttsp.as_nanos() as u64);
-        stats.pause_ns = p.mark_start_ns + p.mark_end_ns + p.relocate_start_ns;
-        stats.mark_ns = p.concurrent_mark_ns;
-        stats.relocation_ns = p.concurrent_relocate_ns;
+        let p = &mut self.phases;
+        p.set_times(&self.times);
+        p.cycle_ns = started.elapsed().as_nanos() as u64;
         stats.concurrent = Some(self.phases);
         forwarded.map(|()| stats)
     }
 
-    /// Begins pause `name`.
-    fn pause(&mut self, name: &'static str) -> Result<Pause<'s, 'a>, GcError> {
-        let pause = Pause::begin(self.cx, self.heap, name, None)?;
+    /// Begins the pause of `phase` (a phase the list declares a pause).
+    fn pause(&mut self, phase: GcPhase) -> Result<Pause<'s, 'a>, GcError> {
+        debug_assert_eq!(phase.mode(), PhaseMode::Pause, "{}", phase.name());
+        let pause = Pause::begin(self.cx, self.heap, phase.safepoint(), None)?;
         self.cx.log.gc_safepoint(pause.safepoint_id(), self.number);
         self.ttsp = self.ttsp.max(pause.time_to_safepoint());
         Ok(pause)
+    }
+
+    /// Ends the pause of `phase`, recording its time.
+    fn end_pause(&mut self, phase: GcPhase, pause: Pause<'s, 'a>) {
+        let ns = nanos(pause.end(self.cx));
+        self.times.record(phase, ns);
     }
 
     /// Pause Mark Start, Concurrent Mark, Pause Mark End: the collection,
@@ -164,7 +174,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let (heap, barriers) = (self.heap, self.barriers);
         let previous = barriers.installed();
         // Pause Mark Start: the roots, then the barriers keep the snapshot.
-        let pause = self.pause("GC Mark Start")?;
+        let pause = self.pause(GcPhase::PauseMarkStart)?;
         heap.retire_mutator_allocation();
         let request = CollectionRequest {
             number: self.number,
@@ -187,12 +197,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         barriers.new_pages.start();
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
-        self.phases.mark_start_ns = nanos(pause.end(self.cx));
+        self.end_pause(GcPhase::PauseMarkStart, pause);
         self.mark_concurrently(&marker, workers)?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
-        let pause = self.pause("GC Mark End")?;
+        let pause = self.pause(GcPhase::PauseMarkEnd)?;
         mark_logged(&marker, barriers.satb.take_all());
         marker.trace(heap, workers)?;
         let refs = collection.process_weak_refs(&marker, workers)?;
@@ -205,7 +215,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         collection.stats.objects_marked = marked;
         collection.stats.live_objects = marked;
         collection.stats.refs = refs;
-        self.phases.mark_end_ns = nanos(pause.end(self.cx));
+        self.end_pause(GcPhase::PauseMarkEnd, pause);
         drop((retired, previous));
         Ok(Marked { collection, rooted })
     }
@@ -221,7 +231,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
     ) -> Result<(), GcError> {
-        let concurrent = Instant::now();
+        let running = self.times.start(GcPhase::ConcurrentMark);
         let pool = workers.count();
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
@@ -233,7 +243,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
                 break;
             }
         }
-        self.phases.concurrent_mark_ns = nanos(concurrent.elapsed());
+        self.times.stop(running);
         Ok(())
     }
 
@@ -245,9 +255,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         marked: &mut Marked<'a, B>,
         budget: usize,
     ) -> Result<Option<RelocationSet>, GcError> {
-        let select = Instant::now();
+        let running = self.times.start(GcPhase::ConcurrentSelectRelocationSet);
         let (set, kept) = marked.select(self.moves, budget)?;
-        self.phases.select_ns = nanos(select.elapsed());
+        self.times.stop(running);
         self.phases.pages_kept_for_roots = kept;
         self.state.memory_freed();
         Ok(set)
@@ -263,16 +273,16 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         mut set: RelocationSet,
     ) -> Result<(), GcError> {
         let heap = self.heap;
-        let pause = self.pause("GC Relocate Start")?;
+        let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
         let set = Arc::new(set);
         self.barriers.install(set.clone());
         let forwarded = concurrent_relocate::forward_roots(self.binding, heap, &set);
-        self.phases.relocate_start_ns = nanos(pause.end(self.cx));
-        let relocating = Instant::now();
+        self.end_pause(GcPhase::PauseRelocateStart, pause);
+        let running = self.times.start(GcPhase::ConcurrentRelocate);
         let count = self.state.concurrent_workers(workers.count());
         let done = concurrent_relocate::relocate(heap, workers, &set, count);
-        self.phases.concurrent_relocate_ns = nanos(relocating.elapsed());
+        self.times.stop(running);
         let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
         let (in_pause, in_pause_bytes) = set.copied_in_pause();
         let stats = &mut collection.stats;

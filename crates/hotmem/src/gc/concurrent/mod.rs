@@ -56,6 +56,7 @@ use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::driver::{DriverContext, GcRequest};
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
+use crate::gc::core::phases::PhaseTimes;
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases};
 use crate::vm::{Binding, Slot};
 use concurrent_cycle::ConcurrentCycle;
@@ -165,6 +166,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             number,
             ttsp: Duration::ZERO,
             phases: ConcurrentPhases::default(),
+            times: PhaseTimes::new(self.mode),
         };
         let result = heap
             .poison

@@ -7,6 +7,9 @@
 //!   interface the runtime drives a collector through,
 //!   [`Collector`](collector::Collector) with its
 //!   [`Constraints`](collector::Constraints);
+//! - the declared list of phases ([`phases`]): name, pause or concurrent,
+//!   which collectors run it; every collector's order, timing, log lines
+//!   and charts come from it;
 //! - one collection in progress, [`Collection`](collection::Collection),
 //!   and the phases every collector runs on it: the roots
 //!   ([`root_scan`]), marking ([`mark`], with a collector's
@@ -33,6 +36,7 @@ pub(crate) mod in_collection;
 pub(crate) mod mark;
 pub(crate) mod meta;
 pub(crate) mod pause;
+pub(crate) mod phases;
 pub(crate) mod poison;
 pub(crate) mod record;
 pub(crate) mod relocation_set;

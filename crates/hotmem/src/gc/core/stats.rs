@@ -2,6 +2,7 @@
 //! runtime's [`GcTotals`], and the causes and scopes they name.
 
 use super::generations::CollectionKind;
+use super::phases::{Figure, GcPhase, PhaseMode, PhaseTimes};
 use super::workers::PhaseSummary;
 use serde::Serialize;
 
@@ -195,6 +196,27 @@ impl CollectStats {
         }
     }
 
+    /// Counts the times of the phases a collection ran in the figures the
+    /// declared list says they belong to (marking, relocation, update);
+    /// for a collector some of whose phases run while the mutators run,
+    /// the pause time is the sum of its phases that ran in a pause (a
+    /// collector that stops the world throughout measures its one pause
+    /// itself).
+    pub(crate) fn count_phase_times(&mut self, times: &PhaseTimes) {
+        for (phase, ns) in times.ran() {
+            match phase.figure() {
+                Figure::Mark => self.mark_ns += ns,
+                Figure::Relocation => self.relocation_ns += ns,
+                Figure::Update => self.update_ns += ns,
+                Figure::Own => {}
+            }
+        }
+        let collector = times.collector();
+        if GcPhase::of(collector).any(|p| p.mode() == PhaseMode::Concurrent) {
+            self.pause_ns = times.pause_ns();
+        }
+    }
+
     /// Marking throughput: objects marked per millisecond per marking worker
     /// (0 when nothing was marked).
     pub fn marking_rate(&self) -> f64 {
@@ -202,6 +224,45 @@ impl CollectStats {
             return 0.0;
         }
         self.objects_marked as f64 / (self.mark_ns as f64 / 1e6) / self.mark_workers as f64
+    }
+}
+
+impl ConcurrentPhases {
+    /// Takes the times of the phases a concurrent cycle ran.
+    pub(crate) fn set_times(&mut self, times: &PhaseTimes) {
+        for (phase, ns) in times.ran() {
+            if let Some(field) = self.time_mut(phase) {
+                *field = ns;
+            }
+        }
+    }
+
+    /// The time of `phase` in this cycle, if it ran: the relocation phases
+    /// run only when pages were worth moving (`relocation_set_pages`).
+    pub(crate) fn time(&self, phase: GcPhase) -> Option<u64> {
+        let relocation = matches!(
+            phase,
+            GcPhase::PauseRelocateStart | GcPhase::ConcurrentRelocate
+        );
+        if relocation && self.relocation_set_pages == 0 {
+            return None;
+        }
+        let mut copy = *self;
+        copy.time_mut(phase).map(|ns| *ns)
+    }
+
+    /// Where the time of `phase` is kept (none for a phase that is no
+    /// concurrent cycle's).
+    fn time_mut(&mut self, phase: GcPhase) -> Option<&mut u64> {
+        Some(match phase {
+            GcPhase::PauseMarkStart => &mut self.mark_start_ns,
+            GcPhase::ConcurrentMark => &mut self.concurrent_mark_ns,
+            GcPhase::PauseMarkEnd => &mut self.mark_end_ns,
+            GcPhase::ConcurrentSelectRelocationSet => &mut self.select_ns,
+            GcPhase::PauseRelocateStart => &mut self.relocate_start_ns,
+            GcPhase::ConcurrentRelocate => &mut self.concurrent_relocate_ns,
+            _ => return None,
+        })
     }
 }
 

@@ -24,6 +24,7 @@ use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::in_collection;
 use crate::gc::core::pause::Pause;
+use crate::gc::core::phases::GcPhase;
 use crate::gc::core::stats::CollectStats;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::Binding;
@@ -149,7 +150,8 @@ impl<B: Binding> Collector for StopTheWorld<B> {
                 return Ok(None);
             }
         }
-        let mut pause = Pause::begin(cx, heap, "GC", region)?;
+        // Every phase of a stop-the-world collection runs in its one pause.
+        let mut pause = Pause::begin(cx, heap, GcPhase::Mark.safepoint(), region)?;
         let collection = CollectionRequest {
             number: heap.next_collection_number(),
             cause: request.cause,

@@ -9,11 +9,11 @@ use super::stw_cycle::StwCycle;
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::gc::core::meta::Forwarding;
+use crate::gc::core::phases::GcPhase;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::Binding;
 use hotmem_os::Address;
 use hotmem_page::{Age, ObjectLayout};
-use std::time::Instant;
 
 /// Whether the relocation phase walks the live map of every page, not only
 /// of the pages it evacuates. The walk proves that no two marked objects
@@ -50,7 +50,7 @@ impl<B: Binding> StwCycle<'_, B> {
     /// maps of the others, see [`CHECK_EVERY_LIVE_MAP`]). A page whose
     /// targets ran out stays, its moved objects forwarded.
     pub(super) fn relocate(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
-        let start = Instant::now();
+        let running = self.times.start(GcPhase::Relocate);
         let mut work = std::mem::take(&mut self.c.relocation_work);
         if !CHECK_EVERY_LIVE_MAP {
             work.retain(|&(_, pi)| self.c.forwarding.get(pi).is_some());
@@ -60,8 +60,8 @@ impl<B: Binding> StwCycle<'_, B> {
             let _inside = in_collection::enter(this.c.heap);
             this.relocate_page(pi)
         })?;
+        self.times.stop(running);
         let stats = &mut self.c.stats;
-        stats.relocation_ns = start.elapsed().as_nanos() as u64;
         stats.relocation = summary;
         for r in &results {
             if let Some(e) = &r.error {

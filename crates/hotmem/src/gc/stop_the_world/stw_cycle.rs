@@ -29,10 +29,12 @@ use crate::GcError;
 use crate::error::BadReference;
 use crate::gc::barriers::RememberedSet;
 use crate::gc::core::collection::{Collection, CollectionRequest};
+use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::free::{free_pages, zap_dead};
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::mark::{MarkPolicy, Marker};
+use crate::gc::core::phases::{GcPhase, PhaseTimes};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::stats::CollectStats;
 use crate::gc::core::workers::GcWorkers;
@@ -89,6 +91,8 @@ pub(super) struct StwCycle<'a, B: Binding> {
     /// Slots found during the update without a forwarding entry, pointing
     /// at an unmarked object in an evacuated page (a binding bug).
     pub(super) inconsistent: AtomicU64,
+    /// The declared phases' times, as they run.
+    pub(super) times: PhaseTimes,
 }
 
 impl<'a, B: Binding> StwCycle<'a, B> {
@@ -116,7 +120,9 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         heap.poison.on_error(cycle.forward_weak_refs())?;
         cycle.zap_dead_young();
         cycle.free_evacuated_pages()?;
+        let times = cycle.times.clone();
         let mut stats = cycle.c.finish();
+        stats.count_phase_times(&times);
         stats.pause_ns = started.elapsed().as_nanos() as u64;
         Ok(stats)
     }
@@ -157,6 +163,7 @@ impl<'a, B: Binding> StwCycle<'a, B> {
             remembered: Vec::new(),
             evacuated: vec![false; pages],
             inconsistent: AtomicU64::new(0),
+            times: PhaseTimes::new(CollectorMode::StopTheWorld),
         })
     }
 
@@ -164,19 +171,19 @@ impl<'a, B: Binding> StwCycle<'a, B> {
     /// the GC workers, into each page's live map; then the references that
     /// are not strong.
     fn mark(&mut self, workers: &mut GcWorkers) -> Result<(), GcError> {
-        let start = Instant::now();
+        let running = self.times.start(GcPhase::Mark);
         let c = &self.c;
         let count = c.stats.mark_workers;
         let marker = Marker::new(c.binding, &c.map, count, c.young_only(), InPause);
         c.mark_roots(&marker, &self.barrier_slots, |_| {})?;
         marker.trace(c.heap, workers)?;
-        let mark_ns = start.elapsed().as_nanos() as u64;
+        self.times.stop(running);
+        let c = &self.c;
         let refs = c.process_weak_refs(&marker, workers)?;
         let marked = marker.marked();
         let remembered = marker.take_remembered();
         drop(marker);
         let stats = &mut self.c.stats;
-        stats.mark_ns = mark_ns;
         stats.refs = refs;
         stats.objects_marked = marked;
         stats.live_objects = marked;

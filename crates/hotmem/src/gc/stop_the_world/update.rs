@@ -10,6 +10,7 @@ use super::stw_cycle::StwCycle;
 use crate::GcError;
 use crate::gc::core::binding_panic::panic_message;
 use crate::gc::core::in_collection;
+use crate::gc::core::phases::GcPhase;
 use crate::gc::core::root_scan::update_roots;
 use crate::gc::core::stats::UpdateScope;
 use crate::gc::core::weak_processing::forward_weak_refs;
@@ -41,7 +42,7 @@ impl<B: Binding> StwCycle<'_, B> {
             self.c.stats.update_scope = UpdateScope::Nothing;
             return Ok(());
         }
-        let start = Instant::now();
+        let running = self.times.start(GcPhase::UpdateReferences);
         let items = self.update_items();
         let this = &*self;
         let (updated, _) = workers.run(items, |item| {
@@ -56,7 +57,7 @@ impl<B: Binding> StwCycle<'_, B> {
             Some(e) => Err(e),
             None => update_roots(self.c.binding, self.c.heap, |r| self.forwarded(r)),
         };
-        self.c.stats.update_ns = start.elapsed().as_nanos() as u64;
+        self.times.stop(running);
         result
     }
 
