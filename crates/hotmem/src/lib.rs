@@ -228,11 +228,14 @@ mod vm;
 mod runtime;
 // A thread attached to the runtime: allocation, polls, barriers.
 mod mutator;
-// Roots the runtime owns: handles, pins, the attached mutators.
+// Roots: the runtime's own (handles, pins, shadow stacks, the attached
+// mutators); the binding's hooks are in vm/binding.rs, the phase that
+// marks from and updates all of them is gc/core/root_scan.rs.
 mod roots;
-// References the runtime owns that are not strong: weak handles,
-// ephemerons, finalizers.
-mod refs;
+// Weak references: the runtime's own (weak handles, ephemerons,
+// finalizers); the binding's hooks and views are in vm/weak.rs, the phase
+// that processes all of them is gc/core/weak_processing.rs.
+mod weak;
 // The collector: a shared core (gc/core/), the barriers (gc/barriers/),
 // and one folder per collector over them (gc/stop_the_world/,
 // gc/concurrent/).
@@ -244,6 +247,8 @@ mod thread_stack;
 // What orders the operations any thread may call on the runtime's
 // references against a collection's pauses.
 mod pause_gate;
+// The table of entries behind strong handles, weak handles and ephemerons.
+mod slot_table;
 // The synchronization primitives the loom models replace.
 mod sync;
 
@@ -260,7 +265,6 @@ pub use gc::{
     UpdateScope, WorkerBinding,
 };
 pub use mutator::Mutator;
-pub use refs::{Ephemeron, WeakHandle};
 pub use roots::{Handle, PinGuard, ShadowStack};
 pub use runtime::Runtime;
 pub use runtime::builder::RuntimeBuilder;
@@ -273,6 +277,7 @@ pub use runtime::safepoints::Safepoints;
 pub use vm::{
     Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
 };
+pub use weak::{Ephemeron, WeakHandle};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

@@ -164,7 +164,7 @@ impl Mutator {
         // The objects leave the queue (a root) for handles (roots) with no
         // pause in between: in managed code, a leaked region left first.
         let _ = self.handle.ensure_managed();
-        let queued = self.runtime.inner.gc.refs.finalizers.take_queue();
+        let queued = self.runtime.inner.gc.weak.finalizers.take_queue();
         queued
             .into_iter()
             .map(|r| self.handles.add_handle(r))

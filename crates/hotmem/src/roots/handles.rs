@@ -6,6 +6,7 @@
 //! it may point at a freed or reused place. A [`Handle`] is a root the
 //! runtime scans and updates itself: read it again after such a call.
 
+use crate::slot_table::SlotTable;
 use crate::sync::Mutex;
 use crate::vm::ObjectReference;
 use std::fmt;
@@ -14,34 +15,13 @@ use std::sync::Arc;
 /// A table of handle entries (one per mutator, one global).
 #[derive(Default)]
 pub(crate) struct HandleTable {
-    entries: Mutex<Entries>,
-}
-
-#[derive(Default)]
-struct Entries {
-    slots: Vec<Option<ObjectReference>>,
-    free: Vec<usize>,
-}
-
-impl Entries {
-    /// A new entry holding `obj`; its index.
-    fn add(&mut self, obj: ObjectReference) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(obj);
-                i
-            }
-            None => {
-                self.slots.push(Some(obj));
-                self.slots.len() - 1
-            }
-        }
-    }
+    /// An entry per live handle, always holding its object.
+    entries: Mutex<SlotTable<ObjectReference>>,
 }
 
 impl HandleTable {
     pub(crate) fn add_handle(self: &Arc<Self>, obj: ObjectReference) -> Handle {
-        let index = self.entries.lock().add(obj);
+        let index = self.entries.lock().add(Some(obj));
         Handle {
             table: self.clone(),
             index,
@@ -49,11 +29,8 @@ impl HandleTable {
     }
 
     /// Calls `f` with every live entry, which it may rewrite.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&mut ObjectReference)) {
-        let mut e = self.entries.lock();
-        for r in e.slots.iter_mut().flatten() {
-            f(r);
-        }
+    pub(crate) fn for_each(&self, f: impl FnMut(&mut ObjectReference)) {
+        self.entries.lock().values_mut().for_each(f);
     }
 }
 
@@ -79,7 +56,7 @@ pub struct Handle {
 impl Handle {
     /// The object's current address.
     pub fn get(&self) -> ObjectReference {
-        self.table.entries.lock().slots[self.index].expect("a live handle has a value")
+        (self.table.entries.lock().get(self.index)).expect("a live handle has a value")
     }
 
     /// Points the handle at another object. `obj` must be current (see
@@ -94,7 +71,7 @@ impl Handle {
     /// dangling: the next collection reports it as a
     /// [`GcError`](crate::GcError) (nothing is corrupted).
     pub fn set(&self, obj: ObjectReference) {
-        self.table.entries.lock().slots[self.index] = Some(obj);
+        self.table.entries.lock().set(self.index, Some(obj));
     }
 }
 
@@ -106,8 +83,8 @@ impl Clone for Handle {
     fn clone(&self) -> Handle {
         let index = {
             let mut e = self.table.entries.lock();
-            let obj = e.slots[self.index].expect("a live handle has a value");
-            e.add(obj)
+            let obj = e.get(self.index).expect("a live handle has a value");
+            e.add(Some(obj))
         };
         Handle {
             table: self.table.clone(),
@@ -118,9 +95,7 @@ impl Clone for Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        let mut e = self.table.entries.lock();
-        e.slots[self.index] = None;
-        e.free.push(self.index);
+        self.table.entries.lock().release(self.index);
     }
 }
 

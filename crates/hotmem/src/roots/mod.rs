@@ -1,9 +1,15 @@
-//! Roots the runtime owns, which every collection scans and updates
-//! besides the ones the binding reports: [`Handle`]s for Rust embedders that
-//! keep references in Rust locals, pins ([`PinGuard`]) for objects handed
-//! to native code, [`ShadowStack`]s (an interpreter's value stack, scanned
-//! in place), and the list of attached mutators whose roots the binding
-//! reports.
+//! Roots, in one room: the roots the runtime owns, which every collection
+//! scans and updates besides the ones the binding reports, are here:
+//! [`Handle`]s for Rust embedders that keep references in Rust locals,
+//! pins ([`PinGuard`]) for objects handed to native code, [`ShadowStack`]s
+//! (an interpreter's value stack, scanned in place), and the list of
+//! attached mutators whose roots the binding reports. The binding's hooks
+//! ([`Binding::scan_global_roots`](crate::Binding::scan_global_roots),
+//! [`Binding::scan_mutator_roots`](crate::Binding::scan_mutator_roots),
+//! and [`Binding::slot_at`](crate::Binding::slot_at) for shadow stacks'
+//! words and remembered slots) are in `vm/binding.rs`; the phase that
+//! marks from all of them and updates them after relocation, for every
+//! collector, is `gc/core/root_scan.rs`.
 
 mod handles;
 #[cfg(all(test, hotmem_loom))]

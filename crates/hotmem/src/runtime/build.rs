@@ -15,8 +15,8 @@ use crate::gc::{
 };
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
-use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
+use crate::weak::WeakRegistry;
 use hotmem_chunk::{Metaspace, MetaspaceConfig, SpaceConfig};
 use hotmem_nmt::Tracker;
 use hotmem_os::Memory;
@@ -133,11 +133,11 @@ fn gc_heap(
     let tlabs = TlabShared::new(TlabSizing::new(config.tlabs, sizes.small_object_max()));
     let gate = Arc::new(PauseGate::default());
     let roots = RootRegistry::default();
-    let refs = RefRegistry::new(
+    let weak = WeakRegistry::new(
         barriers
             .concurrent
             .clone()
-            .map(|c| c as Arc<dyn crate::refs::KeepAlive>),
+            .map(|c| c as Arc<dyn crate::weak::KeepAlive>),
         &gate,
         roots.global_table(),
     );
@@ -150,7 +150,7 @@ fn gc_heap(
         tlabs,
         sizing,
         roots,
-        refs,
+        weak,
         gate,
         poison: Poison::default(),
         partitions,

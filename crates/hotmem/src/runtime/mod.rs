@@ -5,7 +5,7 @@
 //! - [`inner`]: the state the runtime's handles share;
 //! - [`collect`]: collections and other safepoint operations asked for by
 //!   the embedder;
-//! - [`class_loader`], [`safepoints`], [`part_views`], [`report`], [`refs`]
+//! - [`class_loader`], [`safepoints`], [`part_views`], [`report`], [`weak`]
 //!   (weak handles, ephemerons, finalizers): what the runtime hands out.
 
 mod build;
@@ -17,9 +17,9 @@ mod gc_thread;
 pub(crate) mod inner;
 pub(crate) mod numa;
 pub(crate) mod part_views;
-mod refs;
 pub(crate) mod report;
 pub(crate) mod safepoints;
+mod weak;
 
 use crate::gc::GcTotals;
 use crate::gc::TlabStats;
@@ -137,7 +137,7 @@ impl Runtime {
     /// The report: gc,stats, collections, safepoints, metaspace, NMT summary
     /// and the annotated OS memory map.
     pub fn report(&self) -> Report {
-        Report::collect(self)
+        Report::of(self)
     }
 
     /// The native memory tracker that observes every reservation of this

@@ -31,7 +31,8 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
 }
 
 impl Report {
-    pub(crate) fn collect(rt: &Runtime) -> Report {
+    /// The report of `rt` now.
+    pub(crate) fn of(rt: &Runtime) -> Report {
         let inner = &*rt.inner;
         let mut sections = Vec::new();
 

@@ -1,5 +1,9 @@
 //! [`Binding`]: what the runtime needs to know about the embedder's
-//! objects and roots.
+//! objects, roots and weak references. Its root hooks are one side of the
+//! roots (the runtime's own roots are in `roots/`, the phase that scans
+//! all of them in `gc/core/root_scan.rs`); its weak hooks one side of the
+//! weak references (the runtime's own in `weak/`, the views the hooks
+//! receive in `vm/weak.rs`, the phase in `gc/core/weak_processing.rs`).
 
 use super::{ObjectReference, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs};
 use hotmem_os::Address;

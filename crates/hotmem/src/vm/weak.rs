@@ -1,7 +1,10 @@
 //! What the binding's weak-reference hooks receive: after marking, a view
 //! that says which objects are live and keeps more of them alive
 //! ([`WeakRefs`]); after relocation, where each surviving object went
-//! ([`WeakForwarding`]).
+//! ([`WeakForwarding`]). The runtime's own weak references are in
+//! `weak/`; the phase that processes both is
+//! `gc/core/weak_processing.rs`, whose marker and forwarding stand behind
+//! [`WeakTracer`] and [`Forwarder`].
 
 use super::ObjectReference;
 use crate::gc::core::generations::CollectionKind;

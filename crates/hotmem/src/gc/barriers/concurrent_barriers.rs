@@ -14,9 +14,9 @@ use super::satb::{SatbBuffer, SatbQueues};
 use crate::gc::core::heap::GcAllocator;
 use crate::gc::core::meta::NewPages;
 use crate::gc::core::relocation_set::{RelocationSet, Relocator, heal};
-use crate::refs::KeepAlive;
 use crate::sync::{Arc, Mutex};
 use crate::vm::{ObjectReference, Slot};
+use crate::weak::KeepAlive;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 

@@ -1,15 +1,13 @@
 //! [`OldPages`]: which pages are old, by address, for the store barrier.
 
+use crate::gc::core::meta::GranuleTable;
 use hotmem_page::PageRef;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One byte per page unit of the heap reservation: nonzero where an old
 /// page lies.
 pub(crate) struct OldPages {
-    base: usize,
-    len: usize,
-    shift: u32,
-    old: Box<[AtomicU8]>,
+    old: GranuleTable<AtomicU8>,
 }
 
 impl OldPages {
@@ -17,12 +15,8 @@ impl OldPages {
     /// bytes (a power of two that every page's start and size are multiples
     /// of), with no old page.
     pub(crate) fn new(base: usize, len: usize, unit: usize) -> OldPages {
-        debug_assert!(unit.is_power_of_two());
         OldPages {
-            base,
-            len,
-            shift: unit.trailing_zeros(),
-            old: (0..len.div_ceil(unit)).map(|_| AtomicU8::new(0)).collect(),
+            old: GranuleTable::new(base, len, unit, || AtomicU8::new(0)),
         }
     }
 
@@ -30,39 +24,31 @@ impl OldPages {
     /// the same page.
     #[inline]
     pub(crate) fn unit_shift(&self) -> u32 {
-        self.shift
+        self.old.shift()
     }
 
     /// Whether `addr` lies in an old page.
     #[inline]
     pub(crate) fn is_old(&self, addr: usize) -> bool {
-        let off = addr.wrapping_sub(self.base);
-        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) != 0
+        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) != 0)
     }
 
     /// Whether `addr` lies in the heap, outside every old page.
     #[inline]
     pub(crate) fn is_young(&self, addr: usize) -> bool {
-        let off = addr.wrapping_sub(self.base);
-        off < self.len && self.old[off >> self.shift].load(Ordering::Relaxed) == 0
+        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) == 0)
     }
 
     /// Marks the units that `start..start+len` touches as old.
     pub(crate) fn mark(&self, start: usize, len: usize) {
-        let off = start.wrapping_sub(self.base);
-        if off >= self.len || len == 0 {
-            return;
-        }
-        let first = off >> self.shift;
-        let last = ((off + len - 1).min(self.len - 1)) >> self.shift;
-        for unit in &self.old[first..=last] {
+        for unit in self.old.entries_of(start, len) {
             unit.store(1, Ordering::Relaxed);
         }
     }
 
     /// Makes exactly `pages` old.
     pub(crate) fn rebuild(&self, pages: &[PageRef]) {
-        for unit in self.old.iter() {
+        for unit in self.old.entries() {
             unit.store(0, Ordering::Relaxed);
         }
         for p in pages {

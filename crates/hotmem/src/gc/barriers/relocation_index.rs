@@ -5,6 +5,7 @@
 //! never changes (the barrier keeps it; it does not follow a pointer to
 //! the set).
 
+use crate::gc::core::meta::{GranuleTable, GranuleView};
 use crate::sync::{AtomicU32, Ordering};
 
 /// Per granule of the heap reservation: the index + 1, in the installed
@@ -12,9 +13,7 @@ use crate::sync::{AtomicU32, Ordering};
 /// Written only at safepoints (the set is installed at Pause Relocate
 /// Start and taken out at the next Pause Mark End).
 pub(crate) struct RelocationIndex {
-    base: usize,
-    len: usize,
-    units: Box<[AtomicU32]>,
+    units: GranuleTable<AtomicU32>,
 }
 
 /// The table's unit: a granule, the heap's smallest page size and
@@ -25,11 +24,7 @@ impl RelocationIndex {
     /// A table for the reservation `base..base+len`, empty.
     pub(crate) fn new(base: usize, len: usize) -> RelocationIndex {
         RelocationIndex {
-            base,
-            len,
-            units: (0..len.div_ceil(1 << SHIFT))
-                .map(|_| AtomicU32::new(0))
-                .collect(),
+            units: GranuleTable::new(base, len, 1 << SHIFT, || AtomicU32::new(0)),
         }
     }
 
@@ -37,9 +32,7 @@ impl RelocationIndex {
     /// table, which live as long as the runtime.
     pub(crate) fn view(&self) -> RelocationView {
         RelocationView {
-            base: self.base,
-            len: self.len,
-            units: self.units.as_ptr(),
+            units: self.units.view(),
         }
     }
 
@@ -47,9 +40,7 @@ impl RelocationIndex {
     /// forgets it (`None`), at a safepoint.
     pub(crate) fn set(&self, start: usize, size: usize, index: Option<usize>) {
         let value = index.map_or(0, |i| i as u32 + 1);
-        let first = (start - self.base) >> SHIFT;
-        let count = size.div_ceil(1 << SHIFT);
-        for u in &self.units[first..first + count] {
+        for u in self.units.entries_of(start, size) {
             u.store(value, Ordering::Relaxed);
         }
     }
@@ -58,9 +49,7 @@ impl RelocationIndex {
 /// The load barrier's copy of a [`RelocationIndex`]'s address and bounds.
 #[derive(Copy, Clone)]
 pub(crate) struct RelocationView {
-    base: usize,
-    len: usize,
-    units: *const AtomicU32,
+    units: GranuleView<AtomicU32, SHIFT>,
 }
 
 impl RelocationView {
@@ -72,12 +61,11 @@ impl RelocationView {
     /// The [`RelocationIndex`] this view came from is alive.
     #[inline]
     pub(crate) unsafe fn lookup(&self, addr: usize) -> u32 {
-        let off = addr.wrapping_sub(self.base);
-        if off >= self.len {
-            return 0;
+        // SAFETY: the table is alive (the caller's promise); its units are
+        // only accessed atomically.
+        match unsafe { self.units.entry(addr) } {
+            Some(u) => u.load(Ordering::Relaxed),
+            None => 0,
         }
-        // SAFETY: `off < len`, so the unit is inside the table, alive (the
-        // caller's promise) and only accessed atomically.
-        unsafe { &*self.units.add(off >> SHIFT) }.load(Ordering::Relaxed)
     }
 }

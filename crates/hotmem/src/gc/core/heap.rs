@@ -9,8 +9,8 @@ use super::sizing::{BudgetedPages, Sizing};
 use super::tlab::TlabShared;
 use super::workers::GcWorkers;
 use crate::pause_gate::PauseGate;
-use crate::refs::RefRegistry;
 use crate::roots::RootRegistry;
+use crate::weak::WeakRegistry;
 use hotmem_os::Memory;
 use hotmem_page::{NodeId, ObjectAllocator, PageAllocator};
 use parking_lot::Mutex;
@@ -41,7 +41,7 @@ pub(crate) struct GcHeap {
     /// reports.
     pub(crate) roots: RootRegistry,
     /// Weak handles, ephemerons and finalizers.
-    pub(crate) refs: RefRegistry,
+    pub(crate) weak: WeakRegistry,
     /// Closed by every pause: the operations any thread may call on the
     /// references above wait for it (see [`PauseGate`]).
     pub(crate) gate: Arc<PauseGate>,

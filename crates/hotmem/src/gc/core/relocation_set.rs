@@ -16,7 +16,7 @@
 //! reference and a new object's address would be the same number.
 
 use super::heap::GcAllocator;
-use super::meta::{ForwardingTables, HeapMap};
+use super::meta::{ForwardingTables, GranuleTable, HeapMap};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
@@ -40,12 +40,9 @@ pub(crate) fn heal<S: Slot>(slot: &S, stale: ObjectReference, to: ObjectReferenc
 pub(crate) struct RelocationSet {
     map: HeapMap,
     forwarding: ForwardingTables,
-    base: usize,
-    len: usize,
-    shift: u32,
-    /// Per unit of `shift` bytes of the heap reservation: the index + 1 in
-    /// `map` of the page in the set that covers it, 0 where none does.
-    index: Box<[u32]>,
+    /// Per unit of the heap map's granule: the index + 1 in `map` of the
+    /// page in the set that covers it, 0 where none does.
+    index: GranuleTable<u32>,
     /// The pages in the set, as indices into `map`.
     pages: Vec<usize>,
     /// Per page of `map`: an object of it could not be copied (no memory)
@@ -105,13 +102,11 @@ impl RelocationSet {
     /// `forwarding`.
     pub(crate) fn new(map: HeapMap, forwarding: ForwardingTables) -> RelocationSet {
         let (base, len, shift) = map.geometry();
-        let mut index = vec![0u32; len.div_ceil(1 << shift)].into_boxed_slice();
+        let mut index = GranuleTable::new(base, len, 1 << shift, || 0u32);
         let pages: Vec<usize> = forwarding.pages().collect();
         for &pi in &pages {
             let p = &map.pages[pi];
-            let first = (p.start - base) >> shift;
-            let count = p.page.size() >> shift;
-            for u in &mut index[first..first + count] {
+            for u in index.entries_of_mut(p.start, p.page.size()) {
                 *u = pi as u32 + 1;
             }
         }
@@ -121,9 +116,6 @@ impl RelocationSet {
         RelocationSet {
             map,
             forwarding,
-            base,
-            len,
-            shift,
             index,
             pages,
             incomplete,
@@ -141,9 +133,7 @@ impl RelocationSet {
                 continue;
             };
             let p = &self.map.pages[pi];
-            let first = (p.start - self.base) >> self.shift;
-            let count = p.page.size() >> self.shift;
-            for u in &mut self.index[first..first + count] {
+            for u in self.index.entries_of_mut(p.start, p.page.size()) {
                 *u = 0;
             }
             self.pages.retain(|&q| q != pi);
@@ -193,11 +183,7 @@ impl RelocationSet {
     /// barrier's test, one table load.
     #[inline]
     pub(crate) fn page_in_set(&self, addr: usize) -> Option<usize> {
-        let off = addr.wrapping_sub(self.base);
-        if off >= self.len {
-            return None;
-        }
-        (self.index[off >> self.shift] as usize).checked_sub(1)
+        (*self.index.entry(addr)? as usize).checked_sub(1)
     }
 
     /// Where the object `r` of page `pi` of the set is now, if it was

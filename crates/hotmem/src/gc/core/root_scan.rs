@@ -86,7 +86,7 @@ impl<B: Binding> Collection<'_, B> {
                 }
             });
         }
-        self.heap.refs.finalizers.for_each_queued(|r| {
+        self.heap.weak.finalizers.for_each_queued(|r| {
             if error.is_none() {
                 error = marker.mark_root(*r, None).err();
                 on_root(*r);
@@ -139,7 +139,7 @@ pub(crate) fn update_roots<B: Binding>(
     for table in heap.roots.tables() {
         table.for_each(update);
     }
-    heap.refs.finalizers.for_each_queued(update);
+    heap.weak.finalizers.for_each_queued(update);
     first.map_or(Ok(()), Err)
 }
 

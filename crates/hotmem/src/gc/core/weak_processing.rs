@@ -7,7 +7,7 @@
 //! [`Binding::process_weak_refs`](crate::Binding::process_weak_refs) and
 //! [`Binding::forward_weak_refs`](crate::Binding::forward_weak_refs),
 //! which receive the views of [`vm::weak`](crate::vm)) and the runtime's
-//! own (weak handles, ephemerons, finalizers: [`refs`](crate::refs)).
+//! own (weak handles, ephemerons, finalizers: [`weak`](crate::weak)).
 //!
 //! In order, each step tracing what it retained before the next:
 //! 1. **ephemerons and the binding's hook, to a fixpoint**: every runtime
@@ -118,8 +118,7 @@ impl<B: Binding> Collection<'_, B> {
         self.binding_fixpoint(&mut tracer, workers, &mut stats)?;
         stats.weak = self.clear_weak_handles(marker);
         let marked_before = marker.marked();
-        let refs = &self.heap.refs;
-        let (found, queued) = refs.finalizers.queue_dead(
+        let (found, queued) = self.heap.weak.finalizers.queue_dead(
             |r| marker.is_live(r),
             |r| marker.is_object(r),
             |r| {
@@ -179,7 +178,7 @@ impl<B: Binding> Collection<'_, B> {
         workers: &mut GcWorkers,
         counts: &mut StrengthCounts,
     ) -> Result<(), GcError> {
-        let table = &self.heap.refs.ephemerons;
+        let table = &self.heap.weak.ephemerons;
         let mut waiting: Vec<usize> = table.with_pairs(|pairs| {
             let live: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].is_some()).collect();
             counts.found = counts.found.max(live.len() as u64);
@@ -209,7 +208,7 @@ impl<B: Binding> Collection<'_, B> {
     /// Step 2: clears the weak handles whose object is dead.
     fn clear_weak_handles<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> StrengthCounts {
         let mut counts = StrengthCounts::default();
-        self.heap.refs.weak.update(|r| {
+        self.heap.weak.handles.update(|r| {
             counts.found += 1;
             if marker.is_live(r) {
                 Some(r)
@@ -223,7 +222,7 @@ impl<B: Binding> Collection<'_, B> {
 
     /// Step 4: clears the ephemerons whose key is dead; how many.
     fn clear_dead_ephemerons<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> u64 {
-        self.heap.refs.ephemerons.with_pairs(|pairs| {
+        self.heap.weak.ephemerons.with_pairs(|pairs| {
             let mut cleared = 0;
             for pair in pairs.iter_mut() {
                 if pair.is_some_and(|(key, _)| !marker.is_live(key)) {
@@ -246,15 +245,15 @@ pub(crate) fn forward_weak_refs<B: Binding>(
     heap: &GcHeap,
     forwarder: &dyn Forwarder,
 ) -> Result<(), GcError> {
-    let refs = &heap.refs;
-    refs.weak.update(|r| Some(forwarder.forwarded(r)));
-    refs.ephemerons.with_pairs(|pairs| {
+    let weak = &heap.weak;
+    weak.handles.update(|r| Some(forwarder.forwarded(r)));
+    weak.ephemerons.with_pairs(|pairs| {
         for (key, value) in pairs.iter_mut().flatten() {
             *key = forwarder.forwarded(*key);
             *value = forwarder.forwarded(*value);
         }
     });
-    refs.finalizers
+    weak.finalizers
         .update_registered(|r| forwarder.forwarded(r));
     call_model(|| binding.forward_weak_refs(&WeakForwarding::new(forwarder)))
 }

@@ -1,6 +1,7 @@
 //! `HeapMap`: the heap's pages as one collection sees them, with a live map
 //! each, and the lookup from a reference to its page and word.
 
+use super::granule_table::GranuleTable;
 use super::live_map::LiveMap;
 use super::side_table::SideTable;
 use crate::error::BadReference;
@@ -31,11 +32,8 @@ pub(crate) struct PageGc {
 
 /// The heap's pages, found by address through a granule table.
 pub(crate) struct HeapMap {
-    base: usize,
-    len: usize,
-    shift: u32,
     /// Page index + 1 per granule; 0 for none.
-    granules: Vec<u32>,
+    granules: GranuleTable<u32>,
     pub(crate) pages: Vec<PageGc>,
     /// The live maps' words: dropped after `pages`, which point into it.
     _bitmaps: SideTable,
@@ -64,8 +62,7 @@ impl HeapMap {
                 }
             }
         }
-        let shift = unit.trailing_zeros();
-        let mut granules = vec![0u32; len.div_ceil(unit)];
+        let mut granules = GranuleTable::new(base, len, unit, || 0u32);
         let heap_words = |p: &PageRef| {
             if p.page_type() == PageType::Large {
                 1
@@ -99,16 +96,11 @@ impl HeapMap {
             })
             .collect();
         for (i, p) in pages.iter().enumerate() {
-            let first = (p.start - base) >> shift;
-            let count = p.page.size() >> shift;
-            for g in &mut granules[first..first + count] {
+            for g in granules.entries_of_mut(p.start, p.page.size()) {
                 *g = i as u32 + 1;
             }
         }
         HeapMap {
-            base,
-            len,
-            shift,
             granules,
             pages,
             _bitmaps: bitmaps,
@@ -129,11 +121,9 @@ impl HeapMap {
         if a % ObjectReference::ALIGN != 0 {
             return Err(BadReference::Misaligned);
         }
-        let off = a.wrapping_sub(self.base);
-        if off >= self.len {
+        let Some(&i) = self.granules.entry(a) else {
             return Err(BadReference::OutsideHeap);
-        }
-        let i = self.granules[off >> self.shift];
+        };
         if i == 0 {
             return Err(BadReference::FreeMemory);
         }
@@ -154,17 +144,13 @@ impl HeapMap {
     /// The index of the page whose range holds `addr` (any byte of it).
     #[inline]
     pub(crate) fn page_of(&self, addr: usize) -> Option<usize> {
-        let off = addr.wrapping_sub(self.base);
-        if off >= self.len {
-            return None;
-        }
-        (self.granules[off >> self.shift] as usize).checked_sub(1)
+        (*self.granules.entry(addr)? as usize).checked_sub(1)
     }
 
     /// The reservation the map covers and its unit: `(base, len, shift)`,
     /// where every page starts and ends on a multiple of `1 << shift`.
     pub(crate) fn geometry(&self) -> (usize, usize, u32) {
-        (self.base, self.len, self.shift)
+        self.granules.geometry()
     }
 
     /// The address of word `word` of page `pi`.

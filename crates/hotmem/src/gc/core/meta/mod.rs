@@ -3,15 +3,18 @@
 //! page it evacuates a forwarding table, all in zeroed words mapped for the
 //! collection through the runtime's memory (NMT tag GC) and unmapped after;
 //! and, for the life of the runtime, the record of the pages allocated
-//! since a concurrent mark start.
+//! since a concurrent mark start. Every table indexed by address is a
+//! [`GranuleTable`].
 
 mod forwarding;
+mod granule_table;
 mod heap_map;
 mod live_map;
 mod new_pages;
 mod side_table;
 
 pub(crate) use forwarding::{Forwarding, ForwardingTables};
+pub(crate) use granule_table::{GranuleTable, GranuleView};
 pub(crate) use heap_map::HeapMap;
 pub(crate) use live_map::Overlap;
 pub(crate) use new_pages::NewPages;

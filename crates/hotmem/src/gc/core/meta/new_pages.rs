@@ -2,15 +2,13 @@
 //! by address. Their objects are live (allocated black) and not examined
 //! by marking; a reference into one is no error.
 
+use super::granule_table::GranuleTable;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 /// One byte per page unit of the heap reservation: nonzero where a page
 /// allocated since mark start lies.
 pub(crate) struct NewPages {
-    base: usize,
-    len: usize,
-    shift: u32,
-    units: Box<[AtomicU8]>,
+    units: GranuleTable<AtomicU8>,
     /// Whether page allocations are recorded now (between mark start and
     /// mark end).
     recording: AtomicBool,
@@ -20,19 +18,15 @@ impl NewPages {
     /// A table for the reservation `base..base+len` in units of `unit`
     /// bytes (a power of two that divides every page's start and size).
     pub(crate) fn new(base: usize, len: usize, unit: usize) -> NewPages {
-        debug_assert!(unit.is_power_of_two());
         NewPages {
-            base,
-            len,
-            shift: unit.trailing_zeros(),
-            units: (0..len.div_ceil(unit)).map(|_| AtomicU8::new(0)).collect(),
+            units: GranuleTable::new(base, len, unit, || AtomicU8::new(0)),
             recording: AtomicBool::new(false),
         }
     }
 
     /// Forgets every page and starts recording (at mark start).
     pub(crate) fn start(&self) {
-        for u in self.units.iter() {
+        for u in self.units.entries() {
             u.store(0, Ordering::Relaxed);
         }
         self.recording.store(true, Ordering::Release);
@@ -49,13 +43,7 @@ impl NewPages {
         if !self.recording.load(Ordering::Acquire) {
             return;
         }
-        let off = start.wrapping_sub(self.base);
-        if off >= self.len || len == 0 {
-            return;
-        }
-        let first = off >> self.shift;
-        let last = ((off + len - 1).min(self.len - 1)) >> self.shift;
-        for u in &self.units[first..=last] {
+        for u in self.units.entries_of(start, len) {
             u.store(1, Ordering::Release);
         }
     }
@@ -63,8 +51,7 @@ impl NewPages {
     /// Whether `addr` lies in a page allocated since mark start.
     #[inline]
     pub(crate) fn contains(&self, addr: usize) -> bool {
-        let off = addr.wrapping_sub(self.base);
-        off < self.len && self.units[off >> self.shift].load(Ordering::Acquire) != 0
+        (self.units.entry(addr)).is_some_and(|u| u.load(Ordering::Acquire) != 0)
     }
 }
 

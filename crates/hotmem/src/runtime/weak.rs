@@ -2,8 +2,8 @@
 
 use super::Runtime;
 use crate::error::FinalizerError;
-use crate::refs::{Ephemeron, WeakHandle};
 use crate::vm::ObjectReference;
+use crate::weak::{Ephemeron, WeakHandle};
 
 impl Runtime {
     /// A weak reference to `obj` that any thread may hold: it does not keep
@@ -11,14 +11,14 @@ impl Runtime {
     /// unreachable, and follows the object when it moves. A value that is
     /// not a live object of this heap is cleared by the next collection.
     pub fn weak_handle(&self, obj: ObjectReference) -> WeakHandle {
-        self.inner.gc.refs.weak.add(obj)
+        self.inner.gc.weak.handles.add(obj)
     }
 
     /// An ephemeron: `value` is kept alive through it exactly while `key`
     /// is reachable otherwise (see [`Ephemeron`]). Neither is kept alive by
     /// the ephemeron alone; both are cleared once the key is unreachable.
     pub fn ephemeron(&self, key: ObjectReference, value: ObjectReference) -> Ephemeron {
-        self.inner.gc.refs.ephemerons.add(key, value)
+        self.inner.gc.weak.ephemerons.add(key, value)
     }
 
     /// Registers `obj` for finalization: the collection that finds it
@@ -39,11 +39,11 @@ impl Runtime {
         if !self.inner.gc.pages.reserved().contains(obj.to_address()) {
             return Err(FinalizerError::NotInHeap(obj));
         }
-        self.inner.gc.refs.finalizers.register(obj)
+        self.inner.gc.weak.finalizers.register(obj)
     }
 
     /// Objects registered for finalization and not yet found unreachable.
     pub fn finalizers_registered(&self) -> usize {
-        self.inner.gc.refs.finalizers.registered_count()
+        self.inner.gc.weak.finalizers.registered_count()
     }
 }

@@ -1,8 +1,9 @@
 //! [`Ephemeron`]: a key and a value, the value kept alive only while the
 //! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
 
-use super::KeepAlive;
+use super::keep_alive::KeepAlive;
 use crate::pause_gate::PauseGate;
+use crate::slot_table::SlotTable;
 use crate::sync::Mutex;
 use crate::vm::ObjectReference;
 use std::fmt;
@@ -14,18 +15,12 @@ type Pair = Option<(ObjectReference, ObjectReference)>;
 
 /// Every ephemeron of a runtime.
 pub(crate) struct EphemeronTable {
-    entries: Mutex<Entries>,
+    entries: Mutex<SlotTable<(ObjectReference, ObjectReference)>>,
     /// Keeps what an ephemeron hands out alive while the concurrent
     /// collector marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
     /// Reads wait for the pause in progress (see [`PauseGate`]).
     gate: Arc<PauseGate>,
-}
-
-#[derive(Default)]
-struct Entries {
-    pairs: Vec<Pair>,
-    free: Vec<usize>,
 }
 
 impl EphemeronTable {
@@ -44,7 +39,7 @@ impl EphemeronTable {
     /// read between two pauses (as a weak handle is).
     fn read(&self, index: usize) -> Pair {
         self.gate.outside_pauses(|| {
-            let pair = self.entries.lock().pairs[index];
+            let pair = self.entries.lock().get(index);
             if let (Some((k, v)), Some(keep)) = (pair, &self.keep_alive) {
                 keep.keep_alive(k);
                 keep.keep_alive(v);
@@ -54,17 +49,7 @@ impl EphemeronTable {
     }
 
     pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {
-        let mut e = self.entries.lock();
-        let index = match e.free.pop() {
-            Some(i) => {
-                e.pairs[i] = Some((key, value));
-                i
-            }
-            None => {
-                e.pairs.push(Some((key, value)));
-                e.pairs.len() - 1
-            }
-        };
+        let index = self.entries.lock().add(Some((key, value)));
         Ephemeron {
             table: self.clone(),
             index,
@@ -75,7 +60,7 @@ impl EphemeronTable {
     /// `None`s, in a stable order for as long as the lock is held). At a
     /// safepoint.
     pub(crate) fn with_pairs<R>(&self, f: impl FnOnce(&mut [Pair]) -> R) -> R {
-        f(&mut self.entries.lock().pairs)
+        f(self.entries.lock().entries_mut())
     }
 }
 
@@ -116,9 +101,7 @@ impl Ephemeron {
 
 impl Drop for Ephemeron {
     fn drop(&mut self) {
-        let mut e = self.table.entries.lock();
-        e.pairs[self.index] = None;
-        e.free.push(self.index);
+        self.table.entries.lock().release(self.index);
     }
 }
 

@@ -1,11 +1,12 @@
 //! [`WeakHandle`]: a reference the runtime clears when its object dies and
 //! updates when it moves.
 
-use super::KeepAlive;
+use super::keep_alive::KeepAlive;
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
 use crate::roots::{Handle, HandleTable};
+use crate::slot_table::SlotTable;
 use crate::sync::Mutex;
 use crate::vm::ObjectReference;
 use std::fmt;
@@ -13,7 +14,9 @@ use std::sync::Arc;
 
 /// Every weak handle of a runtime: an entry per handle, `None` once cleared.
 pub(crate) struct WeakTable {
-    entries: Mutex<Entries>,
+    /// Per handle: `Some` while its object lives; `None` once cleared (the
+    /// handle still owns the entry).
+    entries: Mutex<SlotTable<ObjectReference>>,
     /// Keeps what a handle hands out alive while the concurrent collector
     /// marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -22,14 +25,6 @@ pub(crate) struct WeakTable {
     /// Where [`WeakHandle::upgrade`] makes its strong handles: the
     /// runtime's global handle table.
     strong: Arc<HandleTable>,
-}
-
-#[derive(Default)]
-struct Entries {
-    /// Per handle: `Some` while its object lives; `None` once cleared (the
-    /// handle still owns the entry) or free (on the free list).
-    slots: Vec<Option<ObjectReference>>,
-    free: Vec<usize>,
 }
 
 impl WeakTable {
@@ -56,7 +51,7 @@ impl WeakTable {
 
     /// [`WeakTable::read`], the gate open already.
     fn read_between_pauses(&self, index: usize) -> Option<ObjectReference> {
-        let r = self.entries.lock().slots[index];
+        let r = self.entries.lock().get(index);
         if let (Some(r), Some(k)) = (r, &self.keep_alive) {
             k.keep_alive(r);
         }
@@ -78,17 +73,7 @@ impl WeakTable {
     }
 
     pub(crate) fn add(self: &Arc<Self>, obj: ObjectReference) -> WeakHandle {
-        let mut e = self.entries.lock();
-        let index = match e.free.pop() {
-            Some(i) => {
-                e.slots[i] = Some(obj);
-                i
-            }
-            None => {
-                e.slots.push(Some(obj));
-                e.slots.len() - 1
-            }
-        };
+        let index = self.entries.lock().add(Some(obj));
         WeakHandle {
             table: self.clone(),
             index,
@@ -98,7 +83,7 @@ impl WeakTable {
     /// Calls `f` with every uncleared entry; `f` returns the entry's new
     /// value (`None` clears it). At a safepoint.
     pub(crate) fn update(&self, mut f: impl FnMut(ObjectReference) -> Option<ObjectReference>) {
-        for slot in self.entries.lock().slots.iter_mut() {
+        for slot in self.entries.lock().entries_mut() {
             if let Some(r) = *slot {
                 *slot = f(r);
             }
@@ -177,17 +162,10 @@ impl WeakHandle {
 
 impl Clone for WeakHandle {
     fn clone(&self) -> WeakHandle {
-        let mut e = self.table.entries.lock();
-        let value = e.slots[self.index];
-        let index = match e.free.pop() {
-            Some(i) => {
-                e.slots[i] = value;
-                i
-            }
-            None => {
-                e.slots.push(value);
-                e.slots.len() - 1
-            }
+        let index = {
+            let mut e = self.table.entries.lock();
+            let value = e.get(self.index);
+            e.add(value)
         };
         WeakHandle {
             table: self.table.clone(),
@@ -198,9 +176,7 @@ impl Clone for WeakHandle {
 
 impl Drop for WeakHandle {
     fn drop(&mut self) {
-        let mut e = self.table.entries.lock();
-        e.slots[self.index] = None;
-        e.free.push(self.index);
+        self.table.entries.lock().release(self.index);
     }
 }
 

@@ -1,11 +1,16 @@
-//! References the runtime owns that are not strong: [`WeakHandle`]s,
-//! [`Ephemeron`]s and the finalization registry. Each collection processes
-//! them after the strong closure (see `gc/core/weak_processing.rs`),
-//! beside the binding's own weak references
-//! ([`Binding::process_weak_refs`](crate::Binding::process_weak_refs)).
+//! Weak references, in one room: the references the runtime owns that are
+//! not strong ([`WeakHandle`]s, [`Ephemeron`]s and the finalization
+//! registry) are here; the binding's own, and the views its hooks receive
+//! ([`Binding::process_weak_refs`](crate::Binding::process_weak_refs) and
+//! [`Binding::forward_weak_refs`](crate::Binding::forward_weak_refs),
+//! [`WeakRefs`](crate::WeakRefs), [`WeakForwarding`](crate::WeakForwarding)),
+//! are in `vm/weak.rs`; the phase that processes both after the strong
+//! closure and forwards them after relocation, for every collector, is
+//! `gc/core/weak_processing.rs`.
 
 mod ephemeron;
 mod finalizer;
+mod keep_alive;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
 mod weak_handle;
@@ -13,30 +18,23 @@ mod weak_handle;
 pub use ephemeron::Ephemeron;
 pub(crate) use ephemeron::EphemeronTable;
 pub(crate) use finalizer::Finalizers;
+pub(crate) use keep_alive::KeepAlive;
 pub use weak_handle::WeakHandle;
 pub(crate) use weak_handle::WeakTable;
 
 use crate::pause_gate::PauseGate;
 use crate::roots::HandleTable;
-use crate::vm::ObjectReference;
 use std::sync::Arc;
 
-/// Keeps an object read from a weak reference alive in the cycle that runs
-/// now (the concurrent collector: see
-/// [`Mutator::keep_alive`](crate::Mutator::keep_alive)).
-pub(crate) trait KeepAlive: Send + Sync {
-    /// `obj` was read from a weak reference.
-    fn keep_alive(&self, obj: ObjectReference);
-}
-
 /// A runtime's weak handles, ephemerons and finalizers.
-pub(crate) struct RefRegistry {
-    pub(crate) weak: Arc<WeakTable>,
+pub(crate) struct WeakRegistry {
+    /// The weak handles.
+    pub(crate) handles: Arc<WeakTable>,
     pub(crate) ephemerons: Arc<EphemeronTable>,
     pub(crate) finalizers: Finalizers,
 }
 
-impl RefRegistry {
+impl WeakRegistry {
     /// The registry of a runtime whose collector needs objects read from
     /// weak references kept alive (`keep_alive`: the concurrent one), whose
     /// pauses close `gate`, and whose global handles are `strong`.
@@ -44,9 +42,9 @@ impl RefRegistry {
         keep_alive: Option<Arc<dyn KeepAlive>>,
         gate: &Arc<PauseGate>,
         strong: Arc<HandleTable>,
-    ) -> RefRegistry {
-        RefRegistry {
-            weak: Arc::new(WeakTable::new(keep_alive.clone(), gate.clone(), strong)),
+    ) -> WeakRegistry {
+        WeakRegistry {
+            handles: Arc::new(WeakTable::new(keep_alive.clone(), gate.clone(), strong)),
             ephemerons: Arc::new(EphemeronTable::new(keep_alive, gate.clone())),
             finalizers: Finalizers::default(),
         }

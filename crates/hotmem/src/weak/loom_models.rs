@@ -30,7 +30,7 @@ fn pause(gate: &PauseGate, strong: &HandleTable, weak: &WeakTable) -> bool {
     marked
 }
 
-fn race(upgrade: fn(&crate::refs::WeakHandle, &Arc<HandleTable>) -> Option<Handle>) {
+fn race(upgrade: fn(&crate::weak::WeakHandle, &Arc<HandleTable>) -> Option<Handle>) {
     loom::model(move || {
         let gate = Arc::new(PauseGate::default());
         let strong = Arc::new(HandleTable::default());
