@@ -21,7 +21,7 @@
 //!    nothing go back (the last cycle's relocation set among them), and the
 //!    pages worth evacuating are chosen as the stop-the-world collector
 //!    chooses them ([`select`](crate::gc::core::select)), into a
-//!    [`RelocationSet`];
+//!    [`RelocationSet`](crate::gc::core::relocation_set::RelocationSet);
 //! 5. **Pause Relocate Start**: the barrier starts forwarding references
 //!    into those pages, and every root into them is forwarded (the object
 //!    relocated now if needed);
@@ -36,10 +36,10 @@
 //! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
 //! not run and a page is reclaimed once empty.
 //!
-//! The cycle is [`concurrent_cycle`]; relocation (steps 5 and 6) is
-//! [`concurrent_relocate`]; this file holds the collector, its
-//! constraints; [`stalls`] the state it shares with the mutators that
-//! wait for it ([`ConcurrentState`]).
+//! The cycle is [`concurrent_cycle`], relocation (steps 5 and 6)
+//! [`concurrent_relocate`], and the state the collector shares with the
+//! mutators that wait for it [`stalls`]; this file holds the collector and
+//! its constraints.
 
 mod concurrent_cycle;
 mod concurrent_relocate;

@@ -4,8 +4,8 @@
 //! Non-Strong References", MMTk's `process_weak_refs`).
 //!
 //! The references are the binding's (its hooks
-//! [`Binding::process_weak_refs`](crate::Binding::process_weak_refs) and
-//! [`Binding::forward_weak_refs`](crate::Binding::forward_weak_refs),
+//! [`Binding::process_weak_refs`] and
+//! [`Binding::forward_weak_refs`],
 //! which receive the views of [`vm::weak`](crate::vm)) and the runtime's
 //! own (weak handles, ephemerons, finalizers: [`weak`](crate::weak)).
 //!
