@@ -30,17 +30,18 @@
 //!    target moved ([`Slot::store`]);
 //! 5. empty and evacuated pages are freed.
 //!
-//! # Where concurrency attaches
-//! Today every phase runs with the mutators stopped, and the barriers
-//! ([`Mutator::load_ref`](crate::Mutator::load_ref),
-//! [`Mutator::store_ref`](crate::Mutator::store_ref)) are no-ops. ZGC-style
-//! concurrent marking attaches to the store barrier (SATB: the overwritten
-//! value is pushed to the marking queues while marking is active), and
-//! concurrent relocation to the load barrier (a reference into a page being
-//! evacuated is looked up in, or inserted into, the page's forwarding
-//! table with the same compare-and-swap the workers use, then healed by
-//! storing the new address back into the slot). Neither changes this trait:
-//! the embedder keeps describing objects and slots.
+//! # The barriers
+//! The embedder's side of the collectors beyond this trait is the
+//! mutator's barriers. With the stop-the-world collector the load barrier
+//! ([`Mutator::load_ref`](crate::Mutator::load_ref)) is a plain load and
+//! the store barrier ([`Mutator::store_ref`](crate::Mutator::store_ref))
+//! feeds the young generation's remembered set. With the concurrent
+//! collector ([`CollectorMode::Concurrent`](crate::CollectorMode)) the
+//! store barrier also logs the overwritten reference while marking runs
+//! (SATB), and the load barrier forwards a reference into a page being
+//! evacuated (relocating the object if no worker has) and heals the slot
+//! with a compare-and-swap. Neither changes this trait: the embedder keeps
+//! describing objects and slots.
 
 mod binding;
 mod object_reference;
