@@ -40,20 +40,16 @@
 
 #![allow(unsafe_code)] // The VM's object model and interpreter: raw heap words, see each `SAFETY`.
 
-mod binding;
 mod bytes;
 mod error;
-mod heap;
+mod gc;
 mod home;
 mod interp;
 mod loader;
 mod meta;
 mod natives;
 mod object;
-mod policy;
 mod print;
-mod roots;
-mod stack;
 mod strings;
 mod table;
 mod value;
@@ -69,10 +65,8 @@ pub use verify::VerifyError;
 
 use crate::bytecode::FunctionProto;
 use crate::cli::GcMode;
-use binding::LoxBinding;
-use heap::Heap;
-use roots::{FRAMES_MAX, Roots};
-use stack::Stack;
+use gc::roots::{self, FRAMES_MAX};
+use gc::{Heap, LoxBinding, Roots, Stack};
 
 /// How to make a [`Vm`].
 #[derive(Clone, Debug, Default)]
@@ -137,7 +131,8 @@ pub struct Vm {
     /// Global slots handed out.
     global_slots: u32,
     out: std::io::BufWriter<Box<dyn Write>>,
-    binding: Arc<LoxBinding>,
+    /// The runtime, with the VM's [`LoxBinding`] (reached through
+    /// [`Runtime::binding`]: the one the collector calls).
     runtime: Runtime,
     /// `--gc-concurrent`: the thread that keeps a cycle running.
     cycles: Option<BackToBack>,
@@ -181,8 +176,9 @@ impl Vm {
     /// [`VmError`] if the runtime cannot be built or the first objects do
     /// not fit.
     pub fn new(options: VmOptions, out: Box<dyn Write>) -> Result<Vm, VmError> {
-        let binding = Arc::new(LoxBinding::default());
-        let mut builder = Runtime::builder().log(options.log).binding(binding.clone());
+        let mut builder = Runtime::builder()
+            .log(options.log)
+            .binding(Arc::new(LoxBinding::default()));
         builder = match options.gc {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
@@ -195,9 +191,13 @@ impl Vm {
         let runtime = builder.build()?;
         let cycles = (options.gc == GcMode::Concurrent).then(|| BackToBack::start(&runtime));
         let heap = Heap::new(runtime.attach_mutator()?, options.gc);
-        let roots = Roots::new(&heap)?;
-        let stack = Stack::new(&heap)?;
-        binding.set_intern_root(roots.word(roots::INTERN));
+        let roots = Roots::new(heap.mutator())?;
+        let stack = Stack::new(heap.mutator())?;
+        // SAFETY: the root block's intern word, a word of a shadow stack of
+        // this VM's mutator holding nil (the table comes later); `Drop`
+        // sets null again while the mutator is attached, before the root
+        // block goes.
+        unsafe { lox_binding(&runtime).set_intern_root(roots.word(roots::INTERN)) };
         let base = stack.base();
         let mut vm = Vm {
             frames: Box::new(
@@ -215,7 +215,6 @@ impl Vm {
             heap,
             roots,
             stack,
-            binding,
             runtime,
             cycles,
         };
@@ -294,6 +293,13 @@ impl Vm {
     }
 }
 
+/// The binding `runtime` calls: the VM's, which `Vm::new` built it with.
+fn lox_binding(runtime: &Runtime) -> &LoxBinding {
+    runtime
+        .binding::<LoxBinding>()
+        .expect("a VM's runtime is built with a LoxBinding")
+}
+
 impl Drop for Vm {
     fn drop(&mut self) {
         let _ = self.out.flush();
@@ -304,7 +310,8 @@ impl Drop for Vm {
             cycles.stop();
         }
         // The binding must not read the root block once it is gone.
-        self.binding.set_intern_root(std::ptr::null_mut());
+        // SAFETY: null: the weak hooks do nothing from now on.
+        unsafe { lox_binding(&self.runtime).set_intern_root(std::ptr::null_mut()) };
     }
 }
 

@@ -22,9 +22,9 @@
 //!    used as that kind, unless the compiler's output guarantees it (a
 //!    frame's closure, a function constant, the class under `METHOD`).
 //! 5. **Barriers**: every reference read out of a heap object goes through
-//!    [`Heap::load`](super::heap::Heap::load) and every reference written
+//!    [`Heap::load`](super::gc::heap::Heap::load) and every reference written
 //!    into one that may be old through
-//!    [`Heap::store`](super::heap::Heap::store).
+//!    [`Heap::store`](super::gc::heap::Heap::store).
 
 mod calls;
 mod errors;
@@ -33,9 +33,9 @@ mod upvalues;
 
 use super::Vm;
 use super::error::RuntimeError;
+use super::gc::roots::{FRAMES, GLOBAL_VALUES, OPEN_UPVALUES};
+use super::gc::stack::SLACK;
 use super::object::{Kind, Obj, closure, function, instance, upvalue};
-use super::roots::{FRAMES, GLOBAL_VALUES, OPEN_UPVALUES};
-use super::stack::SLACK;
 use super::table::{self, SetOutcome};
 use super::value::Value;
 use super::{Frame, home::TableHome};
@@ -194,7 +194,7 @@ impl Vm {
                         throw!(format!("Expected {} arguments but got {argc}.", meta.arity));
                     }
                     let new_base = sp.sub(argc + 1);
-                    if self.frame_count == super::roots::FRAMES_MAX
+                    if self.frame_count == super::gc::roots::FRAMES_MAX
                         || !self.stack.fits(new_base, meta.max_stack as usize + SLACK)
                     {
                         throw!("Stack overflow.".into());

@@ -8,11 +8,11 @@
 
 use super::super::Vm;
 use super::super::error::HeapError;
+use super::super::gc::roots::{FRAMES, INIT};
 use super::super::home::TableHome;
 use super::super::object::{
     Kind, Obj, bound, class, closure, function, header, instance, size_of, string_bytes,
 };
-use super::super::roots::{FRAMES, INIT};
 use super::super::table::{self, SetOutcome, entries_size};
 use super::super::value::Value;
 

@@ -6,9 +6,9 @@
 
 use super::super::Vm;
 use super::super::error::HeapError;
+use super::super::gc::roots::OPEN_UPVALUES;
 use super::super::object::{Kind, Obj, closure, header, size_of, upvalue};
 use super::super::print::function_meta;
-use super::super::roots::OPEN_UPVALUES;
 use super::super::value::Value;
 
 impl Vm {

@@ -2,11 +2,10 @@
 //! length that the runtime scans and updates in place: a word per global
 //! structure, a few temporaries, and the closure of every call frame.
 
-use hotmem::ShadowStack;
+use hotmem::{Mutator, ShadowStack};
 
-use super::error::VmError;
-use super::heap::Heap;
-use super::value::Value;
+use super::super::error::VmError;
+use super::super::value::Value;
 
 /// The global variables' names: a table from name to slot number.
 pub(crate) const GLOBAL_NAMES: usize = 0;
@@ -33,12 +32,12 @@ pub(crate) struct Roots {
 }
 
 impl Roots {
-    /// A block of nils, scanned from now on.
+    /// A block of nils, scanned from now on as `me`'s.
     ///
     /// # Errors
     /// The runtime's, if the shadow stack cannot be mapped.
-    pub(crate) fn new(heap: &Heap) -> Result<Roots, VmError> {
-        let stack = heap.mutator().new_shadow_stack(WORDS)?;
+    pub(crate) fn new(me: &Mutator) -> Result<Roots, VmError> {
+        let stack = me.new_shadow_stack(WORDS)?;
         for i in 0..WORDS {
             // SAFETY: `i < WORDS <= capacity`; the words are this thread's.
             unsafe { stack.as_ptr().add(i).write(Value::NIL.bits()) };
