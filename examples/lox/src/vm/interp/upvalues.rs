@@ -107,7 +107,11 @@ impl Vm {
             }
             // SAFETY: the head upvalue, valid now; its location is a stack
             // word in use (the caller's contract), read before the frame's
-            // words are reused.
+            // words are reused. `NEXT` is a slot of an upvalue that may be
+            // old: clearing it goes through the store barrier, which logs
+            // the reference it overwrites for the concurrent collector's
+            // snapshot (the next upvalue moves into a root word, which
+            // marking does not scan again).
             unsafe {
                 let up = Obj::new(head);
                 let location = up.raw(upvalue::LOCATION) as *mut u64;
@@ -118,7 +122,7 @@ impl Vm {
                     .store(up.word(upvalue::CLOSED), Value::from_bits(location.read()));
                 up.set_raw(upvalue::LOCATION, 0);
                 let next = self.heap.load(up.word(upvalue::NEXT));
-                up.set_raw(upvalue::NEXT, Value::NIL.bits());
+                self.heap.store(up.word(upvalue::NEXT), Value::NIL);
                 self.roots.set(OPEN_UPVALUES, next);
             }
         }
