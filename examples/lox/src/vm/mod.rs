@@ -1,10 +1,11 @@
 //! The Lox VM on the hotmem heap.
 //!
 //! Every Lox object lives in the heap of a hotmem [`Runtime`] and is moved
-//! by its collector (the module `object` has the layouts, `binding` what
-//! the collector is told); code and line tables live in metaspace (`meta`);
-//! values are NaN-boxed words (`value`). The crate's README argues the
-//! design.
+//! by its collector (the module `object` has the layouts, `gc` the binding:
+//! what the collector is told and the VM's allocation, barriers and roots);
+//! code and line tables live in metaspace (`meta`); values are NaN-boxed
+//! words (`value`). The crate's README argues the design and walks through
+//! the binding ("Writing a binding").
 //!
 //! ```
 //! use hotmem_lox::vm::{Vm, VmOptions};
@@ -169,8 +170,9 @@ impl BackToBack {
 }
 
 impl Vm {
-    /// A VM on a new runtime (generational, with this VM's binding),
-    /// printing to `out`.
+    /// A VM on a new runtime with this VM's binding (generational and
+    /// stop-the-world, or the concurrent collector for
+    /// [`GcMode::Concurrent`]), printing to `out`.
     ///
     /// # Errors
     /// [`VmError`] if the runtime cannot be built or the first objects do

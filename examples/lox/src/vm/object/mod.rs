@@ -188,6 +188,17 @@ impl Obj {
     }
 }
 
+/// Whether `v` is an object of `kind`.
+///
+/// # Safety
+/// `v` is valid now (as for [`Obj::new`]).
+#[inline(always)]
+pub(crate) unsafe fn is(v: Value, kind: Kind) -> bool {
+    // SAFETY: the caller's valid value, a reference when `is_object` says
+    // so; an object's first byte is its kind.
+    v.is_object() && unsafe { Obj::new(v) }.is(kind)
+}
+
 /// The size in bytes of an object of `kind` whose header count is `count`.
 #[inline]
 pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
