@@ -3,8 +3,8 @@
 
 use super::Vm;
 use super::error::HeapError;
+use super::gc::roots::GLOBAL_NAMES;
 use super::object::{Obj, class, instance};
-use super::roots::GLOBAL_NAMES;
 use super::table::{entries_size, fill_grown, grown_capacity};
 use super::value::Value;
 

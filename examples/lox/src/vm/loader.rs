@@ -13,10 +13,10 @@
 
 use super::Vm;
 use super::error::{HeapError, RuntimeError};
+use super::gc::roots::{GLOBAL_NAMES, GLOBAL_VALUES};
 use super::home::TableHome;
 use super::meta::FunctionMeta;
 use super::object::{Kind, Obj, function, header, size_of};
-use super::roots::{GLOBAL_NAMES, GLOBAL_VALUES};
 use super::table::{self, SetOutcome};
 use super::value::Value;
 use super::verify::{VerifyError, verify};

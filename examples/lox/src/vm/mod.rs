@@ -1,10 +1,11 @@
 //! The Lox VM on the hotmem heap.
 //!
 //! Every Lox object lives in the heap of a hotmem [`Runtime`] and is moved
-//! by its collector (the module `object` has the layouts, `binding` what
-//! the collector is told); code and line tables live in metaspace (`meta`);
-//! values are NaN-boxed words (`value`). The crate's README argues the
-//! design.
+//! by its collector (the module `object` has the layouts, `gc` the binding:
+//! what the collector is told and the VM's allocation, barriers and roots);
+//! code and line tables live in metaspace (`meta`); values are NaN-boxed
+//! words (`value`). The crate's README argues the design and walks through
+//! the binding ("Writing a binding").
 //!
 //! ```
 //! use hotmem_lox::vm::{Vm, VmOptions};
@@ -40,20 +41,16 @@
 
 #![allow(unsafe_code)] // The VM's object model and interpreter: raw heap words, see each `SAFETY`.
 
-mod binding;
 mod bytes;
 mod error;
-mod heap;
+mod gc;
 mod home;
 mod interp;
 mod loader;
 mod meta;
 mod natives;
 mod object;
-mod policy;
 mod print;
-mod roots;
-mod stack;
 mod strings;
 mod table;
 mod value;
@@ -69,10 +66,8 @@ pub use verify::VerifyError;
 
 use crate::bytecode::FunctionProto;
 use crate::cli::GcMode;
-use binding::LoxBinding;
-use heap::Heap;
-use roots::{FRAMES_MAX, Roots};
-use stack::Stack;
+use gc::roots::{self, FRAMES_MAX};
+use gc::{Heap, LoxBinding, Roots, Stack};
 
 /// How to make a [`Vm`].
 #[derive(Clone, Debug, Default)]
@@ -137,7 +132,8 @@ pub struct Vm {
     /// Global slots handed out.
     global_slots: u32,
     out: std::io::BufWriter<Box<dyn Write>>,
-    binding: Arc<LoxBinding>,
+    /// The runtime, with the VM's [`LoxBinding`] (reached through
+    /// [`Runtime::binding`]: the one the collector calls).
     runtime: Runtime,
     /// `--gc-concurrent`: the thread that keeps a cycle running.
     cycles: Option<BackToBack>,
@@ -174,15 +170,17 @@ impl BackToBack {
 }
 
 impl Vm {
-    /// A VM on a new runtime (generational, with this VM's binding),
-    /// printing to `out`.
+    /// A VM on a new runtime with this VM's binding (generational and
+    /// stop-the-world, or the concurrent collector for
+    /// [`GcMode::Concurrent`]), printing to `out`.
     ///
     /// # Errors
     /// [`VmError`] if the runtime cannot be built or the first objects do
     /// not fit.
     pub fn new(options: VmOptions, out: Box<dyn Write>) -> Result<Vm, VmError> {
-        let binding = Arc::new(LoxBinding::default());
-        let mut builder = Runtime::builder().log(options.log).binding(binding.clone());
+        let mut builder = Runtime::builder()
+            .log(options.log)
+            .binding(Arc::new(LoxBinding::default()));
         builder = match options.gc {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
@@ -195,9 +193,13 @@ impl Vm {
         let runtime = builder.build()?;
         let cycles = (options.gc == GcMode::Concurrent).then(|| BackToBack::start(&runtime));
         let heap = Heap::new(runtime.attach_mutator()?, options.gc);
-        let roots = Roots::new(&heap)?;
-        let stack = Stack::new(&heap)?;
-        binding.set_intern_root(roots.word(roots::INTERN));
+        let roots = Roots::new(heap.mutator())?;
+        let stack = Stack::new(heap.mutator())?;
+        // SAFETY: the root block's intern word, a word of a shadow stack of
+        // this VM's mutator holding nil (the table comes later); `Drop`
+        // sets null again while the mutator is attached, before the root
+        // block goes.
+        unsafe { lox_binding(&runtime).set_intern_root(roots.word(roots::INTERN)) };
         let base = stack.base();
         let mut vm = Vm {
             frames: Box::new(
@@ -215,7 +217,6 @@ impl Vm {
             heap,
             roots,
             stack,
-            binding,
             runtime,
             cycles,
         };
@@ -294,6 +295,13 @@ impl Vm {
     }
 }
 
+/// The binding `runtime` calls: the VM's, which `Vm::new` built it with.
+fn lox_binding(runtime: &Runtime) -> &LoxBinding {
+    runtime
+        .binding::<LoxBinding>()
+        .expect("a VM's runtime is built with a LoxBinding")
+}
+
 impl Drop for Vm {
     fn drop(&mut self) {
         let _ = self.out.flush();
@@ -304,7 +312,8 @@ impl Drop for Vm {
             cycles.stop();
         }
         // The binding must not read the root block once it is gone.
-        self.binding.set_intern_root(std::ptr::null_mut());
+        // SAFETY: null: the weak hooks do nothing from now on.
+        unsafe { lox_binding(&self.runtime).set_intern_root(std::ptr::null_mut()) };
     }
 }
 

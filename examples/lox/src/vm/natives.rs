@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use super::Vm;
 use super::error::HeapError;
+use super::gc::roots::{CLOCK, GLOBAL_VALUES};
 use super::object::{Kind, Obj, header, size_of};
-use super::roots::{CLOCK, GLOBAL_VALUES};
 use super::value::Value;
 
 /// When the first VM of the process started: `clock()` counts from here

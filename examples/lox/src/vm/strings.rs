@@ -1,8 +1,7 @@
 //! Strings: interned, so that equal strings are one object and compare by
-//! address. The intern table is an open-addressing array of raw string
-//! addresses in the heap (a `WeakArray`, rooted in the root block) whose
-//! words the collector never scans: a string nothing else refers to dies,
-//! and the binding's weak hooks replace it by a tombstone (see `binding`).
+//! address. The table is the binding's weak intern table
+//! ([`InternTable`], rooted in the root block): a string nothing else
+//! refers to dies, and the binding's weak hooks replace it by a tombstone.
 //!
 //! A new string is looked up before it is allocated (hashing and comparing
 //! the two halves of a concatenation in place), so that a concatenation
@@ -11,51 +10,13 @@
 use super::Vm;
 use super::bytes;
 use super::error::HeapError;
-use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes, string_hash};
-use super::roots::INTERN;
+use super::gc::intern::InternTable;
+use super::gc::roots::INTERN;
+use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes};
 use super::value::Value;
-
-/// An intern-table word that never held a string.
-pub(crate) const EMPTY: usize = 0;
-/// An intern-table word whose string died.
-pub(crate) const TOMBSTONE: usize = 1;
 
 /// The first intern table's capacity.
 const MIN_CAPACITY: usize = 64;
-
-/// The string equal to `parts` concatenated, or where it would go: `Ok`
-/// with the string's address, or `Err` with the word index (in the
-/// table's words) of the first free word on its probe sequence.
-///
-/// # Safety
-/// `table` is the intern table, valid now, with an empty word.
-unsafe fn probe(table: Obj, h: u32, parts: [&[u8]; 2]) -> Result<usize, usize> {
-    let mask = table.count() as usize - 1;
-    let len = parts[0].len() + parts[1].len();
-    let mut i = h as usize & mask;
-    let mut free = None;
-    loop {
-        // SAFETY: `i <= mask`: a word of the table.
-        let word = unsafe { table.raw(1 + i) } as usize;
-        if word == EMPTY {
-            return Err(free.unwrap_or(i));
-        }
-        if word == TOMBSTONE {
-            free.get_or_insert(i);
-        } else {
-            // SAFETY: a live string: the collector replaces dead ones by
-            // tombstones and forwards the others.
-            let s = unsafe { Obj::at(word) };
-            if string_hash(s) == h && s.count() as usize == len {
-                // SAFETY: the string, read before anything may collect.
-                if bytes::equals(unsafe { string_bytes(s) }, parts[0], parts[1]) {
-                    return Ok(word);
-                }
-            }
-        }
-        i = (i + 1) & mask;
-    }
-}
 
 impl Vm {
     /// The interned string with these bytes (`bytes` is Rust memory, not
@@ -93,6 +54,18 @@ impl Vm {
         })
     }
 
+    /// The intern table, read from its root now (`None` before the
+    /// first string).
+    fn intern_table(&self) -> Option<InternTable> {
+        let array = self.roots.get(INTERN);
+        // SAFETY: the root holds nil or the table's `WeakArray`, valid now
+        // (read from the root); the caller uses it before the next call
+        // that may collect.
+        array
+            .is_object()
+            .then(|| unsafe { InternTable::new(Obj::new(array)) })
+    }
+
     /// The interned string whose bytes are the two parts `parts` returns;
     /// `parts` is called again after every call that may collect (the
     /// parts may have moved) and its slices are not kept across one.
@@ -103,11 +76,10 @@ impl Vm {
         let [head, tail] = parts(self);
         let len = head.len() + tail.len();
         let h = bytes::hash(head, tail);
-        if self.roots.get(INTERN).is_object() {
-            // SAFETY: the intern table, read from its root now.
-            let table = unsafe { Obj::new(self.roots.get(INTERN)) };
-            // SAFETY: the table is never full (see `reserve_interned`).
-            if let Ok(found) = unsafe { probe(table, h, [head, tail]) } {
+        if let Some(table) = self.intern_table() {
+            // SAFETY: the table is never full (see `reserve_interned`), and
+            // read from its root since the last call that may collect.
+            if let Ok(found) = unsafe { table.probe(h, [head, tail]) } {
                 // Read from a weak table: kept alive if the concurrent
                 // collector marks now (the snapshot may not have it).
                 if let Some(obj) = Value::object(found).as_object() {
@@ -139,18 +111,17 @@ impl Vm {
                 .copy_from_nonoverlapping(tail.as_ptr(), tail.len());
             s
         };
-        // SAFETY: the table (read again: the allocation may have moved it)
-        // has a free word (`reserve_interned`), and no string with these
+        let table = self
+            .intern_table()
+            .expect("reserve_interned made the intern table");
+        // SAFETY: the table, read again (the allocation may have moved it),
+        // has a free word (`reserve_interned`) and no string with these
         // bytes (it had none, and nothing was added since).
-        unsafe {
-            let table = Obj::new(self.roots.get(INTERN));
-            let Err(free) = probe(table, h, [head, tail]) else {
-                unreachable!("the string was not interned before its allocation");
-            };
-            if table.raw(1 + free) as usize == EMPTY {
-                self.interned += 1;
-            }
-            table.set_raw(1 + free, addr as u64);
+        let Err(free) = (unsafe { table.probe(h, [head, tail]) }) else {
+            unreachable!("the string was not interned before its allocation");
+        };
+        if table.insert_at(free, addr) {
+            self.interned += 1;
         }
         Ok(s.value())
     }
@@ -159,13 +130,7 @@ impl Vm {
     /// rehashes away its tombstones) once three quarters of its words are
     /// used. **May collect.**
     fn reserve_interned(&mut self) -> Result<(), HeapError> {
-        let table = self.roots.get(INTERN);
-        let capacity = if table.is_object() {
-            // SAFETY: the intern table, read from its root now.
-            unsafe { Obj::new(table) }.count() as usize
-        } else {
-            0
-        };
+        let capacity = self.intern_table().map_or(0, InternTable::capacity);
         if (self.interned + 1) * 4 <= capacity * 3 {
             return Ok(());
         }
@@ -177,50 +142,22 @@ impl Vm {
         let addr = self
             .heap
             .alloc(size_of(Kind::WeakArray, new_capacity as u32))?;
-        // SAFETY: a fresh `WeakArray`, every word written before use; the
-        // old table is read from its root again (the allocation may have
-        // collected), and its live words are strings.
-        unsafe {
-            let new = Obj::at(addr);
-            new.set_raw(0, header(Kind::WeakArray, new_capacity as u32));
-            for i in 0..new_capacity {
-                new.set_raw(1 + i, EMPTY as u64);
-            }
-            let mut count = 0;
-            let old = self.roots.get(INTERN);
-            if old.is_object() {
-                let old = Obj::new(old);
-                for i in 0..old.count() as usize {
-                    let word = old.raw(1 + i) as usize;
-                    if word == EMPTY || word == TOMBSTONE {
-                        continue;
-                    }
-                    let mut j = string_hash(Obj::at(word)) as usize & (new_capacity - 1);
-                    while new.raw(1 + j) as usize != EMPTY {
-                        j = (j + 1) & (new_capacity - 1);
-                    }
-                    new.set_raw(1 + j, word as u64);
-                    count += 1;
-                }
-            }
-            self.interned = count;
-            self.roots.set(INTERN, new.value());
-        }
+        // SAFETY: a fresh `WeakArray` of `new_capacity` (a power of two)
+        // words, allocated just now.
+        let new = unsafe { InternTable::init(addr, new_capacity) };
+        // SAFETY: the old table is read from its root after the allocation
+        // (which may have collected: its dead strings are tombstones and
+        // the others forwarded), so its strings are live.
+        self.interned = self
+            .intern_table()
+            .map_or(0, |old| unsafe { new.rehash(old) });
+        self.roots.set(INTERN, new.array().value());
         Ok(())
     }
 
     /// Live strings in the intern table.
     pub(crate) fn count_interned(&self) -> usize {
-        let table = self.roots.get(INTERN);
-        if !table.is_object() {
-            return 0;
-        }
-        // SAFETY: the intern table, read from its root now; its words are
-        // read before anything may collect.
-        let table = unsafe { Obj::new(table) };
-        (0..table.count() as usize)
-            // SAFETY: a word of the table.
-            .filter(|&i| unsafe { table.raw(1 + i) } as usize > TOMBSTONE)
-            .count()
+        self.intern_table()
+            .map_or(0, |table| table.strings().count())
     }
 }

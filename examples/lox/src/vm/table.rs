@@ -13,7 +13,7 @@
 //! allocates, so it is the caller's to do ([`SetOutcome::Full`], then
 //! `Vm::grow_table`).
 
-use super::heap::Heap;
+use super::gc::heap::Heap;
 use super::object::{Kind, Obj, header, size_of, string_hash};
 use super::value::Value;
 

@@ -6,7 +6,7 @@
 //!
 //! The same word is what every slot of the heap and of the shadow stacks
 //! holds, so the collector decodes it with [`Value::as_object`] and encodes
-//! a moved object's new address with [`Value::object`] (see `binding`).
+//! a moved object's new address with [`Value::object`] (see `gc::slot`).
 
 use hotmem::{Address, ObjectReference};
 

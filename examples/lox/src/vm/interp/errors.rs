@@ -3,9 +3,9 @@
 
 use super::super::Vm;
 use super::super::error::{HeapError, RuntimeError, TraceFrame};
+use super::super::gc::roots::FRAMES;
 use super::super::object::{Obj, closure};
 use super::super::print::function_meta;
-use super::super::roots::FRAMES;
 
 impl Vm {
     /// The error `message` at the current instruction of every frame

@@ -1,22 +1,85 @@
-//! Classes, instances and methods: the instructions' slow paths that
-//! allocate (an instance, a bound method, a class, a method table) and the
-//! method lookups.
+//! Classes, instances and methods: `CLASS`, `INHERIT` and `METHOD`, the
+//! slow paths that allocate (an instance, a bound method, a class, a
+//! method table) and the method lookups.
 //!
 //! Each allocating helper is called with the value stack published and
 //! reads its operands from the stack (or the running frame's constants)
 //! after allocating, never before.
 
 use super::super::Vm;
-use super::super::error::HeapError;
+use super::super::error::{HeapError, RuntimeError};
+use super::super::gc::roots::{FRAMES, INIT};
 use super::super::home::TableHome;
 use super::super::object::{
-    Kind, Obj, bound, class, closure, function, header, instance, size_of, string_bytes,
+    Kind, Obj, bound, class, closure, function, header, instance, is, size_of, string_bytes,
 };
-use super::super::roots::{FRAMES, INIT};
 use super::super::table::{self, SetOutcome, entries_size};
 use super::super::value::Value;
+use super::regs::Regs;
 
 impl Vm {
+    /// `CLASS k`: `-> class` named by constant `k`. **Allocates.**
+    ///
+    /// # Safety
+    /// The handlers' contract (see the module).
+    #[inline(always)]
+    pub(super) unsafe fn op_class(&mut self, r: &mut Regs) -> Result<(), RuntimeError> {
+        // SAFETY: `k` is a string constant (1); the class is pushed (2);
+        // the stack is saved before the allocation and the registers
+        // reloaded after (3).
+        unsafe {
+            let k = r.byte();
+            self.save(r);
+            self.new_class(k, r.sp).map_err(|e| self.heap_error(e))?;
+            r.sp = r.sp.add(1);
+            self.reload(r);
+        }
+        Ok(())
+    }
+
+    /// `INHERIT`: `superclass class -> superclass`, the class getting the
+    /// superclass's methods. **Allocates.**
+    ///
+    /// # Safety
+    /// The handlers' contract (see the module).
+    #[inline(always)]
+    pub(super) unsafe fn op_inherit(&mut self, r: &mut Regs) -> Result<(), RuntimeError> {
+        // SAFETY: the superclass's kind is checked (4), the class below it
+        // is the one `CLASS` made (1); saved and reloaded around the
+        // allocation (3).
+        unsafe {
+            if !is(r.peek(1), Kind::Class) {
+                return Err(self.throw(r.site(), "Superclass must be a class."));
+            }
+            self.save(r);
+            self.inherit(r.sp).map_err(|e| self.heap_error(e))?;
+            r.drop_values(1);
+            self.reload(r);
+        }
+        Ok(())
+    }
+
+    /// `METHOD k`: `class closure -> class`, the closure its method named
+    /// by constant `k`. **May allocate.**
+    ///
+    /// # Safety
+    /// The handlers' contract (see the module).
+    #[inline(always)]
+    pub(super) unsafe fn op_method(&mut self, r: &mut Regs) -> Result<(), RuntimeError> {
+        // SAFETY: `k` is a string constant and the stack holds a class and
+        // a closure (1: the compiler's output); saved and reloaded around
+        // the allocation (3).
+        unsafe {
+            let k = r.byte();
+            self.save(r);
+            self.define_method(k, r.sp)
+                .map_err(|e| self.heap_error(e))?;
+            r.drop_values(1);
+            self.reload(r);
+        }
+        Ok(())
+    }
+
     /// Constant `k` of the running frame's function.
     ///
     /// # Safety
@@ -56,7 +119,7 @@ impl Vm {
     pub(super) unsafe fn super_method(&self, superclass: Value, name: Value) -> Option<Value> {
         // SAFETY: the caller's valid values; the kind is checked first.
         unsafe {
-            if !(superclass.is_object() && Obj::new(superclass).is(Kind::Class)) {
+            if !is(superclass, Kind::Class) {
                 return None;
             }
             self.method(Obj::new(superclass), name)

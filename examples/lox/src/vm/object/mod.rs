@@ -22,7 +22,7 @@
 //! | `Array` | values | all |
 //! | `WeakArray` | raw string addresses (the weak intern table) | none |
 //!
-//! [`Obj`] is the address of an object; [`size_of`] and [`for_each_slot`]
+//! [`Obj`] is the address of an object; [`size_of`] and [`slot_words`]
 //! are what the binding tells the collector.
 
 pub(crate) mod kinds;
@@ -178,13 +178,25 @@ impl Obj {
     ///
     /// # Safety
     /// `index` is a word of this object; a slot may be written this way
-    /// only with a non-reference or in an object allocated since the last
-    /// call that may collect (otherwise use the store barrier).
+    /// only in an object allocated since the last call that may collect
+    /// (otherwise use the store barrier: a number or nil overwriting a
+    /// reference needs it too, for the concurrent collector's snapshot).
     #[inline(always)]
     pub(crate) unsafe fn set_raw(self, index: usize, word: u64) {
         // SAFETY: the caller's word of a live object.
         unsafe { self.word(index).write(word) }
     }
+}
+
+/// Whether `v` is an object of `kind`.
+///
+/// # Safety
+/// `v` is valid now (as for [`Obj::new`]).
+#[inline(always)]
+pub(crate) unsafe fn is(v: Value, kind: Kind) -> bool {
+    // SAFETY: the caller's valid value, a reference when `is_object` says
+    // so; an object's first byte is its kind.
+    v.is_object() && unsafe { Obj::new(v) }.is(kind)
 }
 
 /// The size in bytes of an object of `kind` whose header count is `count`.

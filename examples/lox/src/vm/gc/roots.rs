@@ -2,11 +2,10 @@
 //! length that the runtime scans and updates in place: a word per global
 //! structure, a few temporaries, and the closure of every call frame.
 
-use hotmem::ShadowStack;
+use hotmem::{Mutator, ShadowStack};
 
-use super::error::VmError;
-use super::heap::Heap;
-use super::value::Value;
+use super::super::error::VmError;
+use super::super::value::Value;
 
 /// The global variables' names: a table from name to slot number.
 pub(crate) const GLOBAL_NAMES: usize = 0;
@@ -29,16 +28,20 @@ const WORDS: usize = FRAMES + FRAMES_MAX;
 
 /// The root block.
 pub(crate) struct Roots {
-    stack: ShadowStack,
+    /// The shadow stack: the runtime scans its words while it lives.
+    _stack: ShadowStack,
+    /// Its first word (the stack's, kept here: one load fewer on every
+    /// root access of the interpreter's calls and returns).
+    words: *mut u64,
 }
 
 impl Roots {
-    /// A block of nils, scanned from now on.
+    /// A block of nils, scanned from now on as `me`'s.
     ///
     /// # Errors
     /// The runtime's, if the shadow stack cannot be mapped.
-    pub(crate) fn new(heap: &Heap) -> Result<Roots, VmError> {
-        let stack = heap.mutator().new_shadow_stack(WORDS)?;
+    pub(crate) fn new(me: &Mutator) -> Result<Roots, VmError> {
+        let stack = me.new_shadow_stack(WORDS)?;
         for i in 0..WORDS {
             // SAFETY: `i < WORDS <= capacity`; the words are this thread's.
             unsafe { stack.as_ptr().add(i).write(Value::NIL.bits()) };
@@ -46,14 +49,18 @@ impl Roots {
         // SAFETY: every word in use now holds nil, which `slot_at` decodes
         // as no reference.
         unsafe { stack.set_len(WORDS) };
-        Ok(Roots { stack })
+        let words = stack.as_ptr();
+        Ok(Roots {
+            _stack: stack,
+            words,
+        })
     }
 
     /// The address of root word `index`.
     #[inline(always)]
     pub(crate) fn word(&self, index: usize) -> *mut u64 {
         debug_assert!(index < WORDS);
-        self.stack.as_ptr().wrapping_add(index)
+        self.words.wrapping_add(index)
     }
 
     /// The value in root word `index`.

@@ -2,10 +2,9 @@
 //! place through a raw top pointer, publishing its height to the runtime
 //! before anything that may collect.
 
-use hotmem::ShadowStack;
+use hotmem::{Mutator, ShadowStack};
 
-use super::error::VmError;
-use super::heap::Heap;
+use super::super::error::VmError;
 use super::roots::FRAMES_MAX;
 
 /// Words of the value stack: clox's 256 per frame, twice over (a frame's
@@ -26,12 +25,12 @@ pub(crate) struct Stack {
 }
 
 impl Stack {
-    /// An empty stack.
+    /// An empty stack, scanned from now on as `me`'s.
     ///
     /// # Errors
     /// The runtime's, if the shadow stack cannot be mapped.
-    pub(crate) fn new(heap: &Heap) -> Result<Stack, VmError> {
-        let stack = heap.mutator().new_shadow_stack(STACK_WORDS)?;
+    pub(crate) fn new(me: &Mutator) -> Result<Stack, VmError> {
+        let stack = me.new_shadow_stack(STACK_WORDS)?;
         let base = stack.as_ptr();
         let limit = base.wrapping_add(stack.capacity());
         Ok(Stack { stack, base, limit })
