@@ -98,11 +98,11 @@ impl Vm {
         // (3); the result's push fits where the callee was (2).
         unsafe {
             let result = r.pop();
-            if Value::from_bits(*self.roots.word(OPEN_UPVALUES)).is_object() {
+            if Value::from_bits(*r.roots.add(OPEN_UPVALUES)).is_object() {
                 self.close_upvalues(r.base);
             }
             self.frame_count -= 1;
-            *self.frame_root(self.frame_count) = Value::NIL.bits();
+            *r.frame_root(self.frame_count) = Value::NIL.bits();
             r.sp = r.base;
             if self.frame_count == 0 {
                 self.stack.publish(r.sp);
@@ -197,12 +197,12 @@ impl Vm {
             }
             // `1 <= frame_count < FRAMES_MAX`: a frame runs, and one more
             // fits (checked above).
-            self.frames.get_unchecked_mut(self.frame_count - 1).ip = r.ip;
-            *self.frames.get_unchecked_mut(self.frame_count) = Frame {
+            (*r.frames.add(self.frame_count - 1)).ip = r.ip;
+            *r.frames.add(self.frame_count) = Frame {
                 ip: meta.code,
                 base: new_base,
             };
-            *self.frame_root(self.frame_count) = c.value().bits();
+            *r.frame_root(self.frame_count) = c.value().bits();
             self.frame_count += 1;
             r.ip = meta.code;
             r.base = new_base;

@@ -9,12 +9,12 @@
 //! registers live in machine registers, as the locals of the loop did when
 //! it was one function.
 
-use super::super::Vm;
 use super::super::error::RuntimeError;
 use super::super::gc::Heap;
 use super::super::gc::roots::{FRAMES, GLOBAL_VALUES};
 use super::super::object::{Obj, closure, function};
 use super::super::value::Value;
+use super::super::{Frame, Vm};
 use crate::bytecode::OpCode;
 
 /// The running frame's registers.
@@ -31,6 +31,12 @@ pub(super) struct Regs {
     /// itself is read from its frame's root word when an instruction
     /// needs it: [`Vm::running_closure`]; one register fewer to keep).
     pub(super) consts: *mut u64,
+    /// The root block's first word (`Vm::roots`, which never moves): kept
+    /// here so that calls and returns reach the frames' root words
+    /// without a load through `self`.
+    pub(super) roots: *mut u64,
+    /// The first frame (`Vm::frames`, boxed: it never moves).
+    pub(super) frames: *mut Frame,
 }
 
 /// Where a runtime error happens: the two registers [`Vm::throw`] saves.
@@ -168,15 +174,20 @@ impl Regs {
         // SAFETY: the caller's constant, a slot of the live function.
         unsafe { heap.load(self.consts.add(usize::from(k))) }
     }
+
+    /// The root word that holds frame `i`'s closure.
+    ///
+    /// # Safety
+    /// `i < FRAMES_MAX`.
+    #[inline(always)]
+    pub(super) unsafe fn frame_root(&self, i: usize) -> *mut u64 {
+        // SAFETY: `roots` is the root block's first word, which has
+        // `FRAMES + FRAMES_MAX` words at least.
+        unsafe { self.roots.add(FRAMES + i) }
+    }
 }
 
 impl Vm {
-    /// The root word that holds frame `i`'s closure.
-    #[inline(always)]
-    pub(super) fn frame_root(&self, i: usize) -> *mut u64 {
-        self.roots.word(FRAMES + i)
-    }
-
     /// The slot of the globals array that the name constant `k` was
     /// resolved to at load time.
     ///
@@ -191,7 +202,7 @@ impl Vm {
         unsafe {
             let slots = *r.consts.sub(function::CONSTANTS - function::GLOBALS) as *const u32;
             let slot = *slots.add(usize::from(k)) as usize;
-            Obj::new(self.roots.get(GLOBAL_VALUES)).word(1 + slot)
+            Obj::new(Value::from_bits(*r.roots.add(GLOBAL_VALUES))).word(1 + slot)
         }
     }
 
@@ -210,6 +221,8 @@ impl Vm {
             sp: self.stack.published(),
             base: frame.base,
             consts,
+            roots: self.roots.word(0),
+            frames: self.frames.as_mut_ptr(),
         }
     }
 
@@ -220,7 +233,11 @@ impl Vm {
     #[inline(always)]
     pub(super) unsafe fn running_closure(&self) -> Obj {
         // SAFETY: the caller's root word holds a closure, live (a root).
-        unsafe { Obj::new(Value::from_bits(*self.frame_root(self.frame_count - 1))) }
+        unsafe {
+            Obj::new(Value::from_bits(
+                *self.roots.word(FRAMES + self.frame_count - 1),
+            ))
+        }
     }
 
     /// The first constant of the running closure's function.
@@ -249,7 +266,7 @@ impl Vm {
         // SAFETY: a frame runs (`1 <= frame_count <= FRAMES_MAX`); the
         // caller's stack words are what the collector scans.
         unsafe {
-            self.frames.get_unchecked_mut(self.frame_count - 1).ip = r.ip;
+            (*r.frames.add(self.frame_count - 1)).ip = r.ip;
             self.stack.publish(r.sp);
         }
     }
@@ -261,9 +278,16 @@ impl Vm {
     /// A frame is running, its closure in its root word.
     #[inline(always)]
     pub(super) unsafe fn reload(&self, r: &mut Regs) {
-        // SAFETY: the caller's running frame, whose root word holds its
-        // closure.
-        r.consts = unsafe { self.running_constants() };
+        // SAFETY: the caller's running frame (`1 <= frame_count <=
+        // FRAMES_MAX`), whose root word holds its closure, whose function
+        // slot holds a function, read through the load barrier. Read
+        // through `r.roots` rather than `running_constants`: this runs on
+        // every call and return.
+        r.consts = unsafe {
+            let closure = Obj::new(Value::from_bits(*r.frame_root(self.frame_count - 1)));
+            let function = Obj::new(self.heap.load(closure.word(closure::FUNCTION)));
+            function.word(function::CONSTANTS)
+        };
     }
 
     /// Enters the frame on top after a call or a return: its `ip` and
@@ -276,7 +300,7 @@ impl Vm {
         // SAFETY: the caller's frame on top (`1 <= frame_count <=
         // FRAMES_MAX`).
         unsafe {
-            let frame = *self.frames.get_unchecked(self.frame_count - 1);
+            let frame = *r.frames.add(self.frame_count - 1);
             r.ip = frame.ip;
             r.base = frame.base;
             self.reload(r);
