@@ -1,6 +1,7 @@
 //! The interpreter: one loop over the verified bytecode of the running
 //! frame, with the instruction pointer, the stack top, the frame's base,
-//! its closure and its constants in one local of registers
+//! its closure's constants and the root and frame blocks in one local of
+//! registers
 //! ([`Regs`](regs::Regs)). `run` dispatches; each instruction that needs
 //! more than a few lines is a handler of its own (`op_*`, beside the slow
 //! paths it calls: `globals`, `properties`, `operators`, `calls`,

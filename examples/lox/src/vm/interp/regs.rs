@@ -1,13 +1,17 @@
 //! [`Regs`]: the running frame's registers, which `run` keeps in one local
 //! (the instruction pointer, the stack's top and the frame's base, the
-//! closure and its constants), the operand and stack accessors every
+//! closure's constants, and the first words of the root block and of the
+//! frames, which never move), the operand and stack accessors every
 //! instruction uses, and the moves around a call that may collect
 //! (invariant 3 of the module): [`Vm::save`] before it, [`Vm::reload`]
 //! after it, [`Vm::enter`] after a call or a return.
 //!
 //! Every accessor is `#[inline(always)]`: once inlined into `run`, the
 //! registers live in machine registers, as the locals of the loop did when
-//! it was one function.
+//! it was one function. Which values are registers matters more than it
+//! looks: with the root block and the frames reached through `self`, every
+//! call and return took two more dependent loads and the benches ran 1.10x
+//! slower (fib 1.37x).
 
 use super::super::error::RuntimeError;
 use super::super::gc::Heap;
