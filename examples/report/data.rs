@@ -114,19 +114,9 @@ impl RunData {
                 used_before,
                 used_after,
                 capacity,
-                pause_ns,
                 ..
-            } => {
-                let gc = r.gc_id.unwrap_or(0);
-                let c = self.collection_mut(gc);
-                c.t_s = t_s;
-                c.cause = format!("{cause:?}");
-                c.used_before = *used_before;
-                c.used_after = *used_after;
-                c.capacity = *capacity;
-                c.pause_ms = *pause_ns as f64 / 1e6;
             }
-            LogEvent::Cycle {
+            | LogEvent::Cycle {
                 cause,
                 used_before,
                 used_after,
@@ -140,6 +130,11 @@ impl RunData {
                 c.used_before = *used_before;
                 c.used_after = *used_after;
                 c.capacity = *capacity;
+                // A concurrent cycle's pause is the sum of its safepoints,
+                // added as they are recorded.
+                if let LogEvent::Pause { pause_ns, .. } = &r.event {
+                    c.pause_ms = *pause_ns as f64 / 1e6;
+                }
             }
             LogEvent::ConcurrentPhase { phase, ns } => {
                 let c = self.collection_mut(r.gc_id.unwrap_or(0));
