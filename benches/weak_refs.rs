@@ -39,6 +39,10 @@ impl Binding for Interned {
     fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
         self.objects.scan_global_roots(v)
     }
+
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
+        self.objects.root_tables(report)
+    }
     fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
         self.table
             .lock()

@@ -12,6 +12,9 @@ pub enum Callback {
     /// `scan_global_roots`: marking's root scan, and the update's (or
     /// Pause Relocate Start's).
     GlobalRoots,
+    /// `root_tables`: in Pause Mark Start (and in the stop-the-world
+    /// collector's update).
+    RootTables,
     /// `scan_mutator_roots`.
     MutatorRoots,
     /// `scan_object`, on the GC workers (marking, the update).
@@ -26,8 +29,9 @@ pub enum Callback {
 
 impl Callback {
     /// Every callback, for generators.
-    pub const ALL: [Callback; 6] = [
+    pub const ALL: [Callback; 7] = [
         Callback::GlobalRoots,
+        Callback::RootTables,
         Callback::MutatorRoots,
         Callback::ScanObject,
         Callback::SlotAt,
@@ -50,7 +54,7 @@ pub struct Hostile {
     /// The model it delegates to.
     pub objects: Arc<SimpleObjects>,
     plan: Option<PanicPlan>,
-    calls: [AtomicU64; 6],
+    calls: [AtomicU64; 7],
     fired: AtomicBool,
 }
 
@@ -104,6 +108,11 @@ impl Binding for Hostile {
     fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
         self.call(Callback::GlobalRoots);
         self.objects.scan_global_roots(v)
+    }
+
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
+        self.call(Callback::RootTables);
+        self.objects.root_tables(report)
     }
 
     fn scan_mutator_roots<V: SlotVisitor<SimpleSlot>>(&self, m: MutatorId, v: &mut V) {

@@ -244,6 +244,12 @@ pub enum GcError {
     /// Found before anything moved.
     #[error("a shadow stack's words cannot be scanned: the binding's slot_at gives no slot")]
     ShadowStackWithoutSlotAt,
+    /// A [`RootTable`](crate::RootTable) the binding reports is in a
+    /// concurrent cycle of another runtime (one table reported by the
+    /// bindings of two runtimes). Found in Pause Mark Start, before
+    /// anything was marked.
+    #[error("a root table is in another runtime's concurrent cycle")]
+    RootTableInUse,
     /// An earlier collection failed after it had begun to rewrite
     /// references to moved objects (a binding callback panicked while
     /// roots or slots were updated): some name an object's new copy and

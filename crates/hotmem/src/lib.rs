@@ -229,8 +229,10 @@ mod runtime;
 // A thread attached to the runtime: allocation, polls, barriers.
 mod mutator;
 // Roots: the runtime's own (handles, pins, shadow stacks, the attached
-// mutators); the binding's hooks are in vm/binding.rs, the phase that
-// marks from and updates all of them is gc/core/root_scan.rs.
+// mutators, the root tables a binding reports); the binding's hooks are in
+// vm/binding.rs, the phase that marks from and updates all of them is
+// gc/core/root_scan.rs (gc/core/root_tables.rs for the tables a concurrent
+// cycle visits after its pauses).
 mod roots;
 // Weak references: the runtime's own (weak handles, ephemerons,
 // finalizers); the binding's hooks and views are in vm/weak.rs, the phase
@@ -261,11 +263,11 @@ pub use error::{
 };
 pub use gc::{
     AdaptiveSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases, GcCause,
-    GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, StrengthCounts, TlabStats, Tlabs,
-    UpdateScope, WorkerBinding,
+    GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, RootTableVisit, StrengthCounts,
+    TlabStats, Tlabs, UpdateScope, WorkerBinding,
 };
 pub use mutator::Mutator;
-pub use roots::{Handle, PinGuard, ShadowStack};
+pub use roots::{Handle, PinGuard, RootTable, ShadowStack};
 pub use runtime::Runtime;
 pub use runtime::builder::RuntimeBuilder;
 pub use runtime::class_loader::ClassLoader;

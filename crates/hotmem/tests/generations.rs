@@ -146,6 +146,10 @@ impl Binding for NoSlotAt {
     fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, visitor: &mut V) {
         self.0.scan_global_roots(visitor)
     }
+
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
+        self.0.root_tables(report)
+    }
 }
 
 #[test]

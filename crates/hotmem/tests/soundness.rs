@@ -11,7 +11,7 @@
 use hotmem::objects::{GraphError, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
     AllocError, Binding, CollectorMode, GcError, Generations, Handle, HeapSizing, Mutator,
-    ObjectReference, Runtime, SimpleSlot, SlotVisitor, WeakHandle,
+    ObjectReference, RootTableVisit, Runtime, SimpleSlot, SlotVisitor, WeakHandle,
 };
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -24,8 +24,17 @@ mod common;
 const DEADLINE: Duration = Duration::from_secs(180);
 
 fn runtime<B: Binding>(mode: CollectorMode, binding: Arc<B>) -> Runtime {
+    runtime_visiting(mode, RootTableVisit::Concurrent, binding)
+}
+
+fn runtime_visiting<B: Binding>(
+    mode: CollectorMode,
+    tables: RootTableVisit,
+    binding: Arc<B>,
+) -> Runtime {
     common::builder(64 << 20, Some(2))
         .collector(mode)
+        .root_table_visit(tables)
         // Collections run when the tests ask for them (and when the heap
         // is full): what each finds does not depend on timing.
         .heap_sizing(HeapSizing::Maximum)
@@ -345,6 +354,10 @@ fn upgrading_from_inside_a_collection_is_an_error() {
             }
             self.objects.scan_global_roots(v)
         }
+
+        fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
+            self.objects.root_tables(report)
+        }
     }
     common::with_deadline("upgrade inside a collection", DEADLINE, || {
         let objects = SimpleObjects::new();
@@ -372,8 +385,9 @@ fn upgrading_from_inside_a_collection_is_an_error() {
 // ---- 4. A binding that panics while roots are updated: every root kind
 // is updated, and the runtime is poisoned, never silently torn.
 
-/// [`SimpleObjects`] whose `scan_global_roots` panics on its `n`-th call
-/// once armed (the first call of a collection marks, the second updates).
+/// [`SimpleObjects`] whose `root_tables` panics on its `n`-th call once
+/// armed (the first call of a collection marks, the second updates, when
+/// the tables are visited in the pauses).
 struct PanicAt {
     objects: Arc<SimpleObjects>,
     armed_at: AtomicUsize,
@@ -391,12 +405,12 @@ impl Binding for PanicAt {
     fn slot_at(&self, addr: hotmem::Address) -> Option<SimpleSlot> {
         self.objects.slot_at(addr)
     }
-    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if call == self.armed_at.load(Ordering::SeqCst) {
-            panic!("scan_global_roots panics on purpose (call {call})");
+            panic!("root_tables panics on purpose (call {call})");
         }
-        self.objects.scan_global_roots(v)
+        self.objects.root_tables(report)
     }
 }
 
@@ -407,7 +421,9 @@ fn a_panicking_root_update_poisons(mode: CollectorMode) {
         armed_at: AtomicUsize::new(0),
         calls: AtomicUsize::new(0),
     });
-    let rt = runtime(mode, binding.clone());
+    // The tables in the pauses: the update of Pause Relocate Start visits
+    // them, as the stop-the-world update does.
+    let rt = runtime_visiting(mode, RootTableVisit::InPause, binding.clone());
     let mut me = rt.attach_mutator().unwrap();
     let roots = objects.root_table();
     let mut ids = Ids::from(1);
@@ -473,6 +489,49 @@ fn a_binding_panic_in_the_root_update_poisons_the_runtime_stop_the_world() {
 fn a_binding_panic_in_pause_relocate_start_poisons_the_runtime() {
     common::with_deadline("panicking relocate start", DEADLINE, || {
         a_panicking_root_update_poisons(CollectorMode::Concurrent)
+    });
+}
+
+/// With the root tables visited after the pauses, `root_tables` is asked
+/// once per cycle, in Pause Mark Start, before anything is marked: its
+/// panic fails that cycle only, the handle tables it had begun to mark
+/// are left as they were, and the next cycles (with the tables marked and
+/// forwarded while the mutator reads them) keep every object.
+#[test]
+fn a_binding_panic_in_root_tables_fails_one_concurrent_cycle_only() {
+    common::with_deadline("panicking root_tables", DEADLINE, || {
+        let objects = SimpleObjects::new();
+        let binding = Arc::new(PanicAt {
+            objects: objects.clone(),
+            armed_at: AtomicUsize::new(0),
+            calls: AtomicUsize::new(0),
+        });
+        let rt = runtime(CollectorMode::Concurrent, binding.clone());
+        let mut me = rt.attach_mutator().unwrap();
+        let roots = objects.root_table();
+        let mut ids = Ids::from(1);
+        let mut handles = Vec::new();
+        let kept = fragmented(&mut me, &roots, &mut ids, 4096, 16, |me, obj, id| {
+            handles.push((me.handle(obj), id))
+        });
+        binding
+            .armed_at
+            .store(binding.calls.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+        let err = me.collect().expect_err("the binding panics");
+        assert!(matches!(err, GcError::ObjectModelPanicked(_)), "{err}");
+        let mut moved = 0;
+        for _ in 0..3 {
+            moved += me
+                .collect()
+                .expect("later cycles succeed")
+                .objects_relocated;
+        }
+        assert!(moved > 0, "the kept objects' pages were evacuated");
+        for ((h, id), (r, rid)) in handles.iter().zip(roots.roots().iter().zip(&kept)) {
+            assert_eq!(Some(h.get()), *r, "a handle and its table entry agree");
+            check_in_place(h.get(), *id).unwrap();
+            assert_eq!(id, rid);
+        }
     });
 }
 

@@ -292,6 +292,10 @@ impl Binding for Interned {
     fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
         self.objects.scan_global_roots(v)
     }
+
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
+        self.objects.root_tables(report)
+    }
     fn slot_at(&self, addr: hotmem::Address) -> Option<SimpleSlot> {
         self.objects.slot_at(addr)
     }

@@ -27,6 +27,7 @@ pub(crate) mod stop_the_world;
 
 pub use self::core::collector_mode::CollectorMode;
 pub use self::core::generations::{CollectionKind, Generations};
+pub use self::core::root_tables::RootTableVisit;
 pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
 pub use self::core::stats::{
     CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
@@ -87,6 +88,7 @@ pub(crate) trait CollectorFactory: Send + Sync {
     fn make(
         &self,
         mode: CollectorMode,
+        tables: RootTableVisit,
         barriers: &BarrierSet,
         concurrent: Option<&Arc<ConcurrentState>>,
     ) -> Arc<dyn Collector>;
@@ -103,17 +105,20 @@ impl<B: crate::Binding> CollectorFactory for ForBinding<B> {
     fn make(
         &self,
         mode: CollectorMode,
+        tables: RootTableVisit,
         barriers: &BarrierSet,
         concurrent: Option<&Arc<ConcurrentState>>,
     ) -> Arc<dyn Collector> {
-        make_collector(self.0.clone(), mode, barriers, concurrent)
+        make_collector(self.0.clone(), mode, tables, barriers, concurrent)
     }
 }
 
-/// The collector `mode` chooses for `binding`.
+/// The collector `mode` chooses for `binding` (a concurrent one visits
+/// the root tables where `tables` says).
 fn make_collector<B: crate::Binding>(
     binding: Arc<B>,
     mode: CollectorMode,
+    tables: RootTableVisit,
     barriers: &BarrierSet,
     concurrent: Option<&Arc<ConcurrentState>>,
 ) -> Arc<dyn Collector> {
@@ -126,6 +131,7 @@ fn make_collector<B: crate::Binding>(
             Arc::new(ConcurrentCollector::new(
                 binding,
                 mode,
+                tables,
                 barriers.concurrent.clone().expect(made),
                 concurrent.expect(made).clone(),
             ))

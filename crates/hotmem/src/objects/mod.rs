@@ -56,99 +56,14 @@ impl fmt::Display for Corruption {
 
 impl std::error::Error for Corruption {}
 
-/// A root table: a list of slots the binding reports as global roots (one
-/// per thread, typically, used as a shadow stack). Its lock is held only
-/// inside each call, never across an allocation. Made by
-/// [`SimpleObjects::root_table`], which scans it from then on; there is no
-/// other constructor, and the builders ([`build`]) refuse a table that the
-/// runtime they allocate in does not scan:
-///
-/// ```compile_fail,E0599
-/// let t = hotmem::objects::RootTable::default(); // no Default: unscanned
-/// ```
-#[derive(Debug)]
-pub struct RootTable {
-    slots: Mutex<Vec<usize>>,
-}
-
-fn raw(r: Option<ObjectReference>) -> usize {
-    r.map_or(0, ObjectReference::get)
-}
+pub use crate::roots::RootTable;
 
 fn from_raw(v: usize) -> Option<ObjectReference> {
     ObjectReference::from_address(Address::new(v))
 }
 
-impl RootTable {
-    /// Appends a root (or an empty slot); returns its index.
-    pub fn push(&self, r: Option<ObjectReference>) -> usize {
-        let mut s = self.slots.lock();
-        s.push(raw(r));
-        s.len() - 1
-    }
-
-    /// Removes and returns the last root.
-    pub fn pop(&self) -> Option<ObjectReference> {
-        self.slots.lock().pop().and_then(from_raw)
-    }
-
-    /// The root at `index` (`None` if empty or out of range).
-    pub fn get(&self, index: usize) -> Option<ObjectReference> {
-        self.slots.lock().get(index).copied().and_then(from_raw)
-    }
-
-    /// The last root.
-    pub fn last(&self) -> Option<ObjectReference> {
-        self.slots.lock().last().copied().and_then(from_raw)
-    }
-
-    /// Replaces the root at `index`; false if out of range.
-    pub fn set(&self, index: usize, r: Option<ObjectReference>) -> bool {
-        match self.slots.lock().get_mut(index) {
-            Some(s) => {
-                *s = raw(r);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Removes the root at `index` (the last one takes its place).
-    pub fn swap_remove(&self, index: usize) -> Option<ObjectReference> {
-        let mut s = self.slots.lock();
-        (index < s.len())
-            .then(|| s.swap_remove(index))
-            .and_then(from_raw)
-    }
-
-    /// Keeps the first `len` roots.
-    pub fn truncate(&self, len: usize) {
-        self.slots.lock().truncate(len);
-    }
-
-    /// How many slots.
-    pub fn len(&self) -> usize {
-        self.slots.lock().len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.slots.lock().is_empty()
-    }
-
-    /// Drops every root.
-    pub fn clear(&self) {
-        self.slots.lock().clear();
-    }
-
-    /// The roots now.
-    pub fn roots(&self) -> Vec<Option<ObjectReference>> {
-        self.slots.lock().iter().map(|&v| from_raw(v)).collect()
-    }
-}
-
-/// The object model: objects with reference slots; every registered
-/// [`RootTable`]'s entries are global roots.
+/// The object model: objects with reference slots; every [`RootTable`]
+/// made by [`SimpleObjects::root_table`] is reported to the runtime.
 #[derive(Debug, Default)]
 pub struct SimpleObjects {
     tables: Mutex<Vec<Arc<RootTable>>>,
@@ -222,11 +137,15 @@ impl SimpleObjects {
         Arc::new(SimpleObjects::default())
     }
 
-    /// A new root table, scanned from now on.
+    /// A new root table, reported to the runtime from now on
+    /// ([`Binding::root_tables`]). The builders ([`build`]) refuse a table
+    /// that the runtime they allocate in does not scan:
+    ///
+    /// ```compile_fail,E0599
+    /// let t = hotmem::objects::RootTable::default(); // no Default
+    /// ```
     pub fn root_table(&self) -> Arc<RootTable> {
-        let t = Arc::new(RootTable {
-            slots: Mutex::new(Vec::new()),
-        });
+        let t = RootTable::new();
         self.tables.lock().push(t.clone());
         t
     }
@@ -586,14 +505,9 @@ impl Binding for SimpleObjects {
         Some(unsafe { SimpleSlot::new(addr) })
     }
 
-    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, visitor: &mut V) {
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<RootTable>)) {
         for t in self.tables.lock().iter() {
-            let mut slots = t.slots.lock();
-            for s in slots.iter_mut() {
-                // SAFETY: the table's lock is held for the visit, so the
-                // word is valid and nobody else writes it.
-                visitor.visit_slot(unsafe { SimpleSlot::from_ref(s) });
-            }
+            report(t);
         }
     }
 }

@@ -6,6 +6,7 @@
 //! it may point at a freed or reused place. A [`Handle`] is a root the
 //! runtime scans and updates itself: read it again after such a call.
 
+use super::table_gc::{RootForwarder, Step, TableBusy, TableGc};
 use crate::slot_table::SlotTable;
 use crate::sync::Mutex;
 use crate::vm::ObjectReference;
@@ -15,22 +16,69 @@ use std::sync::Arc;
 /// A table of handle entries (one per mutator, one global).
 #[derive(Default)]
 pub(crate) struct HandleTable {
-    /// An entry per live handle, always holding its object.
-    entries: Mutex<SlotTable<ObjectReference>>,
+    entries: Mutex<Entries>,
+}
+
+/// An entry per live handle, always holding its object, and what a
+/// concurrent cycle does with them ([`TableGc`]).
+#[derive(Default)]
+struct Entries {
+    slots: SlotTable<ObjectReference>,
+    gc: TableGc,
+}
+
+impl Entries {
+    /// Entry `index` as a reader must see it.
+    fn read(&mut self, index: usize) -> ObjectReference {
+        let Entries { slots, gc } = self;
+        let v = gc.read(&mut slots.entries_mut()[index]);
+        v.expect("a live handle has a value")
+    }
 }
 
 impl HandleTable {
     pub(crate) fn add_handle(self: &Arc<Self>, obj: ObjectReference) -> Handle {
-        let index = self.entries.lock().add(Some(obj));
+        let index = self.entries.lock().slots.add(Some(obj));
         Handle {
             table: self.clone(),
             index,
         }
     }
 
-    /// Calls `f` with every live entry, which it may rewrite.
+    /// Calls `f` with every live entry, which it may rewrite: a pause's
+    /// visit.
     pub(crate) fn for_each(&self, f: impl FnMut(&mut ObjectReference)) {
-        self.entries.lock().values_mut().for_each(f);
+        self.entries.lock().slots.values_mut().for_each(f);
+    }
+
+    /// Pause Mark Start of a concurrent cycle of `owner`.
+    pub(crate) fn begin_marking(&self, owner: usize) -> Result<(), TableBusy> {
+        self.entries.lock().gc.begin_marking(owner)
+    }
+
+    /// Pause Relocate Start of a concurrent cycle of `owner`.
+    pub(crate) fn begin_forwarding(
+        &self,
+        owner: usize,
+        to: &Arc<dyn RootForwarder>,
+    ) -> Result<(), TableBusy> {
+        self.entries.lock().gc.begin_forwarding(owner, to)
+    }
+
+    /// One chunk of `owner`'s concurrent visit (see [`TableGc::step`]).
+    pub(crate) fn step<E>(
+        &self,
+        owner: usize,
+        mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
+    ) -> Result<Step, E> {
+        let mut e = self.entries.lock();
+        let Entries { slots, gc } = &mut *e;
+        gc.step(owner, slots.entries_mut(), mark)
+    }
+
+    /// `owner`'s cycle failed before marking the table.
+    pub(crate) fn forget_marking(&self, owner: usize) {
+        self.entries.lock().gc.forget_marking(owner);
     }
 }
 
@@ -56,7 +104,7 @@ pub struct Handle {
 impl Handle {
     /// The object's current address.
     pub fn get(&self) -> ObjectReference {
-        (self.table.entries.lock().get(self.index)).expect("a live handle has a value")
+        self.table.entries.lock().read(self.index)
     }
 
     /// Points the handle at another object. `obj` must be current (see
@@ -71,7 +119,10 @@ impl Handle {
     /// dangling: the next collection reports it as a
     /// [`GcError`](crate::GcError) (nothing is corrupted).
     pub fn set(&self, obj: ObjectReference) {
-        self.table.entries.lock().set(self.index, Some(obj));
+        let mut e = self.table.entries.lock();
+        let old = e.slots.get(self.index);
+        e.gc.leaving(self.index, old);
+        e.slots.set(self.index, Some(obj));
     }
 }
 
@@ -83,8 +134,8 @@ impl Clone for Handle {
     fn clone(&self) -> Handle {
         let index = {
             let mut e = self.table.entries.lock();
-            let obj = e.get(self.index).expect("a live handle has a value");
-            e.add(Some(obj))
+            let obj = e.read(self.index);
+            e.slots.add(Some(obj))
         };
         Handle {
             table: self.table.clone(),
@@ -95,7 +146,10 @@ impl Clone for Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        self.table.entries.lock().release(self.index);
+        let mut e = self.table.entries.lock();
+        let old = e.slots.get(self.index);
+        e.gc.leaving(self.index, old);
+        e.slots.release(self.index);
     }
 }
 

@@ -15,12 +15,15 @@ mod handles;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
 mod pins;
+mod root_table;
 mod shadow_stack;
+pub(crate) mod table_gc;
 
 pub use handles::Handle;
 pub(crate) use handles::HandleTable;
 pub use pins::PinGuard;
 pub(crate) use pins::PinTable;
+pub use root_table::RootTable;
 pub use shadow_stack::ShadowStack;
 pub(crate) use shadow_stack::StackArea;
 

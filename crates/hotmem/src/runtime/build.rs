@@ -51,7 +51,14 @@ impl Runtime {
         let worker_stacks = record_worker_stacks(&parts.workers, &nmt);
         let (gc, barriers, concurrent) =
             gc_heap(&config, &memory, pages, parts.partitions, parts.workers);
-        let collector = binding.map(|b| b.make(config.collector, &barriers, concurrent.as_ref()));
+        let collector = binding.map(|b| {
+            b.make(
+                config.collector,
+                config.root_table_visit,
+                &barriers,
+                concurrent.as_ref(),
+            )
+        });
         let inner = Inner {
             gc,
             collector,

@@ -4,7 +4,8 @@ use super::Runtime;
 use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
 use crate::gc::{
-    self, CollectorFactory, CollectorMode, ForBinding, Generations, HeapSizing, Tlabs,
+    self, CollectorFactory, CollectorMode, ForBinding, Generations, HeapSizing, RootTableVisit,
+    Tlabs,
 };
 use crate::log::LogConfig;
 use crate::vm::Binding;
@@ -56,6 +57,7 @@ impl Default for RuntimeBuilder {
                 generations: Generations::Single,
                 heap_sizing: HeapSizing::default(),
                 collector: CollectorMode::StopTheWorld,
+                root_table_visit: RootTableVisit::Concurrent,
             },
             binding: None,
         }
@@ -177,6 +179,14 @@ impl RuntimeBuilder {
     /// the embedder).
     pub fn collector(mut self, mode: CollectorMode) -> Self {
         self.config.collector = mode;
+        self
+    }
+
+    /// Where a concurrent collector visits the handle tables and the
+    /// binding's root tables (default: [`RootTableVisit::Concurrent`],
+    /// after its pauses).
+    pub fn root_table_visit(mut self, visit: RootTableVisit) -> Self {
+        self.config.root_table_visit = visit;
         self
     }
 

@@ -1,7 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime): what it is built
 //! from (made by a [`RuntimeBuilder`](crate::RuntimeBuilder)).
 
-use crate::gc::{CollectorMode, Generations, HeapSizing, Tlabs};
+use crate::gc::{CollectorMode, Generations, HeapSizing, RootTableVisit, Tlabs};
 use crate::log::LogConfig;
 use hotmem_nmt::Level;
 use hotmem_page::{CacheMode, MediumPageMode};
@@ -45,6 +45,7 @@ pub struct RuntimeConfig {
     pub(crate) generations: Generations,
     pub(crate) heap_sizing: HeapSizing,
     pub(crate) collector: CollectorMode,
+    pub(crate) root_table_visit: RootTableVisit,
 }
 
 impl RuntimeConfig {
@@ -81,6 +82,11 @@ impl RuntimeConfig {
     /// Which collector runs.
     pub fn collector(&self) -> CollectorMode {
         self.collector
+    }
+
+    /// Where a concurrent collector visits the root tables.
+    pub fn root_table_visit(&self) -> RootTableVisit {
+        self.root_table_visit
     }
 }
 

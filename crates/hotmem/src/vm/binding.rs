@@ -6,8 +6,10 @@
 //! receive in `vm/weak.rs`, the phase in `gc/core/weak_processing.rs`).
 
 use super::{ObjectReference, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs};
+use crate::RootTable;
 use hotmem_os::Address;
 use hotmem_safepoint::MutatorId;
+use std::sync::Arc;
 
 /// What the runtime needs to know about the embedder's objects. Implement it
 /// for your object model and pass it to
@@ -58,6 +60,18 @@ pub trait Binding: Send + Sync + 'static {
     /// global handles). Default: none.
     fn scan_global_roots<V: SlotVisitor<Self::Slot>>(&self, visitor: &mut V) {
         let _ = visitor;
+    }
+
+    /// Reports the binding's [`RootTable`]s: tables of roots that a
+    /// concurrent collector visits after its pauses, while the mutators
+    /// run, so that its pauses do not grow with the roots they hold (the
+    /// stop-the-world collector visits them in its pauses, with the other
+    /// roots). Called in a collection's pauses, on the collecting thread;
+    /// a concurrent cycle asks once, in Pause Mark Start: a table made
+    /// later holds only current references, which need no visit until the
+    /// next cycle. Default: none.
+    fn root_tables(&self, report: &mut dyn FnMut(&Arc<RootTable>)) {
+        let _ = report;
     }
 
     /// Reports the roots of one attached mutator (its shadow stack, its

@@ -19,6 +19,7 @@ use crate::gc::core::meta::{ForwardingTables, HeapMap, NewPages};
 use crate::gc::core::pause::Pause;
 use crate::gc::core::phases::{GcPhase, PhaseMode, PhaseTimes};
 use crate::gc::core::relocation_set::{RelocationSet, heal};
+use crate::gc::core::root_tables::{ConcurrentTables, RootTableVisit};
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
@@ -98,6 +99,8 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     /// Whether the cycle moves objects (see
     /// [`ConcurrentCollector`](super::ConcurrentCollector)).
     pub(super) moves: bool,
+    /// Where the cycle visits the root tables.
+    pub(super) tables: RootTableVisit,
     /// The collection's number.
     pub(super) number: u64,
     /// The longest time to safepoint of the cycle's pauses.
@@ -108,11 +111,13 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) times: PhaseTimes,
 }
 
-/// What marking leaves to the rest of the cycle: the collection, and the
-/// objects that strong roots referred to at mark start.
+/// What marking leaves to the rest of the cycle: the collection, the
+/// objects that strong roots visited in Pause Mark Start referred to, and
+/// the root tables visited after the pauses.
 struct Marked<'a, B: Binding> {
     collection: Collection<'a, B>,
     rooted: Vec<ObjectReference>,
+    tables: Option<ConcurrentTables>,
 }
 
 impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
@@ -138,7 +143,10 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         };
         let set = self.select(&mut marked, budget)?;
         let forwarded = match set {
-            Some(set) => self.relocate(&mut marked.collection, workers, set),
+            Some(set) => {
+                let tables = marked.tables.take();
+                self.relocate(&mut marked.collection, workers, set, tables)
+            }
             None => Ok(()),
         };
         let mut stats = marked.collection.finish();
@@ -193,12 +201,18 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         };
         let marker = Marker::new(self.binding, &collection.map, count, false, policy);
         let mut rooted = Vec::new();
-        collection.mark_roots(&marker, &[], |r| rooted.push(r))?;
+        collection.mark_roots(&marker, &[], self.tables, |r| rooted.push(r))?;
+        let mut tables = match self.tables {
+            RootTableVisit::Concurrent => {
+                Some(ConcurrentTables::begin_marking(self.binding, heap)?)
+            }
+            RootTableVisit::InPause => None,
+        };
         barriers.new_pages.start();
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         self.end_pause(GcPhase::PauseMarkStart, pause);
-        self.mark_concurrently(&marker, workers)?;
+        self.mark_concurrently(&marker, workers, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
@@ -217,12 +231,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         collection.stats.refs = refs;
         self.end_pause(GcPhase::PauseMarkEnd, pause);
         drop((retired, previous));
-        Ok(Marked { collection, rooted })
+        Ok(Marked {
+            collection,
+            rooted,
+            tables,
+        })
     }
 
-    /// Concurrent Mark: the workers trace while the mutators run; the logs
-    /// of full buffers are traced as they come, in rounds, until a round
-    /// finds nothing new to mark. Mutators that keep logging (a loop of
+    /// Concurrent Mark: the root tables' entries are marked (`tables`,
+    /// when they were left out of the pause), then the workers trace while
+    /// the mutators run; the logs of full buffers are traced as they come,
+    /// in rounds, until a round finds nothing new to mark. Mutators that keep logging (a loop of
     /// stores, weak handles read in a loop) cannot hold marking here:
     /// after the last round allowed, Pause Mark End takes what is left, as
     /// SATB collectors finish.
@@ -230,8 +249,13 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         &mut self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
+        tables: Option<&mut ConcurrentTables>,
     ) -> Result<(), GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
+        if let Some(t) = tables {
+            t.mark(marker)?;
+            self.phases.root_table_entries = t.entries;
+        }
         let pool = workers.count();
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
@@ -266,32 +290,45 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// Pause Relocate Start, then Concurrent Relocate. A root the binding
     /// could not forward (its hook panicked) is the error returned, after
     /// the relocation, which always completes; it poisons the runtime.
+    /// The root tables visited after the pauses (`tables`) are forwarded
+    /// first in Concurrent Relocate, and read through the set until then.
     fn relocate(
         &mut self,
         collection: &mut Collection<'a, B>,
         workers: &mut GcWorkers,
         mut set: RelocationSet,
+        mut tables: Option<ConcurrentTables>,
     ) -> Result<(), GcError> {
         let heap = self.heap;
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
         let set = Arc::new(set);
         self.barriers.install(set.clone());
-        let forwarded = concurrent_relocate::forward_roots(self.binding, heap, &set);
+        let mut forwarded =
+            concurrent_relocate::forward_roots(self.binding, heap, &set, self.tables);
+        if let Some(t) = &mut tables {
+            let to = concurrent_relocate::TableForwarder::for_set(set.clone(), heap);
+            forwarded = forwarded.and(t.begin_forwarding(self.binding, heap, to));
+        }
         self.end_pause(GcPhase::PauseRelocateStart, pause);
         let running = self.times.start(GcPhase::ConcurrentRelocate);
+        if let Some(t) = tables {
+            t.forward();
+        }
         let count = self.state.concurrent_workers(workers.count());
         let done = concurrent_relocate::relocate(heap, workers, &set, count);
         self.times.stop(running);
         let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
         let (in_pause, in_pause_bytes) = set.copied_in_pause();
+        let (for_tables, for_tables_bytes) = set.copied_for_root_tables();
         let stats = &mut collection.stats;
-        stats.objects_relocated = done.objects + by_mutators + in_pause;
-        stats.bytes_relocated = done.bytes + by_mutators_bytes + in_pause_bytes;
+        stats.objects_relocated = done.objects + by_mutators + in_pause + for_tables;
+        stats.bytes_relocated = done.bytes + by_mutators_bytes + in_pause_bytes + for_tables_bytes;
         stats.relocation = done.summary;
         stats.pages_evacuation_incomplete = set.incomplete_pages();
         self.phases.relocation_set_pages = set.page_count();
         self.phases.relocated_by_mutators = by_mutators;
+        self.phases.relocated_for_root_tables = for_tables;
         // A root or weak reference the binding could not forward still
         // names an old copy, which mutators may read without a barrier.
         heap.poison.on_error(forwarded)

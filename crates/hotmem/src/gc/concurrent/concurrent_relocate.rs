@@ -6,13 +6,17 @@
 use crate::GcError;
 use crate::gc::core::heap::{GcAllocator, GcHeap};
 use crate::gc::core::in_collection;
-use crate::gc::core::relocation_set::RelocationSet;
+use crate::gc::core::relocation_set::{RelocationSet, Relocator};
 use crate::gc::core::root_scan::update_roots;
+use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::weak_processing::forward_weak_refs;
 use crate::gc::core::workers::{GcWorkers, PhaseSummary};
+use crate::roots::table_gc::RootForwarder;
 use crate::vm::{Binding, Forwarder, ObjectReference};
 use hotmem_page::NodeId;
 use std::collections::BTreeMap;
+use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Forwards through a relocation set, relocating on demand (in the pause).
 struct SetForwarder<'a> {
@@ -26,12 +30,58 @@ impl Forwarder for SetForwarder<'_> {
     }
 }
 
+/// Forwards the entries of root tables after Pause Relocate Start (see
+/// [`ConcurrentTables`](crate::gc::core::root_tables::ConcurrentTables)):
+/// whoever reads an entry first, or the GC thread, relocates its object.
+pub(super) struct TableForwarder {
+    set: Arc<RelocationSet>,
+    alloc: NonNull<GcAllocator>,
+}
+
+// SAFETY: `alloc` is the heap's GC allocator, which any thread may use
+// (mutators' load barriers and the workers allocate in it at once); it is
+// read only through `forward`, see there why it is valid then.
+unsafe impl Send for TableForwarder {}
+// SAFETY: as for `Send`: `forward` takes `&self` and the allocator is
+// shared by design.
+unsafe impl Sync for TableForwarder {}
+
+impl TableForwarder {
+    /// A forwarder through `set` into `heap`'s GC allocator, for the
+    /// tables of the cycle that installed `set`.
+    pub(super) fn for_set(set: Arc<RelocationSet>, heap: &GcHeap) -> Arc<dyn RootForwarder> {
+        Arc::new(TableForwarder {
+            set,
+            alloc: NonNull::from(&heap.gc_alloc),
+        })
+    }
+}
+
+impl RootForwarder for TableForwarder {
+    fn forward(&self, r: ObjectReference) -> ObjectReference {
+        let Some(pi) = self.set.page_in_set(r.get()) else {
+            return r;
+        };
+        // SAFETY: a forwarder is reached only through the state of a root
+        // table its cycle put in forwarding (under the table's lock), and
+        // the cycle finishes every such table, taking each lock, before it
+        // returns (`ConcurrentTables::forward`, also when the cycle fails:
+        // its `Drop`); the heap outlives each of its cycles, so the
+        // allocator is alive whenever this runs.
+        let alloc = unsafe { self.alloc.as_ref() };
+        self.set.forward(pi, r, alloc, Relocator::RootTable).to
+    }
+}
+
 /// Pause Relocate Start, with the set installed: every root into the set
-/// (the binding's roots, shadow stacks, handles, the finalization queue)
-/// and every weak reference the runtime or the binding keeps gets its
-/// object's new address, the object relocated now if needed. From here on
-/// a mutator holds no reference into the set: it reaches objects through
-/// the roots and through the load barrier, which forwards.
+/// (the binding's roots, shadow stacks, the finalization queue, and the
+/// root tables if `tables` says so) and every weak reference the runtime
+/// or the binding keeps gets its object's new address, the object
+/// relocated now if needed. From here on a mutator holds no reference
+/// into the set: it reaches objects through the roots, through the load
+/// barrier, which forwards, and through the root tables, which forward
+/// their entries as they are read until the GC thread has forwarded them
+/// all.
 ///
 /// A binding hook that panics does not stop the others: every root that
 /// can be forwarded is, and the first error is returned.
@@ -39,9 +89,10 @@ pub(super) fn forward_roots<B: Binding>(
     binding: &B,
     heap: &GcHeap,
     set: &RelocationSet,
+    tables: RootTableVisit,
 ) -> Result<(), GcError> {
     let alloc = &heap.gc_alloc;
-    let roots = update_roots(binding, heap, |r| {
+    let roots = update_roots(binding, heap, tables, |r| {
         let to = set.forward_in_pause(r, alloc);
         (to != r).then_some(to)
     });

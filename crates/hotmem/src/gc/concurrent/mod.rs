@@ -57,6 +57,7 @@ use crate::gc::core::driver::{DriverContext, GcRequest};
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::phases::PhaseTimes;
+use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases};
 use crate::vm::{Binding, Slot};
 use concurrent_cycle::ConcurrentCycle;
@@ -114,22 +115,26 @@ pub(crate) fn check(
 pub(crate) struct ConcurrentCollector<B: Binding> {
     binding: Arc<B>,
     mode: CollectorMode,
+    tables: RootTableVisit,
     barriers: Arc<ConcurrentBarriers>,
     state: Arc<ConcurrentState>,
 }
 
 impl<B: Binding> ConcurrentCollector<B> {
-    /// The collector in `mode` (moving or not), with the barriers its
-    /// mutators run and the state its waiting mutators read.
+    /// The collector in `mode` (moving or not), visiting the root tables
+    /// where `tables` says, with the barriers its mutators run and the
+    /// state its waiting mutators read.
     pub(crate) fn new(
         binding: Arc<B>,
         mode: CollectorMode,
+        tables: RootTableVisit,
         barriers: Arc<ConcurrentBarriers>,
         state: Arc<ConcurrentState>,
     ) -> Self {
         ConcurrentCollector {
             binding,
             mode,
+            tables,
             barriers,
             state,
         }
@@ -163,6 +168,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             barriers: &self.barriers,
             state: &self.state,
             moves: self.moves(),
+            tables: self.tables,
             number,
             ttsp: Duration::ZERO,
             phases: ConcurrentPhases::default(),

@@ -12,7 +12,7 @@
 //!   and charts come from it;
 //! - one collection in progress, [`Collection`](collection::Collection),
 //!   and the phases every collector runs on it: the roots
-//!   ([`root_scan`]), marking ([`mark`], with a collector's
+//!   ([`root_scan`]; [`root_tables`] after the pauses), marking ([`mark`], with a collector's
 //!   [`MarkPolicy`](mark::MarkPolicy)), weak processing
 //!   ([`weak_processing`]), relocation-set selection ([`select`]),
 //!   forwarding ([`meta`]'s tables; [`relocation_set`] while the mutators
@@ -41,6 +41,7 @@ pub(crate) mod poison;
 pub(crate) mod record;
 pub(crate) mod relocation_set;
 pub(crate) mod root_scan;
+pub(crate) mod root_tables;
 pub(crate) mod select;
 pub(crate) mod sizing;
 pub(crate) mod stats;

@@ -48,10 +48,12 @@ pub(crate) struct RelocationSet {
     /// Per page of `map`: an object of it could not be copied (no memory)
     /// and stays where it is, forwarded to itself; the page stays.
     incomplete: Box<[AtomicBool]>,
-    /// Objects and bytes copied by mutators' load barriers, and by the GC
-    /// thread in Pause Relocate Start (the workers count their own).
+    /// Objects and bytes copied by mutators' load barriers, by the GC
+    /// thread in Pause Relocate Start, and for root tables' entries after
+    /// it (the workers count their own).
     by_mutators: Counts,
     in_pause: Counts,
+    for_root_tables: Counts,
 }
 
 /// Objects and bytes copied.
@@ -95,6 +97,9 @@ pub(crate) enum Relocator {
     Pause,
     /// A mutator's load barrier.
     Mutator,
+    /// Whoever forwards an entry of a root table first after Pause
+    /// Relocate Start: the GC thread, or a thread reading the entry.
+    RootTable,
 }
 
 impl RelocationSet {
@@ -121,6 +126,7 @@ impl RelocationSet {
             incomplete,
             by_mutators: Counts::default(),
             in_pause: Counts::default(),
+            for_root_tables: Counts::default(),
         }
     }
 
@@ -177,6 +183,12 @@ impl RelocationSet {
     /// Objects and bytes the GC thread copied in Pause Relocate Start.
     pub(crate) fn copied_in_pause(&self) -> (u64, u64) {
         self.in_pause.get()
+    }
+
+    /// Objects and bytes copied for root tables' entries after Pause
+    /// Relocate Start.
+    pub(crate) fn copied_for_root_tables(&self) -> (u64, u64) {
+        self.for_root_tables.get()
     }
 
     /// The page of the set `addr` lies in, as an index into the map: the
@@ -277,6 +289,7 @@ impl RelocationSet {
         match by {
             Relocator::Mutator => self.by_mutators.add(size),
             Relocator::Pause => self.in_pause.add(size),
+            Relocator::RootTable => self.for_root_tables.add(size),
             Relocator::Worker => {}
         }
         Forwarded { to, copied: size }

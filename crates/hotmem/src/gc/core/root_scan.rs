@@ -4,16 +4,19 @@
 //! The roots are the binding's (its hooks [`Binding::scan_global_roots`],
 //! [`Binding::scan_mutator_roots`], and [`Binding::slot_at`] for the
 //! words of shadow stacks and the remembered slots), the runtime's own
-//! (handles, pins, shadow stacks: [`roots`](crate::roots)), the objects
-//! queued for finalization, and in a young collection the slots the store
-//! barrier remembered. Marking starts from them; the update visits them
-//! again.
+//! (handles, pins, shadow stacks: [`roots`](crate::roots)), the binding's
+//! root tables ([`Binding::root_tables`]), the objects queued for
+//! finalization, and in a young collection the slots the store barrier
+//! remembered. Marking starts from them; the update visits them again. A
+//! concurrent cycle visits the tables (handles and the binding's) after
+//! its pauses instead ([`root_tables`](super::root_tables)).
 
 use super::binding_panic::call_model;
 use super::collection::Collection;
 use super::heap::GcHeap;
 use super::mark::{MarkPolicy, Marker};
 use super::meta::HeapMap;
+use super::root_tables::{RootTableVisit, binding_tables};
 use crate::GcError;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
@@ -46,14 +49,16 @@ pub(crate) fn rebuild_slots<B: Binding>(
 impl<B: Binding> Collection<'_, B> {
     /// Marks from every root: the binding's global and mutator roots, the
     /// shadow stacks, `remembered` (the slots the store barrier remembered,
-    /// rebuilt: a young collection's), the runtime's handles, the queue of
-    /// finalizable objects, and the pins (whose pages are then pinned:
-    /// never evacuated). `on_root` sees each object a strong root but a
-    /// pin refers to (a pinned object never moves).
+    /// rebuilt: a young collection's), the runtime's handles and the
+    /// binding's root tables unless `tables` leaves them for after the
+    /// pause, the queue of finalizable objects, and the pins (whose pages
+    /// are then pinned: never evacuated). `on_root` sees each object these
+    /// roots refer to, but the pins' (a pinned object never moves).
     pub(crate) fn mark_roots<P: MarkPolicy>(
         &self,
         marker: &Marker<'_, B, P>,
         remembered: &[B::Slot],
+        tables: RootTableVisit,
         mut on_root: impl FnMut(ObjectReference),
     ) -> Result<(), GcError> {
         let mut error = None;
@@ -78,13 +83,23 @@ impl<B: Binding> Collection<'_, B> {
         if let Some(e) = error {
             return Err(e);
         }
-        for table in self.heap.roots.tables() {
-            table.for_each(|r| {
+        if tables == RootTableVisit::InPause {
+            let mut mark = |r: ObjectReference| {
                 if error.is_none() {
-                    error = marker.mark_root(*r, None).err();
-                    on_root(*r);
+                    error = marker.mark_root(r, None).err();
+                    on_root(r);
                 }
-            });
+            };
+            for table in self.heap.roots.tables() {
+                table.for_each(|r| mark(*r));
+            }
+            for table in binding_tables(self.binding)? {
+                table.for_each(|r| {
+                    if let Some(r) = r {
+                        mark(*r)
+                    }
+                });
+            }
         }
         self.heap.weak.finalizers.for_each_queued(|r| {
             if error.is_none() {
@@ -107,7 +122,8 @@ impl<B: Binding> Collection<'_, B> {
 /// Gives every root of `heap` whose object moved its new address:
 /// `forwarded(r)` is where `r`'s object is now, `None` if it did not move.
 /// The binding's global and mutator roots, the shadow stacks, the handles
-/// and the queue of finalizable objects (the mutators are stopped).
+/// and the binding's root tables unless `tables` leaves them for after the
+/// pause, and the queue of finalizable objects (the mutators are stopped).
 ///
 /// Every kind of root is updated, each in its own call: a binding
 /// callback that panics stops its own scan only, and the first error is
@@ -116,6 +132,7 @@ impl<B: Binding> Collection<'_, B> {
 pub(crate) fn update_roots<B: Binding>(
     binding: &B,
     heap: &GcHeap,
+    tables: RootTableVisit,
     forwarded: impl Fn(ObjectReference) -> Option<ObjectReference>,
 ) -> Result<(), GcError> {
     let mut visit = |slot: B::Slot| {
@@ -136,8 +153,16 @@ pub(crate) fn update_roots<B: Binding>(
             *r = n;
         }
     };
-    for table in heap.roots.tables() {
-        table.for_each(update);
+    if tables == RootTableVisit::InPause {
+        for table in heap.roots.tables() {
+            table.for_each(update);
+        }
+        match binding_tables(binding) {
+            Ok(ts) => ts
+                .iter()
+                .for_each(|t| t.for_each(|r| r.iter_mut().for_each(update))),
+            Err(e) => first = first.or(Some(e)),
+        }
     }
     heap.weak.finalizers.for_each_queued(update);
     first.map_or(Ok(()), Err)

@@ -122,6 +122,10 @@ pub struct ConcurrentPhases {
     pub mark_start_ns: u64,
     /// Concurrent Mark: tracing while the mutators run.
     pub concurrent_mark_ns: u64,
+    /// Entries of root tables (handles, the binding's
+    /// [`RootTable`](crate::RootTable)s) marked in Concurrent Mark, after
+    /// Pause Mark Start ([`RootTableVisit::Concurrent`](crate::RootTableVisit)).
+    pub root_table_entries: u64,
     /// Rounds of Concurrent Mark: a trace, then what the mutators logged
     /// meanwhile. Marking leaves for Pause Mark End after a round that
     /// found nothing new to mark, or after
@@ -153,6 +157,10 @@ pub struct ConcurrentPhases {
     /// reference to an object no worker had copied yet); counted in
     /// `objects_relocated` too.
     pub relocated_by_mutators: u64,
+    /// Objects relocated for root tables' entries after Pause Relocate
+    /// Start, by the GC thread or by a thread that read the entry first;
+    /// counted in `objects_relocated` too.
+    pub relocated_for_root_tables: u64,
     /// The whole cycle, from the first pause's request to the end of
     /// Concurrent Relocate.
     pub cycle_ns: u64,

@@ -36,6 +36,7 @@ use crate::gc::core::heap::GcHeap;
 use crate::gc::core::mark::{MarkPolicy, Marker};
 use crate::gc::core::phases::{GcPhase, PhaseTimes};
 use crate::gc::core::root_scan::rebuild_slots;
+use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::CollectStats;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
@@ -175,7 +176,12 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         let c = &self.c;
         let count = c.stats.mark_workers;
         let marker = Marker::new(c.binding, &c.map, count, c.young_only(), InPause);
-        c.mark_roots(&marker, &self.barrier_slots, |_| {})?;
+        c.mark_roots(
+            &marker,
+            &self.barrier_slots,
+            RootTableVisit::InPause,
+            |_| {},
+        )?;
         marker.trace(c.heap, workers)?;
         self.times.stop(running);
         let c = &self.c;

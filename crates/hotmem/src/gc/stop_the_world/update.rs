@@ -12,6 +12,7 @@ use crate::gc::core::binding_panic::panic_message;
 use crate::gc::core::in_collection;
 use crate::gc::core::phases::GcPhase;
 use crate::gc::core::root_scan::update_roots;
+use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::UpdateScope;
 use crate::gc::core::weak_processing::forward_weak_refs;
 use crate::gc::core::workers::GcWorkers;
@@ -55,7 +56,9 @@ impl<B: Binding> StwCycle<'_, B> {
         })?;
         let result = match updated.into_iter().find_map(Result::err) {
             Some(e) => Err(e),
-            None => update_roots(self.c.binding, self.c.heap, |r| self.forwarded(r)),
+            None => update_roots(self.c.binding, self.c.heap, RootTableVisit::InPause, |r| {
+                self.forwarded(r)
+            }),
         };
         self.times.stop(running);
         result

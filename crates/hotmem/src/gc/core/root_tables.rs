@@ -1,0 +1,190 @@
+//! The root tables of a concurrent cycle: the runtime's handle tables and
+//! the binding's [`RootTable`]s, visited after the pauses instead of in
+//! them (see [`table_gc`](crate::roots::table_gc)), so that a pause does
+//! not grow with the number of roots they hold.
+//!
+//! Each pause only changes every table's state ([`ConcurrentTables::begin_marking`]
+//! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
+//! Relocate Start); the GC thread then marks or forwards the entries a
+//! chunk at a time while the mutators run. Dropping the set finishes what
+//! its cycle started: a forwarding is always completed (the entries must
+//! not name old copies once the relocation set goes), a marking forgotten.
+
+use super::binding_panic::call_model;
+use super::heap::GcHeap;
+use super::in_collection::Collected;
+use super::mark::{MarkPolicy, Marker};
+use crate::GcError;
+use crate::roots::table_gc::{RootForwarder, Step, TableBusy};
+use crate::roots::{HandleTable, RootTable};
+use crate::vm::{Binding, ObjectReference};
+use serde::Serialize;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// Where a concurrent collector visits the root tables: the handle tables
+/// ([`Handle`](crate::Handle)) and the binding's [`RootTable`]s. The
+/// stop-the-world collector visits them in its pauses.
+///
+/// ```
+/// use hotmem::{CollectorMode, RootTableVisit, Runtime};
+/// let rt = Runtime::builder()
+///     .collector(CollectorMode::Concurrent)
+///     .root_table_visit(RootTableVisit::InPause)
+///     .build()?;
+/// assert_eq!(rt.config().root_table_visit(), RootTableVisit::InPause);
+/// # Ok::<(), hotmem::BuildError>(())
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub enum RootTableVisit {
+    /// After the pauses, while the mutators run (the default): Pause Mark
+    /// Start and Pause Relocate Start only change each table's state, the
+    /// GC thread marks and forwards the entries afterwards, and a read of
+    /// an entry not forwarded yet forwards it (relocating the object if
+    /// nobody has). The pauses do not grow with the number of entries.
+    #[default]
+    Concurrent,
+    /// In the pauses, with the other roots: Pause Mark Start marks every
+    /// entry and Pause Relocate Start forwards every entry into the
+    /// relocation set, copying the objects they refer to (within the
+    /// pause's copy budget). Kept to compare with.
+    InPause,
+}
+
+/// The binding's root tables now ([`Binding::root_tables`]); its panic is
+/// the error.
+pub(crate) fn binding_tables<B: Binding>(binding: &B) -> Result<Vec<Arc<RootTable>>, GcError> {
+    let mut tables = Vec::new();
+    call_model(|| binding.root_tables(&mut |t| tables.push(t.clone())))?;
+    Ok(tables)
+}
+
+/// The tables one concurrent cycle works on, and what it did with them.
+pub(crate) struct ConcurrentTables {
+    owner: usize,
+    handles: Vec<Arc<HandleTable>>,
+    tables: Vec<Arc<RootTable>>,
+    /// Entries marked after Pause Mark Start.
+    pub(crate) entries: u64,
+}
+
+impl ConcurrentTables {
+    /// In Pause Mark Start: every table of `heap` and of `binding` is to be
+    /// marked after the pause. A table in another runtime's cycle fails
+    /// the collection ([`GcError::RootTableInUse`]); the tables begun are
+    /// forgotten when the set is dropped.
+    pub(crate) fn begin_marking<B: Binding>(
+        binding: &B,
+        heap: &GcHeap,
+    ) -> Result<ConcurrentTables, GcError> {
+        let mut set = ConcurrentTables {
+            owner: heap.collection_key(),
+            handles: heap.roots.tables(),
+            tables: Vec::new(),
+            entries: 0,
+        };
+        for h in &set.handles {
+            h.begin_marking(set.owner).map_err(busy)?;
+        }
+        // Taken after the handle tables: on an error the drop forgets
+        // only the tables begun.
+        let tables = binding_tables(binding)?;
+        for (i, t) in tables.iter().enumerate() {
+            if let Err(e) = t.begin_marking(set.owner) {
+                set.tables = tables[..i].to_vec();
+                return Err(busy(e));
+            }
+        }
+        set.tables = tables;
+        Ok(set)
+    }
+
+    /// After Pause Mark Start: marks every entry of every table, and every
+    /// value that left an entry before the visit reached it. Each object
+    /// is passed to `marker` as a root with no slot.
+    pub(crate) fn mark<B: Binding, P: MarkPolicy>(
+        &mut self,
+        marker: &Marker<'_, B, P>,
+    ) -> Result<(), GcError> {
+        let mut entries = 0u64;
+        let mut mark = |r: ObjectReference| {
+            entries += 1;
+            marker.mark_root(r, None).map(drop)
+        };
+        for h in &self.handles {
+            while h.step(self.owner, &mut mark)? == Step::More {}
+        }
+        for t in &self.tables {
+            while t.step(self.owner, &mut mark)? == Step::More {}
+        }
+        self.entries += entries;
+        Ok(())
+    }
+
+    /// In Pause Relocate Start: every table of `heap` and of `binding`
+    /// now is to be forwarded through `to` after the pause, and read
+    /// through it until then. Every table, not only those marked: one made
+    /// since mark start holds references that were current when stored,
+    /// and may name objects of the relocation set chosen since. A table
+    /// another runtime's cycle took (a table two bindings report) is
+    /// forwarded here, in the pause. If the binding's hook panics, its
+    /// tables reported at mark start are forwarded and the panic is the
+    /// error (the caller poisons the runtime: a table made since may name
+    /// old copies).
+    pub(crate) fn begin_forwarding<B: Binding>(
+        &mut self,
+        binding: &B,
+        heap: &GcHeap,
+        to: Arc<dyn RootForwarder>,
+    ) -> Result<(), GcError> {
+        self.handles = heap.roots.tables();
+        let reported = binding_tables(binding);
+        if let Ok(tables) = &reported {
+            self.tables.clone_from(tables);
+        }
+        let forward = |r: &mut ObjectReference| *r = to.forward(*r);
+        for h in &self.handles {
+            if h.begin_forwarding(self.owner, &to).is_err() {
+                h.for_each(forward);
+            }
+        }
+        for t in &self.tables {
+            if t.begin_forwarding(self.owner, &to).is_err() {
+                t.for_each(|r| r.iter_mut().for_each(forward));
+            }
+        }
+        reported.map(drop)
+    }
+
+    /// After Pause Relocate Start: forwards every entry of every table (the
+    /// objects relocated by whoever reaches them first); the tables are
+    /// idle again.
+    pub(crate) fn forward(&self) {
+        let mut none = |_: ObjectReference| -> Result<(), Infallible> { Ok(()) };
+        for h in &self.handles {
+            while let Ok(Step::More) = h.step(self.owner, &mut none) {}
+        }
+        for t in &self.tables {
+            while let Ok(Step::More) = t.step(self.owner, &mut none) {}
+        }
+    }
+}
+
+impl Drop for ConcurrentTables {
+    /// A failed cycle's tables: a marking is forgotten, a forwarding
+    /// finished (a no-op for the tables already done).
+    fn drop(&mut self) {
+        for h in &self.handles {
+            h.forget_marking(self.owner);
+        }
+        for t in &self.tables {
+            t.forget_marking(self.owner);
+        }
+        self.forward();
+    }
+}
+
+fn busy(_: TableBusy) -> GcError {
+    GcError::RootTableInUse
+}

@@ -1,0 +1,201 @@
+//! [`RootTable`]: a list of roots a binding keeps (a VM's globals, a
+//! thread's list of live values) and reports with
+//! [`Binding::root_tables`](crate::Binding::root_tables), which concurrent
+//! collectors visit while the mutators run (see [`table_gc`](super::table_gc)).
+
+use super::table_gc::{RootForwarder, Step, TableBusy, TableGc};
+use crate::sync::Mutex;
+use crate::vm::ObjectReference;
+use std::fmt;
+use std::sync::Arc;
+
+/// A table of roots: slots the binding reports to the runtime through
+/// [`Binding::root_tables`](crate::Binding::root_tables). Its lock is held
+/// only inside each call, never across an allocation.
+///
+/// Unlike roots reported slot by slot
+/// ([`Binding::scan_global_roots`](crate::Binding::scan_global_roots)),
+/// which a collector visits in its pauses, a concurrent collector visits a
+/// root table after its pauses, while the mutators run: a pause does not
+/// grow with the number of roots held here. In exchange every access goes
+/// through the table: a value read from it is current (its object's
+/// address now, forwarded if the object moved), and a value stored into
+/// it must be current (see the crate's soundness contract).
+///
+/// ```
+/// use hotmem::{Address, Binding, ObjectReference, RootTable, SimpleSlot, SlotVisitor};
+/// use std::sync::Arc;
+///
+/// struct Vm {
+///     globals: Arc<RootTable>,
+/// }
+///
+/// impl Binding for Vm {
+///     type Slot = SimpleSlot;
+///     fn object_size(&self, _obj: ObjectReference) -> usize { 16 }
+///     fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, _obj: ObjectReference, _v: &mut V) {}
+///     fn root_tables(&self, report: &mut dyn FnMut(&Arc<RootTable>)) {
+///         report(&self.globals);
+///     }
+/// }
+///
+/// let globals = RootTable::new();
+/// let i = globals.push(ObjectReference::from_address(Address::new(0x1000)));
+/// assert_eq!(globals.get(i).map(|r| r.get()), Some(0x1000));
+/// ```
+pub struct RootTable {
+    inner: Mutex<Entries>,
+}
+
+/// The entries, and what a concurrent cycle does with them.
+#[derive(Default)]
+struct Entries {
+    slots: Vec<Option<ObjectReference>>,
+    gc: TableGc,
+}
+
+impl RootTable {
+    /// An empty table. Roots held here count once a binding reports the
+    /// table ([`Binding::root_tables`](crate::Binding::root_tables)).
+    pub fn new() -> Arc<RootTable> {
+        Arc::new(RootTable {
+            inner: Mutex::new(Entries::default()),
+        })
+    }
+
+    /// Appends a root (or an empty slot); returns its index.
+    pub fn push(&self, r: Option<ObjectReference>) -> usize {
+        let mut e = self.inner.lock();
+        e.slots.push(r);
+        e.slots.len() - 1
+    }
+
+    /// Removes and returns the last root.
+    pub fn pop(&self) -> Option<ObjectReference> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        let i = slots.len().checked_sub(1)?;
+        let v = gc.read(&mut slots[i]);
+        gc.leaving(i, v);
+        slots.pop();
+        v
+    }
+
+    /// The root at `index` (`None` if empty or out of range).
+    pub fn get(&self, index: usize) -> Option<ObjectReference> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        gc.read(slots.get_mut(index)?)
+    }
+
+    /// The last root.
+    pub fn last(&self) -> Option<ObjectReference> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        gc.read(slots.last_mut()?)
+    }
+
+    /// Replaces the root at `index`; false if out of range.
+    pub fn set(&self, index: usize, r: Option<ObjectReference>) -> bool {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        match slots.get_mut(index) {
+            Some(s) => {
+                gc.leaving(index, *s);
+                *s = r;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes the root at `index` (the last one takes its place).
+    pub fn swap_remove(&self, index: usize) -> Option<ObjectReference> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        if index >= slots.len() {
+            return None;
+        }
+        let v = gc.read(&mut slots[index]);
+        gc.leaving(index, v);
+        let last = slots.len() - 1;
+        gc.moving(last, index, slots[last]);
+        slots.swap_remove(index);
+        v
+    }
+
+    /// Keeps the first `len` roots.
+    pub fn truncate(&self, len: usize) {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        for (i, v) in slots.iter().enumerate().skip(len) {
+            gc.leaving(i, *v);
+        }
+        slots.truncate(len);
+    }
+
+    /// How many slots.
+    pub fn len(&self) -> usize {
+        self.inner.lock().slots.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.inner.lock().slots.is_empty()
+    }
+
+    /// Drops every root.
+    pub fn clear(&self) {
+        self.truncate(0);
+    }
+
+    /// The roots now.
+    pub fn roots(&self) -> Vec<Option<ObjectReference>> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        slots.iter_mut().map(|s| gc.read(s)).collect()
+    }
+
+    /// Calls `f` with every slot, which it may rewrite: a pause's visit.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&mut Option<ObjectReference>)) {
+        self.inner.lock().slots.iter_mut().for_each(&mut f);
+    }
+
+    /// Pause Mark Start of a concurrent cycle of `owner`.
+    pub(crate) fn begin_marking(&self, owner: usize) -> Result<(), TableBusy> {
+        self.inner.lock().gc.begin_marking(owner)
+    }
+
+    /// Pause Relocate Start of a concurrent cycle of `owner`.
+    pub(crate) fn begin_forwarding(
+        &self,
+        owner: usize,
+        to: &Arc<dyn RootForwarder>,
+    ) -> Result<(), TableBusy> {
+        self.inner.lock().gc.begin_forwarding(owner, to)
+    }
+
+    /// One chunk of `owner`'s concurrent visit (see [`TableGc::step`]).
+    pub(crate) fn step<E>(
+        &self,
+        owner: usize,
+        mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
+    ) -> Result<Step, E> {
+        let mut e = self.inner.lock();
+        let Entries { slots, gc } = &mut *e;
+        gc.step(owner, slots, mark)
+    }
+
+    /// `owner`'s cycle failed before marking the table.
+    pub(crate) fn forget_marking(&self, owner: usize) {
+        self.inner.lock().gc.forget_marking(owner);
+    }
+}
+
+impl fmt::Debug for RootTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RootTable")
+            .field("len", &self.len())
+            .finish_non_exhaustive()
+    }
+}
