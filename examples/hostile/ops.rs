@@ -87,7 +87,29 @@ impl<'w> MutatorThread<'w> {
             0..=24 => self.alloc(rng)?,
             25..=36 => self.link(rng),
             37..=44 => self.load(rng)?,
-            45..=47 => self.me.poll(),
+            45..=46 => self.me.poll(),
+            47 => {
+                // The shared root table: an entry added, replaced or
+                // removed (with its id, under the ids' lock).
+                let mut ids = w.shared_ids.lock();
+                match (rng.below(3), self.pick(rng)) {
+                    (0, Some((obj, id))) => {
+                        w.shared.push(Some(obj));
+                        ids.push(id);
+                    }
+                    (1, Some((obj, id))) if !ids.is_empty() => {
+                        let i = rng.index() % ids.len();
+                        w.shared.set(i, Some(obj));
+                        ids[i] = id;
+                    }
+                    _ if !ids.is_empty() => {
+                        let i = rng.index() % ids.len();
+                        let r = w.shared.swap_remove(i).ok_or("an empty shared entry")?;
+                        check_now(r, ids.swap_remove(i), "removed shared entry")?;
+                    }
+                    _ => {}
+                }
+            }
             48..=50 => {
                 let r = if rng.below(3) == 0 {
                     self.me.collect_young()
@@ -317,6 +339,12 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
             }
         }
         45..=59 => {
+            // Reads a thread that is no mutator makes (the values are not
+            // current here, only the reads are exercised: they forward).
+            let _ = w.shared.get(rng.index() % w.shared.len().max(1));
+            if rng.below(8) == 0 {
+                let _ = w.shared.roots();
+            }
             let _ = w.weak.with(rng.index(), |(wk, _)| wk.get());
             let _ = w.ephemerons.with(rng.index(), |(e, _, _)| e.get());
         }

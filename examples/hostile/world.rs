@@ -3,7 +3,7 @@
 //! object it must name) and the model's checks.
 
 use super::binding::Hostile;
-use hotmem::objects::SimpleObjects;
+use hotmem::objects::{RootTable, SimpleObjects};
 use hotmem::{Ephemeron, GcError, Handle, ObjectReference, Runtime, WeakHandle};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -64,6 +64,12 @@ pub(super) struct World {
     pub(super) weak: Pool<(WeakHandle, u64)>,
     /// Ephemerons and their key's and value's ids.
     pub(super) ephemerons: Pool<(Ephemeron, u64, u64)>,
+    /// A root table every thread reads (the outsiders too, which forward
+    /// its entries after a Pause Relocate Start as a mutator does), and
+    /// its entries' ids; the ids' lock is taken around every change of
+    /// the table, so both change together.
+    pub(super) shared: Arc<RootTable>,
+    pub(super) shared_ids: parking_lot::Mutex<Vec<u64>>,
     /// Ids for new objects, shared by the mutators.
     pub(super) ids: AtomicU64,
     /// Collections that returned each outcome.
@@ -77,6 +83,7 @@ pub(super) struct World {
 
 impl World {
     pub(super) fn new(rt: Runtime, binding: Arc<Hostile>) -> World {
+        let objects_table = binding.objects.root_table();
         World {
             objects: binding.objects.clone(),
             rt,
@@ -84,6 +91,8 @@ impl World {
             strong: Pool::default(),
             weak: Pool::default(),
             ephemerons: Pool::default(),
+            shared: objects_table,
+            shared_ids: parking_lot::Mutex::new(Vec::new()),
             ids: AtomicU64::new(1),
             collections_ok: AtomicU64::new(0),
             collections_failed: AtomicU64::new(0),
@@ -141,6 +150,13 @@ impl World {
                     check(rt, r, *id, "weak handle")?;
                 }
             }
+            let ids = self.shared_ids.lock();
+            for (i, id) in ids.iter().enumerate() {
+                let r = self.shared.get(i).ok_or("a shared table entry is empty")?;
+                check(rt, r, *id, "shared root table entry")?;
+                roots.push(r);
+            }
+            drop(ids);
             for (e, k, v) in self.ephemerons.lock().iter() {
                 if let Some((kr, vr)) = e.get() {
                     check(rt, kr, *k, "ephemeron key")?;
