@@ -20,9 +20,12 @@
 //!   initializing stores into an object allocated since the last call that
 //!   may collect, so they need no store barrier ([`Mutator::store_ref`]).
 //!
-//! Once built, a short-lived tree is checked without allocating or polling,
-//! so no collection can run while its root is only in a Rust local; then it
-//! is dropped by forgetting it.
+//! A tree is checked as a compiled VM's loop would walk it: the nodes still
+//! to visit are on the shadow stack, and the walk polls every
+//! [`CHECK_POLL_INTERVAL`] nodes (a JIT polls at loop back edges and method
+//! entries), so that a safepoint is reached within a bounded time while a
+//! large tree is checked. A short-lived tree is then dropped by forgetting
+//! it.
 
 use crate::trees::{Trees, nodes};
 use hotmem::{
@@ -36,6 +39,9 @@ use std::sync::{Arc, Mutex};
 const NODE: usize = 16;
 /// The deepest tree the shadow stack has room for.
 const MAX_DEPTH: usize = 64;
+/// Nodes a check visits between two polls: about 20 microseconds of
+/// walking on this project's 2-core machine.
+const CHECK_POLL_INTERVAL: u32 = 4096;
 
 /// One mutator's shadow stack: references to nodes under construction.
 ///
@@ -69,6 +75,11 @@ impl ShadowStack {
     fn top(&self) -> ObjectReference {
         let len = self.len.load(Relaxed);
         reference(self.slots[len - 1].load(Relaxed)).expect("a pushed node is not null")
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len.load(Relaxed)
     }
 
     #[inline]
@@ -310,16 +321,31 @@ impl RuntimeTrees {
         Self::init_node(addr, [left.get(), right.get()])
     }
 
-    /// The check of the tree at `node`: its node count. Neither allocates
-    /// nor polls.
-    fn check(t: &RtThread, node: ObjectReference) -> u64 {
-        match t.me.load_ref(field(node, 0)) {
-            None => 1,
-            Some(left) => {
+    /// The check of the tree at `root` (unrooted: read since the last call
+    /// that may collect): its node count. Depth first, the nodes still to
+    /// visit on the shadow stack (a tree of depth d needs d + 1 entries),
+    /// polling every [`CHECK_POLL_INTERVAL`] nodes; nothing is held in a
+    /// local across a poll.
+    fn check(t: &mut RtThread, root: ObjectReference) -> u64 {
+        let base = t.stack.len();
+        t.stack.push(root);
+        let (mut count, mut until_poll) = (0u64, CHECK_POLL_INTERVAL);
+        while t.stack.len() > base {
+            let node = t.stack.top();
+            t.stack.pop();
+            count += 1;
+            if let Some(left) = t.me.load_ref(field(node, 0)) {
                 let right = t.me.load_ref(field(node, 1)).expect("a full tree");
-                1 + Self::check(t, left) + Self::check(t, right)
+                t.stack.push(right);
+                t.stack.push(left);
+            }
+            until_poll -= 1;
+            if until_poll == 0 {
+                until_poll = CHECK_POLL_INTERVAL;
+                t.me.poll();
             }
         }
+        count
     }
 }
 
@@ -345,7 +371,7 @@ impl Trees for RuntimeTrees {
     fn temporary(&self, t: &mut RtThread, depth: u32) -> u64 {
         let root = Self::build(t, depth);
         let check = Self::check(t, root);
-        // The tree is garbage now; a collection may run.
+        // The tree is garbage now.
         t.me.poll();
         debug_assert_eq!(check, nodes(depth));
         check
