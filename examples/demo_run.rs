@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The demo's flags.
 pub const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] \
-                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--json] [--report DIR] [--full]";
+                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--json] [--report DIR] [--full]";
 
 /// Where the report page goes unless `--report DIR` says otherwise.
 pub fn default_report_dir() -> PathBuf {
@@ -39,6 +39,7 @@ pub fn defaults() -> RunArgs {
         generations: hotmem::Generations::YoungAndOld,
         collector: hotmem::CollectorMode::StopTheWorld,
         page_cache: hotmem::page::CacheMode::Mapped,
+        root_tables: hotmem::RootTableVisit::Concurrent,
         full: Some(false),
     }
 }
@@ -79,6 +80,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
         .generations(args.generations)
         .collector(args.collector)
         .page_cache(args.page_cache)
+        .root_table_visit(args.root_tables)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: hostile [--secs N] [--mode all|stw|generational|concurrent|nonmoving] [--threads MUTATORS,OUTSIDERS] [--seed N]";
+const USAGE: &str = "usage: hostile [--secs N] [--mode all|stw|generational|concurrent|nonmoving] [--threads MUTATORS,OUTSIDERS] [--seed N] [--case SEED:CALLBACK:NTH]";
 
 /// A case that has not ended after this long has hung.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -24,6 +24,14 @@ struct Args {
     mutators: usize,
     outsiders: usize,
     seed: u64,
+    /// `--case SEED:CALLBACK:NTH` (CALLBACK `none` for no panic): every
+    /// case is this one, to reproduce a failure the suite printed.
+    case: Option<(u64, Option<PanicPlan>)>,
+}
+
+/// A callback by its name in a failure's `PanicPlan` (`MutatorRoots`).
+fn callback(name: &str) -> Option<Callback> {
+    Callback::ALL.into_iter().find(|c| format!("{c:?}") == name)
 }
 
 fn parse() -> Result<Args, String> {
@@ -33,6 +41,7 @@ fn parse() -> Result<Args, String> {
         mutators: 2,
         outsiders: 1,
         seed: std::process::id() as u64,
+        case: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +64,22 @@ fn parse() -> Result<Args, String> {
                 let (m, o) = v.split_once(',').ok_or("--threads M,O")?;
                 a.mutators = m.parse().map_err(|e| format!("--threads: {e}"))?;
                 a.outsiders = o.parse().map_err(|e| format!("--threads: {e}"))?;
+            }
+            "--case" => {
+                let v = value()?;
+                let parts: Vec<&str> = v.split(':').collect();
+                let [seed, cb, nth] = parts[..] else {
+                    return Err("--case SEED:CALLBACK:NTH".into());
+                };
+                let seed = seed.parse().map_err(|e| format!("--case: {e}"))?;
+                let plan = match cb {
+                    "none" => None,
+                    name => Some(PanicPlan {
+                        callback: callback(name).ok_or(format!("--case: no callback {name}"))?,
+                        nth: nth.parse().map_err(|e| format!("--case: {e}"))?,
+                    }),
+                };
+                a.case = Some((seed, plan));
             }
             _ => return Err(USAGE.into()),
         }
@@ -98,6 +123,7 @@ fn main() -> ExitCode {
             callback: Callback::ALL[(seed >> 8) as usize % Callback::ALL.len()],
             nth: 1 + (seed >> 16) % 40,
         });
+        let (seed, panic) = args.case.unwrap_or((seed, panic));
         let case = Case {
             mode,
             seed,

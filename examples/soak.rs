@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -93,6 +93,7 @@ fn main() {
         generations: hotmem::Generations::YoungAndOld,
         collector: hotmem::CollectorMode::StopTheWorld,
         page_cache: hotmem::page::CacheMode::Mapped,
+        root_tables: hotmem::RootTableVisit::Concurrent,
         full: None,
     };
     let args = match parse_args(USAGE, defaults) {
@@ -128,6 +129,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .generations(args.generations)
         .collector(args.collector)
         .page_cache(args.page_cache)
+        .root_table_visit(args.root_tables)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

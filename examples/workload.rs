@@ -301,6 +301,10 @@ pub struct RunArgs {
     /// `--page-cache mapped|page`: the heap's mapped cache (the default) or
     /// the page cache it replaced.
     pub page_cache: hotmem::page::CacheMode,
+    /// `--root-tables concurrent|in-pause`: where the concurrent collector
+    /// visits the root tables holding the graphs' roots (after its pauses,
+    /// the default, or in them).
+    pub root_tables: hotmem::RootTableVisit,
     /// `--full`: print the full text report (`None`: the program has no
     /// such flag).
     pub full: Option<bool>,
@@ -308,7 +312,8 @@ pub struct RunArgs {
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
 /// --generations young|single --collector stw|concurrent --page-cache
-/// mapped|page [--json]` over `defaults`; the error carries `usage`.
+/// mapped|page --root-tables concurrent|in-pause [--json]` over `defaults`;
+/// the error carries `usage`.
 pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -332,6 +337,7 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             "--generations",
             "--collector",
             "--page-cache",
+            "--root-tables",
         ]
         .contains(&flag.as_str())
         {
@@ -362,6 +368,13 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
                 a.page_cache = match v.as_str() {
                     "mapped" => hotmem::page::CacheMode::Mapped,
                     "page" => hotmem::page::CacheMode::PageCache,
+                    _ => return Err(bad()),
+                }
+            }
+            "--root-tables" => {
+                a.root_tables = match v.as_str() {
+                    "concurrent" => hotmem::RootTableVisit::Concurrent,
+                    "in-pause" => hotmem::RootTableVisit::InPause,
                     _ => return Err(bad()),
                 }
             }
