@@ -66,6 +66,12 @@ fn new_object(
     id: u64,
 ) -> Result<ObjectReference, GraphError> {
     let size = SimpleObjects::size_for(slots, payload_words);
+    // A safepoint poll before each allocation, as a compiled VM polls at
+    // the call of an allocating method: a builder of a large graph reaches
+    // the next safepoint within one allocation (`alloc` polls only when it
+    // must collect). Here, as at the allocation, every object the caller
+    // still needs is in a handle or a root table.
+    m.poll();
     let addr = m.alloc(size)?;
     // SAFETY: a fresh allocation of `size` bytes (`alloc` refused a size
     // that overflowed).
