@@ -262,9 +262,9 @@ pub use error::{
     SafepointRequestError, ShadowStackError,
 };
 pub use gc::{
-    AdaptiveSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases, GcCause,
-    GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, RootTableVisit, StrengthCounts,
-    TlabStats, Tlabs, UpdateScope, WorkerBinding,
+    AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
+    GcCause, GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, RootTableVisit,
+    StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding,
 };
 pub use mutator::Mutator;
 pub use roots::{Handle, PinGuard, RootTable, ShadowStack};

@@ -27,6 +27,7 @@ pub(crate) mod stop_the_world;
 
 pub use self::core::collector_mode::CollectorMode;
 pub use self::core::generations::{CollectionKind, Generations};
+pub use self::core::mem_balancer::BalancedSizing;
 pub use self::core::root_tables::RootTableVisit;
 pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
 pub use self::core::stats::{

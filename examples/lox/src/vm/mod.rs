@@ -185,6 +185,9 @@ impl Vm {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
                 .generations(Generations::Single),
+            GcMode::RuntimeSizing => builder.generations(Generations::YoungAndOld).heap_sizing(
+                hotmem::HeapSizing::Balanced(hotmem::BalancedSizing::default()),
+            ),
             _ => builder.generations(Generations::YoungAndOld),
         };
         if let Some(bytes) = options.heap_max {

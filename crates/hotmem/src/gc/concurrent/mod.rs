@@ -193,6 +193,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                     stats.used_after,
                     false,
                     cost,
+                    heap.mutator_alloc.source().take_allocated(),
                     Instant::now(),
                 );
                 heap.mutator_alloc.source().set(next.budget);

@@ -34,6 +34,7 @@ pub(crate) mod generations;
 pub(crate) mod heap;
 pub(crate) mod in_collection;
 pub(crate) mod mark;
+pub(crate) mod mem_balancer;
 pub(crate) mod meta;
 pub(crate) mod pause;
 pub(crate) mod phases;

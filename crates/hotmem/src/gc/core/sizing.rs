@@ -22,6 +22,7 @@
 //! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
 
 use super::generations::CollectionKind;
+use super::mem_balancer::{BalancedSizing, Balancer};
 use super::meta::NewPages;
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
@@ -51,6 +52,10 @@ pub enum HeapSizing {
     /// heap grows to the maximum before its first collection (the policy
     /// before sizing existed; kept to compare with).
     Maximum,
+    /// The headroom above the live set, and the young generation, from
+    /// the allocation rate and the collections' lengths, as MemBalancer
+    /// sets heap limits (see [`BalancedSizing`]).
+    Balanced(BalancedSizing),
 }
 
 impl Default for HeapSizing {
@@ -118,6 +123,7 @@ impl HeapSizing {
                 Err("the initial heap and the young minimum must be positive".into())
             }
             HeapSizing::Adaptive(_) => Ok(()),
+            HeapSizing::Balanced(b) => b.validate(),
         }
     }
 }
@@ -136,6 +142,9 @@ pub(crate) struct BudgetedPages {
     /// collection; a page that does not fit is refused as if the heap were
     /// full.
     budget: AtomicIsize,
+    /// Bytes of pages the mutators took since the sizing last asked
+    /// ([`BudgetedPages::take_allocated`]).
+    allocated: AtomicIsize,
 }
 
 impl BudgetedPages {
@@ -150,7 +159,13 @@ impl BudgetedPages {
             new_pages,
             heap_max,
             budget: AtomicIsize::new(to_isize(budget)),
+            allocated: AtomicIsize::new(0),
         }
+    }
+
+    /// Bytes of pages the mutators took since the last call.
+    pub(crate) fn take_allocated(&self) -> usize {
+        usize::try_from(self.allocated.swap(0, Ordering::Relaxed)).unwrap_or(0)
     }
 
     /// Sets the budget until the next collection.
@@ -209,6 +224,7 @@ impl PageSource for BudgetedPages {
         if let Some(n) = &self.new_pages {
             n.allocated(page.range().start().get(), page.size());
         }
+        self.allocated.fetch_add(size, Ordering::Relaxed);
         Ok(page)
     }
 
@@ -216,6 +232,7 @@ impl PageSource for BudgetedPages {
         let size = page.size();
         self.heap.undo_alloc_page(page)?;
         self.refund(size);
+        self.allocated.fetch_sub(to_isize(size), Ordering::Relaxed);
         Ok(())
     }
 
@@ -237,6 +254,8 @@ pub(crate) struct Sizing {
     /// budget has less than this many bytes left (what they allocated
     /// during the last cycle, with room to spare).
     trigger_margin: AtomicUsize,
+    /// With [`HeapSizing::Balanced`]: the rates it sizes from.
+    balancer: Option<Mutex<Balancer>>,
 }
 
 /// Collection time over a stretch of wall time.
@@ -249,7 +268,12 @@ impl Sizing {
     pub(crate) fn new(policy: HeapSizing, heap_max: usize) -> Sizing {
         let target = match policy {
             HeapSizing::Adaptive(a) => a.initial.min(heap_max),
+            HeapSizing::Balanced(b) => b.initial.min(heap_max),
             HeapSizing::Maximum => heap_max,
+        };
+        let balancer = match policy {
+            HeapSizing::Balanced(b) => Some(Mutex::new(Balancer::new(b, Instant::now()))),
+            _ => None,
         };
         Sizing {
             policy,
@@ -260,6 +284,7 @@ impl Sizing {
                 pause_ns: 0,
             }),
             trigger_margin: AtomicUsize::new(target / 2),
+            balancer,
         }
     }
 
@@ -304,7 +329,9 @@ impl Sizing {
     /// The budget the mutators start with.
     pub(crate) fn initial_budget(&self) -> usize {
         match self.policy {
-            HeapSizing::Adaptive(_) => self.target.load(Ordering::Relaxed),
+            HeapSizing::Adaptive(_) | HeapSizing::Balanced(_) => {
+                self.target.load(Ordering::Relaxed)
+            }
             HeapSizing::Maximum => usize::MAX,
         }
     }
@@ -320,24 +347,32 @@ impl Sizing {
     /// generational runtime's next collection is full.
     #[cfg(test)]
     pub(crate) fn collected(&self, kind: CollectionKind, used: usize, generational: bool) -> Next {
-        self.collected_at(kind, used, generational, 0, Instant::now())
+        self.collected_at(kind, used, generational, 0, 0, Instant::now())
     }
 
-    /// [`Sizing::collected`] for a collection that paused `pause_ns` and
-    /// ended at `now`.
+    /// [`Sizing::collected`] for a collection that cost `pause_ns` and
+    /// ended at `now`, the mutators having taken `allocated` bytes of
+    /// pages since the last one ended.
     pub(crate) fn collected_at(
         &self,
         kind: CollectionKind,
         used: usize,
         generational: bool,
         pause_ns: u64,
+        allocated: usize,
         now: Instant,
     ) -> Next {
-        let HeapSizing::Adaptive(a) = self.policy else {
-            return Next {
-                budget: usize::MAX,
-                full_at: self.heap_max / 2,
-            };
+        let a = match self.policy {
+            HeapSizing::Adaptive(a) => a,
+            HeapSizing::Balanced(b) => {
+                return self.balanced(b, kind, used, generational, pause_ns, allocated, now);
+            }
+            HeapSizing::Maximum => {
+                return Next {
+                    budget: usize::MAX,
+                    full_at: self.heap_max / 2,
+                };
+            }
         };
         let floor = a.initial.min(self.heap_max);
         let old = self.target();
@@ -371,6 +406,48 @@ impl Sizing {
     }
 }
 
+impl Sizing {
+    /// [`Sizing::collected_at`] with [`HeapSizing::Balanced`]: after a
+    /// full collection (every one without generations) the target is what
+    /// survived plus a full collection's headroom; the mutators' budget is
+    /// a young collection's headroom (within the young bounds and below the
+    /// target) with generations, the room below the target without.
+    #[allow(clippy::too_many_arguments)]
+    fn balanced(
+        &self,
+        b: BalancedSizing,
+        kind: CollectionKind,
+        used: usize,
+        generational: bool,
+        cost_ns: u64,
+        allocated: usize,
+        now: Instant,
+    ) -> Next {
+        let balancer = self.balancer.as_ref().expect("made with the policy");
+        let mut balancer = balancer.lock();
+        balancer.observe(kind, cost_ns, allocated, now);
+        let floor = b.initial.min(self.heap_max);
+        if kind == CollectionKind::Full || !generational {
+            let full = balancer.headroom(CollectionKind::Full);
+            let target = used.saturating_add(full).clamp(floor, self.heap_max);
+            self.target.store(target, Ordering::Relaxed);
+        }
+        let target = self.target();
+        let below_target = target.saturating_sub(used).max(b.young_min);
+        let budget = if generational {
+            let young = balancer.headroom(CollectionKind::Young);
+            young.clamp(b.young_min, b.young_max).min(below_target)
+        } else {
+            below_target
+        };
+        let room = self.heap_max.saturating_sub(used);
+        Next {
+            budget: budget.min(room),
+            full_at: target,
+        }
+    }
+}
+
 /// What the policy decided after a collection.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Next {
@@ -384,6 +461,7 @@ pub(crate) struct Next {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gc::core::mem_balancer::BalancedSizing;
 
     const MIB: usize = 1 << 20;
 
@@ -432,15 +510,72 @@ mod tests {
         s.restart_window(t0);
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
         // 1 ms of pause in 100 ms: 1%, the target stays at its floor.
-        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, at(100));
+        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, 0, at(100));
         assert_eq!(s.target(), 8 * MIB);
         // 10 ms more in the next 10 ms: 11 of 110 ms, 10%: it grows by the
         // square of the factor.
-        s.collected_at(CollectionKind::Young, MIB, true, 10_000_000, at(110));
+        s.collected_at(CollectionKind::Young, MIB, true, 10_000_000, 0, at(110));
         assert_eq!(s.target(), 32 * MIB);
         // A new window: 1 of 100 ms does not grow it again.
-        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, at(210));
+        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, 0, at(210));
         assert_eq!(s.target(), 32 * MIB);
+    }
+
+    #[test]
+    fn balanced_sizing_puts_the_headroom_over_the_live_set_and_sizes_the_young_generation() {
+        let s = Sizing::new(HeapSizing::Balanced(BalancedSizing::default()), 1024 * MIB);
+        assert_eq!(s.initial_budget(), 8 * MIB);
+        let t0 = Instant::now();
+        let at = |ms| t0 + std::time::Duration::from_millis(ms);
+        // A full collection of 20 ms after 80 MiB allocated in 80 ms of
+        // mutator time: 100 MiB survive, the headroom is
+        // sqrt(256 MiB * 1 MiB/ms * 20 ms) = 71.6 MiB.
+        let next = s.collected_at(
+            CollectionKind::Full,
+            100 * MIB,
+            true,
+            20_000_000,
+            80 * MIB,
+            at(100),
+        );
+        let target = s.target() as f64 / MIB as f64;
+        assert!((target - 171.6).abs() < 1.0, "{target}");
+        // No young collection seen yet: the young generation from the
+        // full one's length, below the target.
+        assert_eq!(next.full_at, s.target());
+        assert!(next.budget <= s.target() - 100 * MIB, "{}", next.budget);
+        // Young collections of 1 ms at the same rate: the young
+        // generation shrinks towards sqrt(256 MiB * 1 MiB/ms * 1 ms) = 16 MiB.
+        let mut now = 100;
+        let mut next = next;
+        for _ in 0..8 {
+            now += 17;
+            next = s.collected_at(
+                CollectionKind::Young,
+                110 * MIB,
+                true,
+                1_000_000,
+                16 * MIB,
+                at(now),
+            );
+        }
+        let young = next.budget as f64 / MIB as f64;
+        assert!((young - 16.0).abs() < 1.5, "{young}");
+        assert!(
+            (s.target() as f64 / MIB as f64 - 171.6).abs() < 1.0,
+            "young ones keep the target"
+        );
+        // Without generations: the budget is the room below the target.
+        let single = Sizing::new(HeapSizing::Balanced(BalancedSizing::default()), 1024 * MIB);
+        let next = single.collected_at(
+            CollectionKind::Full,
+            100 * MIB,
+            false,
+            20_000_000,
+            80 * MIB,
+            at(100),
+        );
+        assert_eq!(next.budget, single.target() - 100 * MIB);
     }
 
     #[test]

@@ -108,6 +108,7 @@ impl<B: Binding> StopTheWorld<B> {
                     stats.used_after,
                     generational,
                     stats.pause_ns,
+                    heap.mutator_alloc.source().take_allocated(),
                     Instant::now(),
                 );
                 heap.mutator_alloc.source().set(next.budget);

@@ -25,7 +25,9 @@ enum Pacing {
     /// The VM, at every allocation, young and full in turn
     /// (`--gc-stress`).
     Stress(StressNext),
-    /// The runtime: the concurrent collector paces its cycles itself.
+    /// The runtime: the concurrent collector paces its cycles itself, and
+    /// the stop-the-world one collects when the heap's sizing says so
+    /// (`--gc-runtime-sizing`).
     Collector,
 }
 
@@ -47,6 +49,7 @@ impl Heap {
             CollectorMode::StopTheWorld if gc == GcMode::Stress => {
                 Pacing::Stress(StressNext::Young)
             }
+            CollectorMode::StopTheWorld if gc == GcMode::RuntimeSizing => Pacing::Collector,
             CollectorMode::StopTheWorld => Pacing::Policy(Policy::default()),
             _ => Pacing::Collector,
         };
