@@ -23,7 +23,7 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
 //!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime|concurrent] \
-//!     [--runs 1] [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
+//!     [--runs 1] [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
 //!     [--live-depth D] [--report DIR]
 //! ```
 //!
@@ -47,7 +47,7 @@ use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
                      [--variant all|box|arena|runtime|concurrent|LIST] [--runs N] \
-                     [--generations young|single] [--sizing adaptive|maximum] [--young-max MIB] \
+                     [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
                      [--live-depth D] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -155,10 +155,13 @@ fn parse() -> Result<Options, String> {
             }
             "--sizing" => {
                 o.sizing = match value()?.as_str() {
-                    "adaptive" => hotmem::HeapSizing::default(),
+                    "balanced" => hotmem::HeapSizing::Balanced(Default::default()),
+                    "adaptive" => hotmem::HeapSizing::Adaptive(Default::default()),
                     "maximum" => hotmem::HeapSizing::Maximum,
                     other => {
-                        return Err(format!("--sizing {other}: expected adaptive or maximum"));
+                        return Err(format!(
+                            "--sizing {other}: expected balanced, adaptive or maximum"
+                        ));
                     }
                 }
             }
@@ -333,6 +336,7 @@ fn sizing_args(sizing: hotmem::HeapSizing) -> Vec<String> {
             "--young-max".into(),
             (a.young_max >> 20).to_string(),
         ],
+        hotmem::HeapSizing::Balanced(_) => vec!["--sizing".into(), "balanced".into()],
         _ => vec!["--sizing".into(), "maximum".into()],
     }
 }

@@ -33,15 +33,11 @@ pub enum Mode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum GcMode {
-    /// Collect when the heap policy says so.
+    /// Collect when the runtime's heap sizing says so.
     #[default]
     Normal,
     /// Collect at every allocation (finds missing roots).
     Stress,
-    /// Collect when the runtime's heap sizing says so: the VM asks for no
-    /// collection itself (`--gc-runtime-sizing`, to compare the runtime's
-    /// sizing with the VM's policy, `vm/gc/policy.rs`).
-    RuntimeSizing,
     /// The concurrent collector (single-generation, moving), with a cycle
     /// always running: a thread asks for the next one as soon as one ends
     /// (finds missing barriers).
@@ -150,7 +146,6 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, U
         match text.as_ref() {
             "--gc-stress" => gc = GcMode::Stress,
             "--gc-concurrent" => gc = GcMode::Concurrent,
-            "--gc-runtime-sizing" => gc = GcMode::RuntimeSizing,
             "--heap-max" => {
                 let value = args.next().ok_or(UsageError::MissingValue("--heap-max"))?;
                 let value = value.to_string_lossy();

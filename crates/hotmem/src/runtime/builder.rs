@@ -167,7 +167,9 @@ impl RuntimeBuilder {
 
     /// When collections run and how far the heap grows between them
     /// (default: [`HeapSizing::Adaptive`], which starts at 8 MiB and grows
-    /// to twice what survives; [`HeapSizing::Maximum`] collects only when
+    /// to twice what survives; [`HeapSizing::Balanced`] keeps a headroom
+    /// above the live set from the allocation rate and the collections'
+    /// lengths, for less memory; [`HeapSizing::Maximum`] collects only when
     /// the maximum is exhausted).
     pub fn heap_sizing(mut self, sizing: HeapSizing) -> Self {
         self.config.heap_sizing = sizing;

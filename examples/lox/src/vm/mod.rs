@@ -185,10 +185,11 @@ impl Vm {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
                 .generations(Generations::Single),
-            GcMode::RuntimeSizing => builder.generations(Generations::YoungAndOld).heap_sizing(
+            // The runtime's MemBalancer sizing: as fast as the VM's own
+            // policy was, in less memory (see README, "When to collect").
+            _ => builder.generations(Generations::YoungAndOld).heap_sizing(
                 hotmem::HeapSizing::Balanced(hotmem::BalancedSizing::default()),
             ),
-            _ => builder.generations(Generations::YoungAndOld),
         };
         if let Some(bytes) = options.heap_max {
             builder = builder.heap_max(bytes);

@@ -7,7 +7,6 @@ use hotmem::{AllocError, CollectorMode, Mutator, Runtime};
 use super::super::error::HeapError;
 use super::super::value::Value;
 use super::barriers::BarrierMode;
-use super::policy::{Next, Policy};
 use crate::cli::GcMode;
 
 /// Which collection `--gc-stress` runs next.
@@ -20,14 +19,13 @@ enum StressNext {
 /// Who decides when to collect.
 #[derive(Debug)]
 enum Pacing {
-    /// The VM, every so many bytes allocated (`policy`).
-    Policy(Policy),
     /// The VM, at every allocation, young and full in turn
     /// (`--gc-stress`).
     Stress(StressNext),
-    /// The runtime: the concurrent collector paces its cycles itself, and
-    /// the stop-the-world one collects when the heap's sizing says so
-    /// (`--gc-runtime-sizing`).
+    /// The runtime: the stop-the-world collector collects when the heap's
+    /// sizing says so (`HeapSizing::Balanced`, MemBalancer's rule: the VM's
+    /// own policy, gone, was no faster and used more memory), and the
+    /// concurrent one paces its cycles itself.
     Collector,
 }
 
@@ -49,8 +47,6 @@ impl Heap {
             CollectorMode::StopTheWorld if gc == GcMode::Stress => {
                 Pacing::Stress(StressNext::Young)
             }
-            CollectorMode::StopTheWorld if gc == GcMode::RuntimeSizing => Pacing::Collector,
-            CollectorMode::StopTheWorld => Pacing::Policy(Policy::default()),
             _ => Pacing::Collector,
         };
         Heap {
@@ -86,11 +82,6 @@ impl Heap {
     #[inline(always)]
     pub(crate) fn alloc(&mut self, bytes: usize) -> Result<usize, HeapError> {
         match &mut self.pacing {
-            Pacing::Policy(policy) => {
-                if policy.count(bytes) {
-                    self.policy_collect()?;
-                }
-            }
             Pacing::Stress(_) => self.stress_collect()?,
             Pacing::Collector => {}
         }
@@ -98,21 +89,6 @@ impl Heap {
             Ok(addr) => Ok(addr.get()),
             Err(error) => Err(self.alloc_failed(bytes, error)),
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn policy_collect(&mut self) -> Result<(), HeapError> {
-        let Pacing::Policy(policy) = &mut self.pacing else {
-            return Ok(());
-        };
-        let stats = match policy.next() {
-            Next::Young => self.me.collect_young(),
-            Next::Full => self.me.collect(),
-        }
-        .map_err(HeapError::Collector)?;
-        policy.collected(&stats);
-        Ok(())
     }
 
     #[cold]
@@ -216,7 +192,7 @@ mod tests {
     fn the_runtimes_collector_decides_the_barriers_and_who_collects() {
         let h = heap(CollectorMode::StopTheWorld, GcMode::Normal);
         assert_eq!(h.barriers, BarrierMode::StoreOnly);
-        assert!(matches!(h.pacing, Pacing::Policy(_)));
+        assert!(matches!(h.pacing, Pacing::Collector));
         let h = heap(CollectorMode::StopTheWorld, GcMode::Stress);
         assert_eq!(h.barriers, BarrierMode::StoreOnly);
         assert!(matches!(h.pacing, Pacing::Stress(_)));

@@ -13,20 +13,18 @@
 //!   and its load and store paths;
 //! - [`barriers`]: which of the runtime's barriers those paths take,
 //!   decided by the runtime's collector;
-//! - [`policy`]: when the VM asks for a collection (interim);
 //! - [`roots`], [`stack`]: the two shadow stacks that hold every root.
 //!
 //! Imports run one way: the rest of the VM imports this folder; this
 //! folder imports only the VM's leaf modules (`value`, `object`, `bytes`,
 //! `error`) and the command line's `GcMode`, never `Vm` or the
 //! interpreter. Inside it, `binding` and `heap` own their parts
-//! (`slot`, `intern`; `barriers`, `policy`), which import no owner.
+//! (`slot`, `intern`; `barriers`), which import no owner.
 
 pub(crate) mod barriers;
 pub(crate) mod binding;
 pub(crate) mod heap;
 pub(crate) mod intern;
-pub(crate) mod policy;
 pub(crate) mod roots;
 pub(crate) mod slot;
 pub(crate) mod stack;
