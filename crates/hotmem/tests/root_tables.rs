@@ -131,10 +131,10 @@ fn entries_moved_out_of_a_table_during_marking_are_kept() {
     drop(me);
 }
 
-/// The mutator reads every entry of a table, and every handle, over and
-/// over while cycles evacuate the pages they refer to: each read names
-/// the object's one current copy (the reader relocates it if the GC thread
-/// has not reached the entry yet), and handles and entries agree.
+/// The mutator reads every entry of a table, every handle and every weak
+/// handle, over and over while cycles evacuate the pages they refer to:
+/// each read names the object's one current copy (the reader relocates it
+/// if the GC thread has not reached the entry yet), and all of them agree.
 #[test]
 fn entries_read_while_the_gc_thread_forwards_them_name_one_copy() {
     const N: usize = 200_000;
@@ -148,6 +148,10 @@ fn entries_read_while_the_gc_thread_forwards_them_name_one_copy() {
     let handles: Vec<_> = (0..kept.len())
         .step_by(5)
         .map(|i| (me.handle(roots.get(i).unwrap()), i))
+        .collect();
+    let weak: Vec<_> = (0..kept.len())
+        .step_by(7)
+        .map(|i| (rt.weak_handle(roots.get(i).unwrap()), i))
         .collect();
     let mut relocated = 0;
     let mut reads = 0u64;
@@ -170,6 +174,10 @@ fn entries_read_while_the_gc_thread_forwards_them_name_one_copy() {
                 // SAFETY: as above.
                 unsafe { check(h.get(), kept[*i]) };
             }
+            for (w, i) in &weak {
+                // SAFETY: as above (the table keeps the object alive).
+                unsafe { check(w.get().expect("strongly held"), kept[*i]) };
+            }
             me.poll();
         }
         let stats = cycle.join().unwrap();
@@ -178,6 +186,9 @@ fn entries_read_while_the_gc_thread_forwards_them_name_one_copy() {
         assert!(stats.objects_relocated >= c.relocated_for_root_tables);
         for (h, i) in &handles {
             assert_eq!(h.get(), roots.get(*i).unwrap(), "one copy");
+        }
+        for (w, i) in &weak {
+            assert_eq!(w.get(), roots.get(*i), "one copy");
         }
         // Leave garbage for the next cycle to evacuate around.
         fragmented(&mut me, &roots, &mut ids, N / 4, usize::MAX);

@@ -5,6 +5,7 @@ use super::keep_alive::KeepAlive;
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
+use crate::roots::table_gc::{RootForwarder, Step, TableBusy, TableGc};
 use crate::roots::{Handle, HandleTable};
 use crate::slot_table::SlotTable;
 use crate::sync::Mutex;
@@ -14,9 +15,7 @@ use std::sync::Arc;
 
 /// Every weak handle of a runtime: an entry per handle, `None` once cleared.
 pub(crate) struct WeakTable {
-    /// Per handle: `Some` while its object lives; `None` once cleared (the
-    /// handle still owns the entry).
-    entries: Mutex<SlotTable<ObjectReference>>,
+    entries: Mutex<Entries>,
     /// Keeps what a handle hands out alive while the concurrent collector
     /// marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -25,6 +24,25 @@ pub(crate) struct WeakTable {
     /// Where [`WeakHandle::upgrade`] makes its strong handles: the
     /// runtime's global handle table.
     strong: Arc<HandleTable>,
+}
+
+/// Per handle: `Some` while its object lives; `None` once cleared (the
+/// handle still owns the entry). A concurrent cycle forwards them after
+/// Pause Relocate Start, as it does the roots' tables ([`TableGc`]: a
+/// read forwards first): Pause Relocate Start does not grow with the weak
+/// handles.
+#[derive(Default)]
+struct Entries {
+    slots: SlotTable<ObjectReference>,
+    gc: TableGc,
+}
+
+impl Entries {
+    /// Entry `index` as a reader must see it (forwarded).
+    fn read(&mut self, index: usize) -> Option<ObjectReference> {
+        let Entries { slots, gc } = self;
+        gc.read(&mut slots.entries_mut()[index])
+    }
 }
 
 impl WeakTable {
@@ -51,7 +69,7 @@ impl WeakTable {
 
     /// [`WeakTable::read`], the gate open already.
     fn read_between_pauses(&self, index: usize) -> Option<ObjectReference> {
-        let r = self.entries.lock().get(index);
+        let r = self.entries.lock().read(index);
         if let (Some(r), Some(k)) = (r, &self.keep_alive) {
             k.keep_alive(r);
         }
@@ -73,7 +91,7 @@ impl WeakTable {
     }
 
     pub(crate) fn add(self: &Arc<Self>, obj: ObjectReference) -> WeakHandle {
-        let index = self.entries.lock().add(Some(obj));
+        let index = self.entries.lock().slots.add(Some(obj));
         WeakHandle {
             table: self.clone(),
             index,
@@ -83,10 +101,31 @@ impl WeakTable {
     /// Calls `f` with every uncleared entry; `f` returns the entry's new
     /// value (`None` clears it). At a safepoint.
     pub(crate) fn update(&self, mut f: impl FnMut(ObjectReference) -> Option<ObjectReference>) {
-        for slot in self.entries.lock().entries_mut() {
+        for slot in self.entries.lock().slots.entries_mut() {
             if let Some(r) = *slot {
                 *slot = f(r);
             }
+        }
+    }
+
+    /// Pause Relocate Start of a concurrent cycle of `owner`: the entries
+    /// are forwarded through `to` after the pause (see [`TableGc`]).
+    pub(crate) fn begin_forwarding(
+        &self,
+        owner: usize,
+        to: &Arc<dyn RootForwarder>,
+    ) -> Result<(), TableBusy> {
+        self.entries.lock().gc.begin_forwarding(owner, to)
+    }
+
+    /// One chunk of `owner`'s forwarding (see [`TableGc::step`]).
+    pub(crate) fn step(&self, owner: usize) -> Step {
+        let mut e = self.entries.lock();
+        let Entries { slots, gc } = &mut *e;
+        let mut none = |_: ObjectReference| -> Result<(), std::convert::Infallible> { Ok(()) };
+        match gc.step(owner, slots.entries_mut(), &mut none) {
+            Ok(step) => step,
+            Err(never) => match never {},
         }
     }
 }
@@ -164,8 +203,8 @@ impl Clone for WeakHandle {
     fn clone(&self) -> WeakHandle {
         let index = {
             let mut e = self.table.entries.lock();
-            let value = e.get(self.index);
-            e.add(value)
+            let value = e.read(self.index);
+            e.slots.add(value)
         };
         WeakHandle {
             table: self.table.clone(),
@@ -176,7 +215,7 @@ impl Clone for WeakHandle {
 
 impl Drop for WeakHandle {
     fn drop(&mut self) {
-        self.table.entries.lock().release(self.index);
+        self.table.entries.lock().slots.release(self.index);
     }
 }
 

@@ -96,7 +96,7 @@ pub(super) fn forward_roots<B: Binding>(
         let to = set.forward_in_pause(r, alloc);
         (to != r).then_some(to)
     });
-    let weak = forward_weak_refs(binding, heap, &SetForwarder { set, alloc });
+    let weak = forward_weak_refs(binding, heap, &SetForwarder { set, alloc }, tables);
     roots.and(weak)
 }
 

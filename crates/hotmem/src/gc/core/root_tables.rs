@@ -1,7 +1,8 @@
 //! The root tables of a concurrent cycle: the runtime's handle tables and
 //! the binding's [`RootTable`]s, visited after the pauses instead of in
 //! them (see [`table_gc`](crate::roots::table_gc)), so that a pause does
-//! not grow with the number of roots they hold.
+//! not grow with the number of roots they hold; and the runtime's weak
+//! handles, forwarded after Pause Relocate Start the same way.
 //!
 //! Each pause only changes every table's state ([`ConcurrentTables::begin_marking`]
 //! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
@@ -18,6 +19,7 @@ use crate::GcError;
 use crate::roots::table_gc::{RootForwarder, Step, TableBusy};
 use crate::roots::{HandleTable, RootTable};
 use crate::vm::{Binding, ObjectReference};
+use crate::weak::WeakTable;
 use serde::Serialize;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -65,6 +67,8 @@ pub(crate) struct ConcurrentTables {
     owner: usize,
     handles: Vec<Arc<HandleTable>>,
     tables: Vec<Arc<RootTable>>,
+    /// The weak handles, once forwarding began.
+    weak: Option<Arc<WeakTable>>,
     /// Entries marked after Pause Mark Start.
     pub(crate) entries: u64,
 }
@@ -82,6 +86,7 @@ impl ConcurrentTables {
             owner: heap.collection_key(),
             handles: heap.roots.tables(),
             tables: Vec::new(),
+            weak: None,
             entries: 0,
         };
         for h in &set.handles {
@@ -144,6 +149,11 @@ impl ConcurrentTables {
             self.tables.clone_from(tables);
         }
         let forward = |r: &mut ObjectReference| *r = to.forward(*r);
+        let weak = heap.weak.handles.clone();
+        if weak.begin_forwarding(self.owner, &to).is_err() {
+            weak.update(|r| Some(to.forward(r)));
+        }
+        self.weak = Some(weak);
         for h in &self.handles {
             if h.begin_forwarding(self.owner, &to).is_err() {
                 h.for_each(forward);
@@ -167,6 +177,9 @@ impl ConcurrentTables {
         }
         for t in &self.tables {
             while let Ok(Step::More) = t.step(self.owner, &mut none) {}
+        }
+        if let Some(w) = &self.weak {
+            while w.step(self.owner) == Step::More {}
         }
     }
 }

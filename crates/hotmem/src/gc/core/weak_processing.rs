@@ -32,6 +32,7 @@ use super::collection::Collection;
 use super::generations::CollectionKind;
 use super::heap::GcHeap;
 use super::mark::{MarkPolicy, Marker};
+use super::root_tables::RootTableVisit;
 use super::stats::{RefStats, StrengthCounts};
 use super::workers::GcWorkers;
 use crate::GcError;
@@ -235,18 +236,23 @@ impl<B: Binding> Collection<'_, B> {
     }
 }
 
-/// The runtime's weak handles, ephemerons and registered finalizers of
-/// `heap` follow their objects to where `forwarder` says they are, and the
-/// binding forwards its own weak references (the mutators are stopped).
-/// The runtime's tables are forwarded whatever the binding's hook does;
-/// its panic is the error returned.
+/// The runtime's weak handles (unless `handles` leaves them for after the
+/// pause, with the root tables: [`root_tables`](super::root_tables)),
+/// ephemerons and registered finalizers of `heap` follow their objects to
+/// where `forwarder` says they are, and the binding forwards its own weak
+/// references (the mutators are stopped). The runtime's tables are
+/// forwarded whatever the binding's hook does; its panic is the error
+/// returned.
 pub(crate) fn forward_weak_refs<B: Binding>(
     binding: &B,
     heap: &GcHeap,
     forwarder: &dyn Forwarder,
+    handles: RootTableVisit,
 ) -> Result<(), GcError> {
     let weak = &heap.weak;
-    weak.handles.update(|r| Some(forwarder.forwarded(r)));
+    if handles == RootTableVisit::InPause {
+        weak.handles.update(|r| Some(forwarder.forwarded(r)));
+    }
     weak.ephemerons.with_pairs(|pairs| {
         for (key, value) in pairs.iter_mut().flatten() {
             *key = forwarder.forwarded(*key);

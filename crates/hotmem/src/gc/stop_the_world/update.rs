@@ -168,7 +168,8 @@ impl<B: Binding> StwCycle<'_, B> {
             return Ok(());
         }
         let start = Instant::now();
-        let result = forward_weak_refs(self.c.binding, self.c.heap, &*self);
+        let result =
+            forward_weak_refs(self.c.binding, self.c.heap, &*self, RootTableVisit::InPause);
         self.c.stats.refs.ns += start.elapsed().as_nanos() as u64;
         result
     }
