@@ -298,3 +298,65 @@ fn a_table_made_during_the_cycle_is_forwarded_too() {
         unsafe { check(b, id) };
     }
 }
+
+/// One model, and so one set of root tables, reported by the bindings of
+/// two concurrent runtimes (a hostile embedder): each runtime's cycles see
+/// the other's tables busy or full of references that are not its own,
+/// and fail with a typed error; none hangs or panics, and each runtime's
+/// objects stay intact in its own tables.
+#[test]
+fn tables_reported_by_two_runtimes_fail_collections_with_typed_errors() {
+    common::with_deadline(
+        "two runtimes, one model",
+        std::time::Duration::from_secs(120),
+        || {
+            let objects = SimpleObjects::new();
+            let (a, b) = (
+                runtime(&objects, RootTableVisit::Concurrent),
+                runtime(&objects, RootTableVisit::Concurrent),
+            );
+            let busy = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let run = |rt: Runtime, seed: u64, busy: Arc<std::sync::atomic::AtomicUsize>| {
+                let objects = objects.clone();
+                std::thread::spawn(move || {
+                    let mut me = rt.attach_mutator().unwrap();
+                    let table = objects.root_table();
+                    let mut ids = Ids::from(seed);
+                    let kept = fragmented(&mut me, &table, &mut ids, 4_000, 4);
+                    for round in 0..40 {
+                        match me.collect() {
+                            Ok(_) => {}
+                            Err(hotmem::GcError::RootTableInUse) => {
+                                busy.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(hotmem::GcError::InvalidReference { .. }) => {}
+                            Err(e) => panic!("round {round}: {e}"),
+                        }
+                        // Entries move while the other runtime may be marking.
+                        if let Some(r) = table.swap_remove(0) {
+                            table.push(Some(r));
+                        }
+                    }
+                    // The failed cycles freed nothing: every object is intact.
+                    let roots = table.roots();
+                    let mut ids: Vec<u64> = roots
+                        .iter()
+                        .map(|r| {
+                            let r = r.expect("kept");
+                            // SAFETY: read from the table now; no poll since.
+                            unsafe { check(r, SimpleObjects::header(r)[1]) };
+                            // SAFETY: as above.
+                            unsafe { SimpleObjects::header(r)[1] }
+                        })
+                        .collect();
+                    ids.sort_unstable();
+                    assert_eq!(ids, kept);
+                })
+            };
+            let ta = run(a, 1, busy.clone());
+            let tb = run(b, 1 << 40, busy.clone());
+            ta.join().unwrap();
+            tb.join().unwrap();
+        },
+    );
+}
