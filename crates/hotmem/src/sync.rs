@@ -13,5 +13,5 @@
 
 pub(crate) use hotmem_sync::hint::spin_loop;
 pub(crate) use hotmem_sync::{
-    Arc, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering, RwLock, RwLockWriteGuard,
+    Arc, AtomicU32, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock, RwLockWriteGuard,
 };

@@ -6,34 +6,19 @@
 //! it may point at a freed or reused place. A [`Handle`] is a root the
 //! runtime scans and updates itself: read it again after such a call.
 
-use super::table_gc::{RootForwarder, Step, TableBusy, TableGc};
+use super::table_gc::{GcTable, Guarded};
 use crate::slot_table::SlotTable;
-use crate::sync::Mutex;
+use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
 use std::fmt;
 use std::sync::Arc;
 
-/// A table of handle entries (one per mutator, one global).
+/// A table of handle entries (one per mutator, one global): an entry per
+/// live handle, always holding its object, and what a concurrent cycle
+/// does with them ([`TableGc`](super::table_gc::TableGc)).
 #[derive(Default)]
 pub(crate) struct HandleTable {
-    entries: Mutex<Entries>,
-}
-
-/// An entry per live handle, always holding its object, and what a
-/// concurrent cycle does with them ([`TableGc`]).
-#[derive(Default)]
-struct Entries {
-    slots: SlotTable<ObjectReference>,
-    gc: TableGc,
-}
-
-impl Entries {
-    /// Entry `index` as a reader must see it.
-    fn read(&mut self, index: usize) -> ObjectReference {
-        let Entries { slots, gc } = self;
-        let v = gc.read(&mut slots.entries_mut()[index]);
-        v.expect("a live handle has a value")
-    }
+    entries: Mutex<Guarded<SlotTable<ObjectReference>>>,
 }
 
 impl HandleTable {
@@ -50,36 +35,18 @@ impl HandleTable {
     pub(crate) fn for_each(&self, f: impl FnMut(&mut ObjectReference)) {
         self.entries.lock().slots.values_mut().for_each(f);
     }
+}
 
-    /// Pause Mark Start of a concurrent cycle of `owner`.
-    pub(crate) fn begin_marking(&self, owner: usize) -> Result<(), TableBusy> {
-        self.entries.lock().gc.begin_marking(owner)
+impl GcTable for HandleTable {
+    type Slots = SlotTable<ObjectReference>;
+    fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
+        self.entries.lock()
     }
+}
 
-    /// Pause Relocate Start of a concurrent cycle of `owner`.
-    pub(crate) fn begin_forwarding(
-        &self,
-        owner: usize,
-        to: &Arc<dyn RootForwarder>,
-    ) -> Result<(), TableBusy> {
-        self.entries.lock().gc.begin_forwarding(owner, to)
-    }
-
-    /// One chunk of `owner`'s concurrent visit (see [`TableGc::step`]).
-    pub(crate) fn step<E>(
-        &self,
-        owner: usize,
-        mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
-    ) -> Result<Step, E> {
-        let mut e = self.entries.lock();
-        let Entries { slots, gc } = &mut *e;
-        gc.step(owner, slots.entries_mut(), mark)
-    }
-
-    /// `owner`'s cycle failed before marking the table.
-    pub(crate) fn forget_marking(&self, owner: usize) {
-        self.entries.lock().gc.forget_marking(owner);
-    }
+/// Entry `index` of a locked table, which a live handle owns.
+fn read(e: &mut Guarded<SlotTable<ObjectReference>>, index: usize) -> ObjectReference {
+    e.read(index).expect("a live handle has a value")
 }
 
 /// A root the runtime owns: it keeps its object alive and is updated when
@@ -104,7 +71,7 @@ pub struct Handle {
 impl Handle {
     /// The object's current address.
     pub fn get(&self) -> ObjectReference {
-        self.table.entries.lock().read(self.index)
+        read(&mut self.table.entries.lock(), self.index)
     }
 
     /// Points the handle at another object. `obj` must be current (see
@@ -134,7 +101,7 @@ impl Clone for Handle {
     fn clone(&self) -> Handle {
         let index = {
             let mut e = self.table.entries.lock();
-            let obj = e.read(self.index);
+            let obj = read(&mut e, self.index);
             e.slots.add(Some(obj))
         };
         Handle {

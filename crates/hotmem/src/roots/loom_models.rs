@@ -14,7 +14,7 @@
 //!
 //! Run: `cargo xtask loom`.
 
-use super::table_gc::{RootForwarder, Step};
+use super::table_gc::{GcTable, RootForwarder, Step};
 use super::{HandleTable, RootTable};
 use crate::sync::{AtomicUsize, Mutex, Ordering};
 use crate::vm::ObjectReference;

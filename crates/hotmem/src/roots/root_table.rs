@@ -3,8 +3,8 @@
 //! [`Binding::root_tables`](crate::Binding::root_tables), which concurrent
 //! collectors visit while the mutators run (see [`table_gc`](super::table_gc)).
 
-use super::table_gc::{RootForwarder, Step, TableBusy, TableGc};
-use crate::sync::Mutex;
+use super::table_gc::{GcTable, Guarded};
+use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
 use std::fmt;
 use std::sync::Arc;
@@ -44,14 +44,8 @@ use std::sync::Arc;
 /// assert_eq!(globals.get(i).map(|r| r.get()), Some(0x1000));
 /// ```
 pub struct RootTable {
-    inner: Mutex<Entries>,
-}
-
-/// The entries, and what a concurrent cycle does with them.
-#[derive(Default)]
-struct Entries {
-    slots: Vec<Option<ObjectReference>>,
-    gc: TableGc,
+    /// The entries, and what a concurrent cycle does with them.
+    inner: Mutex<Guarded<Vec<Option<ObjectReference>>>>,
 }
 
 impl RootTable {
@@ -59,7 +53,7 @@ impl RootTable {
     /// table ([`Binding::root_tables`](crate::Binding::root_tables)).
     pub fn new() -> Arc<RootTable> {
         Arc::new(RootTable {
-            inner: Mutex::new(Entries::default()),
+            inner: Mutex::new(Guarded::default()),
         })
     }
 
@@ -73,7 +67,7 @@ impl RootTable {
     /// Removes and returns the last root.
     pub fn pop(&self) -> Option<ObjectReference> {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         let i = slots.len().checked_sub(1)?;
         let v = gc.read(&mut slots[i]);
         gc.leaving(i, v);
@@ -83,22 +77,20 @@ impl RootTable {
 
     /// The root at `index` (`None` if empty or out of range).
     pub fn get(&self, index: usize) -> Option<ObjectReference> {
-        let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
-        gc.read(slots.get_mut(index)?)
+        self.inner.lock().read(index)
     }
 
     /// The last root.
     pub fn last(&self) -> Option<ObjectReference> {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         gc.read(slots.last_mut()?)
     }
 
     /// Replaces the root at `index`; false if out of range.
     pub fn set(&self, index: usize, r: Option<ObjectReference>) -> bool {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         match slots.get_mut(index) {
             Some(s) => {
                 gc.leaving(index, *s);
@@ -112,7 +104,7 @@ impl RootTable {
     /// Removes the root at `index` (the last one takes its place).
     pub fn swap_remove(&self, index: usize) -> Option<ObjectReference> {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         if index >= slots.len() {
             return None;
         }
@@ -127,7 +119,7 @@ impl RootTable {
     /// Keeps the first `len` roots.
     pub fn truncate(&self, len: usize) {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         for (i, v) in slots.iter().enumerate().skip(len) {
             gc.leaving(i, *v);
         }
@@ -152,43 +144,15 @@ impl RootTable {
     /// The roots now.
     pub fn roots(&self) -> Vec<Option<ObjectReference>> {
         let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
+        let Guarded { slots, gc } = &mut *e;
         slots.iter_mut().map(|s| gc.read(s)).collect()
     }
+}
 
-    /// Calls `f` with every slot, which it may rewrite: a pause's visit.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&mut Option<ObjectReference>)) {
-        self.inner.lock().slots.iter_mut().for_each(&mut f);
-    }
-
-    /// Pause Mark Start of a concurrent cycle of `owner`.
-    pub(crate) fn begin_marking(&self, owner: usize) -> Result<(), TableBusy> {
-        self.inner.lock().gc.begin_marking(owner)
-    }
-
-    /// Pause Relocate Start of a concurrent cycle of `owner`.
-    pub(crate) fn begin_forwarding(
-        &self,
-        owner: usize,
-        to: &Arc<dyn RootForwarder>,
-    ) -> Result<(), TableBusy> {
-        self.inner.lock().gc.begin_forwarding(owner, to)
-    }
-
-    /// One chunk of `owner`'s concurrent visit (see [`TableGc::step`]).
-    pub(crate) fn step<E>(
-        &self,
-        owner: usize,
-        mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
-    ) -> Result<Step, E> {
-        let mut e = self.inner.lock();
-        let Entries { slots, gc } = &mut *e;
-        gc.step(owner, slots, mark)
-    }
-
-    /// `owner`'s cycle failed before marking the table.
-    pub(crate) fn forget_marking(&self, owner: usize) {
-        self.inner.lock().gc.forget_marking(owner);
+impl GcTable for RootTable {
+    type Slots = Vec<Option<ObjectReference>>;
+    fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
+        self.inner.lock()
     }
 }
 

@@ -23,6 +23,8 @@
 //! when it fails. A table one cycle works on refuses another runtime's
 //! cycle ([`TableBusy`]).
 
+use crate::slot_table::SlotTable;
+use crate::sync::MutexGuard;
 use crate::vm::ObjectReference;
 use std::sync::Arc;
 
@@ -55,6 +57,84 @@ impl RootWord for Option<ObjectReference> {
     #[inline]
     fn replace(&mut self, r: ObjectReference) {
         *self = Some(r);
+    }
+}
+
+/// A table's words as a collector visits them.
+pub(crate) trait RootWords {
+    type Word: RootWord;
+    fn words(&mut self) -> &mut [Self::Word];
+}
+
+impl RootWords for Vec<Option<ObjectReference>> {
+    type Word = Option<ObjectReference>;
+    fn words(&mut self) -> &mut [Self::Word] {
+        self
+    }
+}
+
+impl RootWords for SlotTable<ObjectReference> {
+    type Word = Option<ObjectReference>;
+    fn words(&mut self) -> &mut [Self::Word] {
+        self.entries_mut()
+    }
+}
+
+/// What a table of roots keeps behind its lock: its words, and its state
+/// in a concurrent cycle.
+#[derive(Default)]
+pub(crate) struct Guarded<S> {
+    pub(crate) slots: S,
+    pub(crate) gc: TableGc,
+}
+
+impl<S: RootWords> Guarded<S> {
+    /// Word `index` as a reader must see it: forwarded (and healed) while
+    /// the table is being forwarded; `None` if empty or out of range.
+    pub(crate) fn read(&mut self, index: usize) -> Option<ObjectReference> {
+        let Guarded { slots, gc } = self;
+        gc.read(slots.words().get_mut(index)?)
+    }
+}
+
+/// A table of roots behind its lock: what a concurrent cycle asks of it
+/// (the handle tables, the binding's [`RootTable`](super::RootTable)s,
+/// the weak handles).
+pub(crate) trait GcTable {
+    type Slots: RootWords;
+
+    /// The table, locked.
+    fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>>;
+
+    /// Pause Mark Start of a concurrent cycle of `owner`.
+    fn begin_marking(&self, owner: usize) -> Result<(), TableBusy> {
+        self.guarded().gc.begin_marking(owner)
+    }
+
+    /// Pause Relocate Start of a concurrent cycle of `owner`.
+    fn begin_forwarding(&self, owner: usize, to: &Arc<dyn RootForwarder>) -> Result<(), TableBusy> {
+        self.guarded().gc.begin_forwarding(owner, to)
+    }
+
+    /// One chunk of `owner`'s visit (see [`TableGc::step`]).
+    fn step<E>(
+        &self,
+        owner: usize,
+        mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
+    ) -> Result<Step, E> {
+        let mut g = self.guarded();
+        let Guarded { slots, gc } = &mut *g;
+        gc.step(owner, slots.words(), mark)
+    }
+
+    /// `owner`'s cycle failed before marking the table.
+    fn forget_marking(&self, owner: usize) {
+        self.guarded().gc.forget_marking(owner);
+    }
+
+    /// A pause's visit: every word, which `f` may rewrite.
+    fn for_each_word(&self, mut f: impl FnMut(&mut <Self::Slots as RootWords>::Word)) {
+        self.guarded().slots.words().iter_mut().for_each(&mut f);
     }
 }
 
@@ -194,33 +274,35 @@ impl TableGc {
         words: &mut [W],
         mark: &mut dyn FnMut(ObjectReference) -> Result<(), E>,
     ) -> Result<Step, E> {
+        let start = match self {
+            TableGc::Marking {
+                owner: o, cursor, ..
+            }
+            | TableGc::Forwarding {
+                owner: o, cursor, ..
+            } if *o == owner => *cursor,
+            _ => return Ok(Step::Done),
+        };
+        let len = words.len();
+        let end = len.min(start.saturating_add(CHUNK));
+        let chunk = words.get_mut(start..end).unwrap_or(&mut []);
         match self {
             TableGc::Marking {
-                owner: o,
-                cursor,
-                removed,
-            } if *o == owner => {
-                let end = words.len().min(cursor.saturating_add(CHUNK));
-                for w in words.get(*cursor..end).unwrap_or(&[]) {
-                    if let Some(r) = w.object() {
-                        mark(r)?;
-                    }
+                cursor, removed, ..
+            } => {
+                for r in chunk.iter().filter_map(RootWord::object) {
+                    mark(r)?;
                 }
                 *cursor = end;
-                if end < words.len() {
+                if end < len {
                     return Ok(Step::More);
                 }
                 for r in std::mem::take(removed) {
                     mark(r)?;
                 }
             }
-            TableGc::Forwarding {
-                owner: o,
-                cursor,
-                to,
-            } if *o == owner => {
-                let end = words.len().min(cursor.saturating_add(CHUNK));
-                for w in words.get_mut(*cursor..end).unwrap_or(&mut []) {
+            TableGc::Forwarding { cursor, to, .. } => {
+                for w in chunk {
                     if let Some(v) = w.object() {
                         let n = to.forward(v);
                         if n != v {
@@ -229,11 +311,11 @@ impl TableGc {
                     }
                 }
                 *cursor = end;
-                if end < words.len() {
+                if end < len {
                     return Ok(Step::More);
                 }
             }
-            _ => return Ok(Step::Done),
+            TableGc::Idle => return Ok(Step::Done),
         }
         *self = TableGc::Idle;
         Ok(Step::Done)

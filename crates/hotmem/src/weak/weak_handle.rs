@@ -5,17 +5,22 @@ use super::keep_alive::KeepAlive;
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
-use crate::roots::table_gc::{RootForwarder, Step, TableBusy, TableGc};
+use crate::roots::table_gc::{GcTable, Guarded};
 use crate::roots::{Handle, HandleTable};
 use crate::slot_table::SlotTable;
-use crate::sync::Mutex;
+use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
 use std::fmt;
 use std::sync::Arc;
 
 /// Every weak handle of a runtime: an entry per handle, `None` once cleared.
 pub(crate) struct WeakTable {
-    entries: Mutex<Entries>,
+    /// Per handle: `Some` while its object lives; `None` once cleared (the
+    /// handle still owns the entry). A concurrent cycle forwards them after
+    /// Pause Relocate Start, as it does the roots' tables
+    /// ([`TableGc`](crate::roots::table_gc::TableGc): a read forwards
+    /// first): Pause Relocate Start does not grow with the weak handles.
+    entries: Mutex<Guarded<SlotTable<ObjectReference>>>,
     /// Keeps what a handle hands out alive while the concurrent collector
     /// marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -26,25 +31,6 @@ pub(crate) struct WeakTable {
     strong: Arc<HandleTable>,
 }
 
-/// Per handle: `Some` while its object lives; `None` once cleared (the
-/// handle still owns the entry). A concurrent cycle forwards them after
-/// Pause Relocate Start, as it does the roots' tables ([`TableGc`]: a
-/// read forwards first): Pause Relocate Start does not grow with the weak
-/// handles.
-#[derive(Default)]
-struct Entries {
-    slots: SlotTable<ObjectReference>,
-    gc: TableGc,
-}
-
-impl Entries {
-    /// Entry `index` as a reader must see it (forwarded).
-    fn read(&mut self, index: usize) -> Option<ObjectReference> {
-        let Entries { slots, gc } = self;
-        gc.read(&mut slots.entries_mut()[index])
-    }
-}
-
 impl WeakTable {
     pub(crate) fn new(
         keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -52,7 +38,7 @@ impl WeakTable {
         strong: Arc<HandleTable>,
     ) -> WeakTable {
         WeakTable {
-            entries: Mutex::default(),
+            entries: Mutex::new(Guarded::default()),
             keep_alive,
             gate,
             strong,
@@ -107,26 +93,12 @@ impl WeakTable {
             }
         }
     }
+}
 
-    /// Pause Relocate Start of a concurrent cycle of `owner`: the entries
-    /// are forwarded through `to` after the pause (see [`TableGc`]).
-    pub(crate) fn begin_forwarding(
-        &self,
-        owner: usize,
-        to: &Arc<dyn RootForwarder>,
-    ) -> Result<(), TableBusy> {
-        self.entries.lock().gc.begin_forwarding(owner, to)
-    }
-
-    /// One chunk of `owner`'s forwarding (see [`TableGc::step`]).
-    pub(crate) fn step(&self, owner: usize) -> Step {
-        let mut e = self.entries.lock();
-        let Entries { slots, gc } = &mut *e;
-        let mut none = |_: ObjectReference| -> Result<(), std::convert::Infallible> { Ok(()) };
-        match gc.step(owner, slots.entries_mut(), &mut none) {
-            Ok(step) => step,
-            Err(never) => match never {},
-        }
+impl GcTable for WeakTable {
+    type Slots = SlotTable<ObjectReference>;
+    fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
+        self.entries.lock()
     }
 }
 

@@ -18,6 +18,7 @@ use super::mark::{MarkPolicy, Marker};
 use super::meta::HeapMap;
 use super::root_tables::{RootTableVisit, binding_tables};
 use crate::GcError;
+use crate::roots::table_gc::GcTable;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 use std::sync::atomic::Ordering;
@@ -94,7 +95,7 @@ impl<B: Binding> Collection<'_, B> {
                 table.for_each(|r| mark(*r));
             }
             for table in binding_tables(self.binding)? {
-                table.for_each(|r| {
+                table.for_each_word(|r| {
                     if let Some(r) = r {
                         mark(*r)
                     }
@@ -160,7 +161,7 @@ pub(crate) fn update_roots<B: Binding>(
         match binding_tables(binding) {
             Ok(ts) => ts
                 .iter()
-                .for_each(|t| t.for_each(|r| r.iter_mut().for_each(update))),
+                .for_each(|t| t.for_each_word(|r| r.iter_mut().for_each(update))),
             Err(e) => first = first.or(Some(e)),
         }
     }

@@ -16,7 +16,7 @@ use super::heap::GcHeap;
 use super::in_collection::Collected;
 use super::mark::{MarkPolicy, Marker};
 use crate::GcError;
-use crate::roots::table_gc::{RootForwarder, Step, TableBusy};
+use crate::roots::table_gc::{GcTable, RootForwarder, Step, TableBusy};
 use crate::roots::{HandleTable, RootTable};
 use crate::vm::{Binding, ObjectReference};
 use crate::weak::WeakTable;
@@ -73,6 +73,23 @@ pub(crate) struct ConcurrentTables {
     pub(crate) entries: u64,
 }
 
+/// Runs `$body` with `$t` bound to every table of a [`ConcurrentTables`]
+/// in turn (the handle tables, the binding's tables, the weak handles),
+/// each a [`GcTable`] of its own type.
+macro_rules! each_table {
+    ($set:expr, |$t:ident| $body:expr) => {{
+        for $t in &$set.handles {
+            $body;
+        }
+        for $t in &$set.tables {
+            $body;
+        }
+        if let Some($t) = &$set.weak {
+            $body;
+        }
+    }};
+}
+
 impl ConcurrentTables {
     /// In Pause Mark Start: every table of `heap` and of `binding` is to be
     /// marked after the pause. A table in another runtime's cycle fails
@@ -117,26 +134,22 @@ impl ConcurrentTables {
             entries += 1;
             marker.mark_root(r, None).map(drop)
         };
-        for h in &self.handles {
-            while h.step(self.owner, &mut mark)? == Step::More {}
-        }
-        for t in &self.tables {
-            while t.step(self.owner, &mut mark)? == Step::More {}
-        }
+        let owner = self.owner;
+        each_table!(self, |t| while t.step(owner, &mut mark)? == Step::More {});
         self.entries += entries;
         Ok(())
     }
 
     /// In Pause Relocate Start: every table of `heap` and of `binding`
-    /// now is to be forwarded through `to` after the pause, and read
-    /// through it until then. Every table, not only those marked: one made
-    /// since mark start holds references that were current when stored,
-    /// and may name objects of the relocation set chosen since. A table
-    /// another runtime's cycle took (a table two bindings report) is
-    /// forwarded here, in the pause. If the binding's hook panics, its
-    /// tables reported at mark start are forwarded and the panic is the
-    /// error (the caller poisons the runtime: a table made since may name
-    /// old copies).
+    /// now, and the weak handles, are to be forwarded through `to` after
+    /// the pause, and read through it until then. Every table, not only
+    /// those marked: one made since mark start holds references that were
+    /// current when stored, and may name objects of the relocation set
+    /// chosen since. A table another runtime's cycle took (a table two
+    /// bindings report) is forwarded here, in the pause. If the binding's
+    /// hook panics, its tables reported at mark start are forwarded and
+    /// the panic is the error (the caller poisons the runtime: a table
+    /// made since may name old copies).
     pub(crate) fn begin_forwarding<B: Binding>(
         &mut self,
         binding: &B,
@@ -144,26 +157,15 @@ impl ConcurrentTables {
         to: Arc<dyn RootForwarder>,
     ) -> Result<(), GcError> {
         self.handles = heap.roots.tables();
+        self.weak = Some(heap.weak.handles.clone());
         let reported = binding_tables(binding);
         if let Ok(tables) = &reported {
             self.tables.clone_from(tables);
         }
-        let forward = |r: &mut ObjectReference| *r = to.forward(*r);
-        let weak = heap.weak.handles.clone();
-        if weak.begin_forwarding(self.owner, &to).is_err() {
-            weak.update(|r| Some(to.forward(r)));
-        }
-        self.weak = Some(weak);
-        for h in &self.handles {
-            if h.begin_forwarding(self.owner, &to).is_err() {
-                h.for_each(forward);
-            }
-        }
-        for t in &self.tables {
-            if t.begin_forwarding(self.owner, &to).is_err() {
-                t.for_each(|r| r.iter_mut().for_each(forward));
-            }
-        }
+        let owner = self.owner;
+        each_table!(self, |t| if t.begin_forwarding(owner, &to).is_err() {
+            t.for_each_word(|r| r.iter_mut().for_each(|r| *r = to.forward(*r)));
+        });
         reported.map(drop)
     }
 
@@ -172,15 +174,11 @@ impl ConcurrentTables {
     /// idle again.
     pub(crate) fn forward(&self) {
         let mut none = |_: ObjectReference| -> Result<(), Infallible> { Ok(()) };
-        for h in &self.handles {
-            while let Ok(Step::More) = h.step(self.owner, &mut none) {}
-        }
-        for t in &self.tables {
-            while let Ok(Step::More) = t.step(self.owner, &mut none) {}
-        }
-        if let Some(w) = &self.weak {
-            while w.step(self.owner) == Step::More {}
-        }
+        let owner = self.owner;
+        each_table!(
+            self,
+            |t| while let Ok(Step::More) = t.step(owner, &mut none) {}
+        );
     }
 }
 
@@ -188,12 +186,8 @@ impl Drop for ConcurrentTables {
     /// A failed cycle's tables: a marking is forgotten, a forwarding
     /// finished (a no-op for the tables already done).
     fn drop(&mut self) {
-        for h in &self.handles {
-            h.forget_marking(self.owner);
-        }
-        for t in &self.tables {
-            t.forget_marking(self.owner);
-        }
+        let owner = self.owner;
+        each_table!(self, |t| t.forget_marking(owner));
         self.forward();
     }
 }
