@@ -23,6 +23,7 @@
 //! ```
 
 use hotmem::objects::{Ids, SimpleObjects, build};
+use hotmem::safepoint::Histogram;
 use hotmem::{CollectorMode, HeapSizing, RootTableVisit, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,19 +76,15 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-/// Microseconds at percentile `p` of `ns` (sorted).
-fn pct(ns: &[u64], p: f64) -> f64 {
-    if ns.is_empty() {
-        return 0.0;
-    }
-    let i = ((ns.len() as f64 * p).ceil() as usize).clamp(1, ns.len()) - 1;
-    ns[i] as f64 / 1e3
+/// Nanoseconds as microseconds.
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
 }
 
 /// What one configuration measured.
 struct Measured {
-    mark_start: Vec<u64>,
-    relocate_start: Vec<u64>,
+    mark_start: Histogram,
+    relocate_start: Histogram,
     total: hotmem::safepoint::Percentiles,
     at: hotmem::safepoint::Percentiles,
     relocated_for_tables: u64,
@@ -155,8 +152,8 @@ fn run(n: usize, visit: RootTableVisit, cycles: usize) -> Result<Measured, Strin
     }
     let started = Instant::now();
     let mut m = Measured {
-        mark_start: Vec::new(),
-        relocate_start: Vec::new(),
+        mark_start: Histogram::new(),
+        relocate_start: Histogram::new(),
         total: Default::default(),
         at: Default::default(),
         relocated_for_tables: 0,
@@ -171,9 +168,9 @@ fn run(n: usize, visit: RootTableVisit, cycles: usize) -> Result<Measured, Strin
         let c = s.concurrent.ok_or("not a concurrent cycle")?;
         // The first two cycles move the freshly built roots the most.
         if i >= 2 {
-            m.mark_start.push(c.mark_start_ns);
+            m.mark_start.record(c.mark_start_ns);
             if c.relocate_start_ns > 0 {
-                m.relocate_start.push(c.relocate_start_ns);
+                m.relocate_start.record(c.relocate_start_ns);
             }
         }
         m.relocated_for_tables += c.relocated_for_root_tables;
@@ -186,8 +183,6 @@ fn run(n: usize, visit: RootTableVisit, cycles: usize) -> Result<Measured, Strin
     m.at = sp.at;
     stop.store(true, Ordering::Relaxed);
     mutator.join().map_err(|_| "the mutator panicked")??;
-    m.mark_start.sort_unstable();
-    m.relocate_start.sort_unstable();
     Ok(m)
 }
 
@@ -225,17 +220,17 @@ fn main() -> ExitCode {
                         RootTableVisit::InPause => "in-pause",
                         _ => "concurrent",
                     },
-                    pct(&m.mark_start, 0.5),
-                    pct(&m.mark_start, 0.99),
-                    pct(&m.mark_start, 1.0),
-                    pct(&m.relocate_start, 0.5),
-                    pct(&m.relocate_start, 0.99),
-                    pct(&m.relocate_start, 1.0),
-                    m.total.p50 as f64 / 1e3,
-                    m.total.p99 as f64 / 1e3,
-                    m.total.max as f64 / 1e3,
-                    m.at.p50 as f64 / 1e3,
-                    m.at.p99 as f64 / 1e3,
+                    us(m.mark_start.quantile(0.5)),
+                    us(m.mark_start.quantile(0.99)),
+                    us(m.mark_start.max()),
+                    us(m.relocate_start.quantile(0.5)),
+                    us(m.relocate_start.quantile(0.99)),
+                    us(m.relocate_start.max()),
+                    us(m.total.p50),
+                    us(m.total.p99),
+                    us(m.total.max),
+                    us(m.at.p50),
+                    us(m.at.p99),
                     m.table_entries,
                     m.relocated_for_tables,
                     m.wall_ms,

@@ -70,11 +70,6 @@ impl<T: Copy> SlotTable<T> {
     pub(crate) fn entries_mut(&mut self) -> &mut [Option<T>] {
         &mut self.slots
     }
-
-    /// Every value (not the `None`s), which the caller may rewrite.
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
-        self.slots.iter_mut().flatten()
-    }
 }
 
 #[cfg(test)]
@@ -91,7 +86,7 @@ mod tests {
         assert_eq!(t.get(a), None);
         assert_eq!(t.add(Some(4)), a, "a free entry is reused");
         t.set(b, Some(2));
-        for v in t.values_mut() {
+        for v in t.entries_mut().iter_mut().flatten() {
             *v *= 10;
         }
         assert_eq!(t.entries_mut(), [Some(40), Some(20), Some(30)]);

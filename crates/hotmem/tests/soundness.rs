@@ -414,13 +414,20 @@ impl Binding for PanicAt {
     }
 }
 
+impl PanicAt {
+    /// Over `objects`, not armed yet.
+    fn unarmed(objects: &Arc<SimpleObjects>) -> Arc<PanicAt> {
+        Arc::new(PanicAt {
+            objects: objects.clone(),
+            armed_at: AtomicUsize::new(0),
+            calls: AtomicUsize::new(0),
+        })
+    }
+}
+
 fn a_panicking_root_update_poisons(mode: CollectorMode) {
     let objects = SimpleObjects::new();
-    let binding = Arc::new(PanicAt {
-        objects: objects.clone(),
-        armed_at: AtomicUsize::new(0),
-        calls: AtomicUsize::new(0),
-    });
+    let binding = PanicAt::unarmed(&objects);
     // The tables in the pauses: the update of Pause Relocate Start visits
     // them, as the stop-the-world update does.
     let rt = runtime_visiting(mode, RootTableVisit::InPause, binding.clone());
@@ -501,11 +508,7 @@ fn a_binding_panic_in_pause_relocate_start_poisons_the_runtime() {
 fn a_binding_panic_in_root_tables_fails_one_concurrent_cycle_only() {
     common::with_deadline("panicking root_tables", DEADLINE, || {
         let objects = SimpleObjects::new();
-        let binding = Arc::new(PanicAt {
-            objects: objects.clone(),
-            armed_at: AtomicUsize::new(0),
-            calls: AtomicUsize::new(0),
-        });
+        let binding = PanicAt::unarmed(&objects);
         let rt = runtime(CollectorMode::Concurrent, binding.clone());
         let mut me = rt.attach_mutator().unwrap();
         let roots = objects.root_table();

@@ -29,12 +29,6 @@ impl HandleTable {
             index,
         }
     }
-
-    /// Calls `f` with every live entry, which it may rewrite: a pause's
-    /// visit.
-    pub(crate) fn for_each(&self, f: impl FnMut(&mut ObjectReference)) {
-        self.entries.lock().slots.values_mut().for_each(f);
-    }
 }
 
 impl GcTable for HandleTable {

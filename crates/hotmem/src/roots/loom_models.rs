@@ -28,9 +28,9 @@ fn r(a: usize) -> ObjectReference {
 
 /// The collection's update: the object at 0x1000 moved to 0x2000.
 fn update(table: &HandleTable) {
-    table.for_each(|x| {
-        if *x == r(0x1000) {
-            *x = r(0x2000);
+    table.for_each_word(|x| {
+        if *x == Some(r(0x1000)) {
+            *x = Some(r(0x2000));
         }
     });
 }

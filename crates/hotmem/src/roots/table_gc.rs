@@ -60,6 +60,17 @@ impl RootWord for Option<ObjectReference> {
     }
 }
 
+/// Forwards the reference in `word` through `to` and heals the word: what
+/// it holds now.
+fn forward_word<W: RootWord>(to: &dyn RootForwarder, word: &mut W) -> Option<ObjectReference> {
+    let v = word.object()?;
+    let n = to.forward(v);
+    if n != v {
+        word.replace(n);
+    }
+    Some(n)
+}
+
 /// A table's words as a collector visits them.
 pub(crate) trait RootWords {
     type Word: RootWord;
@@ -254,15 +265,10 @@ impl TableGc {
     /// table is being forwarded.
     #[inline]
     pub(crate) fn read<W: RootWord>(&self, word: &mut W) -> Option<ObjectReference> {
-        let v = word.object()?;
-        if let TableGc::Forwarding { to, .. } = self {
-            let n = to.forward(v);
-            if n != v {
-                word.replace(n);
-            }
-            return Some(n);
+        match self {
+            TableGc::Forwarding { to, .. } => forward_word(&**to, word),
+            _ => word.object(),
         }
-        Some(v)
     }
 
     /// One step of `owner`'s visit of `words`: up to [`CHUNK`] entries
@@ -303,12 +309,7 @@ impl TableGc {
             }
             TableGc::Forwarding { cursor, to, .. } => {
                 for w in chunk {
-                    if let Some(v) = w.object() {
-                        let n = to.forward(v);
-                        if n != v {
-                            w.replace(n);
-                        }
-                    }
+                    forward_word(&**to, w);
                 }
                 *cursor = end;
                 if end < len {

@@ -11,6 +11,7 @@
 
 use super::WeakTable;
 use crate::pause_gate::PauseGate;
+use crate::roots::table_gc::GcTable;
 use crate::roots::{Handle, HandleTable};
 use crate::vm::ObjectReference;
 use hotmem_os::Address;
@@ -25,7 +26,7 @@ fn r(a: usize) -> ObjectReference {
 fn pause(gate: &PauseGate, strong: &HandleTable, weak: &WeakTable) -> bool {
     let _closed = gate.close();
     let mut marked = false;
-    strong.for_each(|x| marked |= *x == r(0x1000));
+    strong.for_each_word(|x| marked |= *x == Some(r(0x1000)));
     weak.update(|x| marked.then_some(x));
     marked
 }

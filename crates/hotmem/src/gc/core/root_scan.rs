@@ -92,14 +92,10 @@ impl<B: Binding> Collection<'_, B> {
                 }
             };
             for table in self.heap.roots.tables() {
-                table.for_each(|r| mark(*r));
+                table.for_each_word(|r| r.iter().for_each(|r| mark(*r)));
             }
             for table in binding_tables(self.binding)? {
-                table.for_each_word(|r| {
-                    if let Some(r) = r {
-                        mark(*r)
-                    }
-                });
+                table.for_each_word(|r| r.iter().for_each(|r| mark(*r)));
             }
         }
         self.heap.weak.finalizers.for_each_queued(|r| {
@@ -156,7 +152,7 @@ pub(crate) fn update_roots<B: Binding>(
     };
     if tables == RootTableVisit::InPause {
         for table in heap.roots.tables() {
-            table.for_each(update);
+            table.for_each_word(|r| r.iter_mut().for_each(update));
         }
         match binding_tables(binding) {
             Ok(ts) => ts
