@@ -106,7 +106,10 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
         .binding(binding);
     let b = match mode {
         Mode::StopTheWorld => b,
-        Mode::Generational => b.generations(Generations::YoungAndOld),
+        // Young and full collections on the sizing the Lox VM runs on.
+        Mode::Generational => b
+            .generations(Generations::YoungAndOld)
+            .heap_sizing(hotmem::HeapSizing::Balanced(Default::default())),
         Mode::Concurrent => b.collector(CollectorMode::Concurrent),
         Mode::ConcurrentNonMoving => b.collector(CollectorMode::ConcurrentNonMoving),
     };

@@ -354,10 +354,24 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
                 w.weak.push(c);
             }
         }
-        65..=74 => match rng.below(3) {
+        65..=74 => match rng.below(4) {
             0 => drop(w.strong.take(rng.index())),
             1 => drop(w.weak.take(rng.index())),
-            _ => drop(w.ephemerons.take(rng.index())),
+            2 => drop(w.ephemerons.take(rng.index())),
+            _ => {
+                // The shared table shrinks from a thread that is no
+                // mutator (while a cycle may be marking or forwarding it).
+                let mut ids = w.shared_ids.lock();
+                if rng.below(2) == 0 {
+                    if w.shared.pop().is_some() {
+                        ids.pop();
+                    }
+                } else {
+                    let keep = ids.len() / 2;
+                    w.shared.truncate(keep);
+                    ids.truncate(keep);
+                }
+            }
         },
         75..=84 => w.collected(w.rt.collect())?,
         85..=89 => w.collected(w.rt.collect_young())?,
