@@ -136,7 +136,7 @@ impl RunData {
                     c.pause_ms = *pause_ns as f64 / 1e6;
                 }
             }
-            LogEvent::ConcurrentPhase { phase, ns } => {
+            LogEvent::ConcurrentPhase { phase, ns, .. } => {
                 let c = self.collection_mut(r.gc_id.unwrap_or(0));
                 let ms = *ns as f64 / 1e6;
                 c.phases_ms.push((phase.name().to_string(), ms));

@@ -184,7 +184,8 @@ pub(crate) fn test(r: &mut Runner, browser: Browser) -> Result<(), String> {
 
 /// The Lox conformance suite on the release `lox`, collecting normally, at
 /// every allocation (`--gc-stress`), and with the concurrent collector
-/// running cycles back to back in a 16 MiB heap (`--gc-concurrent`);
+/// running cycles back to back in a 16 MiB heap (`--gc-concurrent`, and
+/// `--gc-concurrent-generational` with young and full cycles);
 /// skipped with a message where the suite (`../shared/lox-tests`, or
 /// `$LOX_TESTS`) is absent.
 fn lox_suite(r: &mut Runner) -> Result<(), String> {
@@ -202,10 +203,11 @@ fn lox_suite(r: &mut Runner) -> Result<(), String> {
         &mut cargo(&["build", "--release", "-p", "hotmem-lox", "--bins"]),
     )?;
     let lox = root().join("target/release/lox");
-    let modes: [&[&str]; 3] = [
+    let modes: [&[&str]; 4] = [
         &[],
         &["--gc-stress"],
         &["--gc-concurrent", "--heap-max", "16"],
+        &["--gc-concurrent-generational", "--heap-max", "16"],
     ];
     for mode in modes {
         let mut c = Command::new(root().join("target/release/lox-suite"));

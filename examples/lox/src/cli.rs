@@ -2,7 +2,8 @@
 //! source file, kept apart from `main` so that they can be tested.
 //!
 //! ```text
-//! lox [--gc-stress | --gc-concurrent] [--heap-max MIB] [--report DIR]
+//! lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational]
+//!     [--heap-max MIB] [--report DIR]
 //!     [--compile-only | --disassemble] [path]
 //! ```
 
@@ -13,7 +14,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The usage line printed (on stderr) for a bad command line.
-pub const USAGE: &str = "Usage: lox [--gc-stress | --gc-concurrent] [--heap-max MIB] [--report DIR] \
+pub const USAGE: &str = "Usage: lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational] \
+                         [--heap-max MIB] [--report DIR] \
                          [--compile-only | --disassemble] [path]";
 
 /// What `lox` is asked to do.
@@ -42,6 +44,9 @@ pub enum GcMode {
     /// always running: a thread asks for the next one as soon as one ends
     /// (finds missing barriers).
     Concurrent,
+    /// The concurrent collector with young and old cycles, always running:
+    /// three young cycles, then a full one, back to back.
+    ConcurrentGenerational,
 }
 
 /// The parsed command line.
@@ -146,6 +151,7 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, U
         match text.as_ref() {
             "--gc-stress" => gc = GcMode::Stress,
             "--gc-concurrent" => gc = GcMode::Concurrent,
+            "--gc-concurrent-generational" => gc = GcMode::ConcurrentGenerational,
             "--heap-max" => {
                 let value = args.next().ok_or(UsageError::MissingValue("--heap-max"))?;
                 let value = value.to_string_lossy();

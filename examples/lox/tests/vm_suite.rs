@@ -2,7 +2,8 @@
 //! when its policy says, at every allocation (`--gc-stress`, young and
 //! full collections in turn), and with the concurrent collector running
 //! cycles back to back in a 16 MiB heap (`--gc-concurrent`: objects move
-//! while the program runs). Skips (with a note) where the suite is
+//! while the program runs; `--gc-concurrent-generational`: three young
+//! cycles for each full one). Skips (with a note) where the suite is
 //! absent (`../shared/lox-tests`, or `$LOX_TESTS`).
 
 mod common;
@@ -43,4 +44,9 @@ fn the_vm_passes_the_whole_suite_collecting_at_every_allocation() {
 #[test]
 fn the_vm_passes_the_whole_suite_with_a_concurrent_cycle_always_running() {
     passes_the_suite(&["--gc-concurrent", "--heap-max", "16"]);
+}
+
+#[test]
+fn the_vm_passes_the_whole_suite_with_young_and_old_concurrent_cycles_always_running() {
+    passes_the_suite(&["--gc-concurrent-generational", "--heap-max", "16"]);
 }

@@ -56,22 +56,19 @@ pub(crate) fn constraints(mode: CollectorMode, generations: Generations) -> Cons
     match mode {
         CollectorMode::StopTheWorld => stop_the_world::constraints(generations),
         CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving => {
-            concurrent::constraints(mode)
+            concurrent::constraints(mode, generations)
         }
     }
 }
 
-/// Why the collector chosen by `mode` cannot run with `generations` and a
-/// binding whose slots compare-and-swap atomically or not.
-pub(crate) fn check(
-    mode: CollectorMode,
-    generations: Generations,
-    heals_atomically: bool,
-) -> Result<(), String> {
+/// Why the collector chosen by `mode` cannot run with a binding whose
+/// slots compare-and-swap atomically or not (every collector runs with
+/// either [`Generations`]).
+pub(crate) fn check(mode: CollectorMode, heals_atomically: bool) -> Result<(), String> {
     match mode {
         CollectorMode::StopTheWorld => Ok(()),
         CollectorMode::Concurrent | CollectorMode::ConcurrentNonMoving => {
-            concurrent::check(mode, generations, heals_atomically)
+            concurrent::check(mode, heals_atomically)
         }
     }
 }
@@ -135,6 +132,7 @@ fn make_collector<B: crate::Binding>(
                 tables,
                 barriers.concurrent.clone().expect(made),
                 concurrent.expect(made).clone(),
+                barriers.remembered.clone(),
             ))
         }
     }

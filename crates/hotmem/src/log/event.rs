@@ -79,14 +79,19 @@ pub enum LogEvent {
     /// `gc,phases`, info: one phase of a concurrent cycle and its time.
     /// `GC(12) Pause Mark Start 0.120ms`, `GC(12) Concurrent Mark 12.345ms`
     ConcurrentPhase {
+        /// A young or full cycle's phase (`Y: `, `O: `), with generations.
+        generation: Option<CollectionKind>,
         /// Which phase.
         phase: GcPhase,
         /// Its time, nanoseconds.
         ns: u64,
     },
     /// `gc`, info: a concurrent cycle ended (ZGC's line).
-    /// `GC(12) Garbage Collection (Allocation Rate) 160M->58M(256M) 14.012ms`
+    /// `GC(12) Garbage Collection (Allocation Rate) 160M->58M(256M) 14.012ms`;
+    /// with generations `Minor Collection` (young) or `Major Collection`.
     Cycle {
+        /// Young or full, with generations.
+        generation: Option<CollectionKind>,
         /// Why it ran.
         cause: GcCause,
         /// Heap bytes in use at mark start.
@@ -208,6 +213,16 @@ pub enum LogEvent {
     },
 }
 
+/// A generational concurrent cycle's phase prefix: `Y: ` for a young
+/// cycle's, `O: ` for a full one's, nothing without generations.
+fn generation_prefix(generation: Option<CollectionKind>) -> &'static str {
+    match generation {
+        None => "",
+        Some(CollectionKind::Young) => "Y: ",
+        Some(CollectionKind::Full) => "O: ",
+    }
+}
+
 /// The pause's name: `Pause Young (Explicit)`.
 fn pause_name(collection: CollectionKind, cause: GcCause) -> String {
     let cause = cause.name();
@@ -280,8 +295,19 @@ impl fmt::Display for LogEvent {
                 phase.name(),
                 Ms(*ns)
             ),
-            LogEvent::ConcurrentPhase { phase, ns } => write!(f, "{} {}", phase.name(), Ms(*ns)),
+            LogEvent::ConcurrentPhase {
+                generation,
+                phase,
+                ns,
+            } => write!(
+                f,
+                "{}{} {}",
+                generation_prefix(*generation),
+                phase.name(),
+                Ms(*ns)
+            ),
             LogEvent::Cycle {
+                generation,
                 cause,
                 used_before,
                 used_after,
@@ -289,7 +315,12 @@ impl fmt::Display for LogEvent {
                 cycle_ns,
             } => write!(
                 f,
-                "Garbage Collection ({}) {}->{}({}) {}",
+                "{} ({}) {}->{}({}) {}",
+                match generation {
+                    None => "Garbage Collection",
+                    Some(CollectionKind::Young) => "Minor Collection",
+                    Some(CollectionKind::Full) => "Major Collection",
+                },
                 cause.name(),
                 Mib(*used_before),
                 Mib(*used_after),

@@ -198,6 +198,7 @@ impl Logger {
         // Last, as HotSpot ends a collection with its `gc` line.
         if let (true, Some(c)) = (self.enabled(TagSet::Gc, info), stats.concurrent) {
             let event = LogEvent::Cycle {
+                generation: c.generation,
                 cause: stats.cause,
                 used_before: stats.used_before,
                 used_after: stats.used_after,
@@ -227,7 +228,11 @@ impl Logger {
             for phase in GcPhase::of(CollectorMode::Concurrent) {
                 // A phase that did not run (nothing worth moving) has no line.
                 if let Some(ns) = c.time(phase) {
-                    let event = LogEvent::ConcurrentPhase { phase, ns };
+                    let event = LogEvent::ConcurrentPhase {
+                        generation: c.generation,
+                        phase,
+                        ns,
+                    };
                     self.write(info, TagSet::GcPhases, id, event);
                 }
             }

@@ -63,9 +63,10 @@
 //! message := pause | cycle | failed | oom | phase | cphase | workers | update | heap | metaspace
 //!            | refs | stats | safepoint | unseen
 //! pause   := "Pause " ("Young" | "Full") " (" cause ") " M "->" M "(" M ") " ms
-//! cycle   := "Garbage Collection (" cause ") " M "->" M "(" M ") " ms
+//! cycle   := ("Garbage Collection" | "Minor Collection" | "Major Collection")
+//!            " (" cause ") " M "->" M "(" M ") " ms      (minor, major: young, full, with generations)
 //! cause   := "Explicit" | "Allocation Failure" | "Allocation Rate" | "Allocation Stall"
-//! cphase  := ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End"
+//! cphase  := ["Y: " | "O: "] ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End"
 //!            | "Concurrent Select Relocation Set" | "Pause Relocate Start"
 //!            | "Concurrent Relocate") " " ms
 //! failed  := "Pause " ("Young" | "Full") " (" cause ") failed: " text   (warning; no GC id)

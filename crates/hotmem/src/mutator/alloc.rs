@@ -187,7 +187,7 @@ impl Mutator {
                 if let Err(e) = blocked.check_wait() {
                     break Err(AllocError::Collection(GcError::Safepoint(e)));
                 }
-                runtime.request_concurrent_cycle(GcCause::AllocationStall);
+                runtime.request_concurrent_cycle(GcCause::AllocationStall, None);
                 state.wait_freed_past(seen);
             }
             match self.retry_after_collection(layout, age) {

@@ -133,7 +133,7 @@ impl Mutator {
             // would close a deadlock through another runtime.
             let blocked = self.handle.enter_blocked();
             blocked.check_wait().map_err(GcError::Safepoint)?;
-            return runtime.concurrent_cycle(cause).map(Some);
+            return runtime.concurrent_cycle(cause, kind).map(Some);
         }
         let mut blocked = self.handle.enter_blocked();
         let request = GcRequest {

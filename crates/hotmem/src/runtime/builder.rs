@@ -237,7 +237,7 @@ impl RuntimeBuilder {
         // Without a binding nothing is collected: only what the collector
         // asks of the configuration is checked.
         let heals = self.binding.as_ref().is_none_or(|b| b.heals_atomically());
-        if let Err(why) = gc::check(c.collector, c.generations, heals) {
+        if let Err(why) = gc::check(c.collector, heals) {
             return bad(why);
         }
         if c.gc_workers == Some(0) {

@@ -38,7 +38,7 @@ impl Runtime {
                 .safepoints
                 .check_wait()
                 .map_err(GcError::Safepoint)?;
-            return self.concurrent_cycle(GcCause::Explicit);
+            return self.concurrent_cycle(GcCause::Explicit, Some(kind));
         }
         let request = GcRequest {
             cause: GcCause::Explicit,
@@ -101,9 +101,14 @@ impl Runtime {
 
     /// Asks the GC thread for a concurrent cycle without waiting for it
     /// (a cycle that has not started yet is not asked for twice); the
-    /// number of finished cycles to wait past for it.
-    pub(crate) fn request_concurrent_cycle(&self, cause: GcCause) -> u64 {
-        self.inner.gc_thread.request(&self.inner, cause)
+    /// number of finished cycles to wait past for it. `kind`: young or
+    /// full (with generations; `None`: as the policy chooses).
+    pub(crate) fn request_concurrent_cycle(
+        &self,
+        cause: GcCause,
+        kind: Option<CollectionKind>,
+    ) -> u64 {
+        self.inner.gc_thread.request(&self.inner, cause, kind)
     }
 
     /// With the concurrent collector, after a mutator took a page: starts a
@@ -134,12 +139,16 @@ impl Runtime {
     /// calls it in a safe (blocked) region, so that the cycle's pauses do
     /// not wait for it; every caller has checked that the wait closes no
     /// deadlock (`check_wait`).
-    pub(crate) fn concurrent_cycle(&self, cause: GcCause) -> Result<CollectStats, GcError> {
+    pub(crate) fn concurrent_cycle(
+        &self,
+        cause: GcCause,
+        kind: Option<CollectionKind>,
+    ) -> Result<CollectStats, GcError> {
         if in_collection::inside(&self.inner.gc) {
             return Err(GcError::InsideCollection);
         }
         self.inner.gc.poison.check()?;
-        let past = self.request_concurrent_cycle(cause);
+        let past = self.request_concurrent_cycle(cause, kind);
         self.inner.gc_thread.wait_past(past)
     }
 

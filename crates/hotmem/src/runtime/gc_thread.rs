@@ -5,7 +5,7 @@
 
 use super::inner::Inner;
 use crate::GcError;
-use crate::gc::{CollectStats, GcCause, GcRequest};
+use crate::gc::{CollectStats, CollectionKind, GcCause, GcRequest};
 use parking_lot::{Condvar, Mutex};
 use std::sync::{Arc, Weak};
 use std::thread::{JoinHandle, ThreadId};
@@ -13,8 +13,8 @@ use std::thread::{JoinHandle, ThreadId};
 /// What the GC thread was asked and what it did.
 #[derive(Default)]
 struct Requests {
-    /// A cycle asked for and not started yet, and why.
-    pending: Option<GcCause>,
+    /// A cycle asked for and not started yet: why, and of which kind.
+    pending: Option<Pending>,
     /// A cycle runs now.
     running: bool,
     /// Cycles finished (successfully or not) so far.
@@ -22,6 +22,29 @@ struct Requests {
     /// The last cycle's outcome.
     last: Option<Result<CollectStats, GcError>>,
     shutdown: bool,
+}
+
+/// A cycle asked for: why, and young or full (`None`: as the collector's
+/// policy chooses).
+#[derive(Copy, Clone)]
+struct Pending {
+    cause: GcCause,
+    kind: Option<CollectionKind>,
+}
+
+impl Pending {
+    /// One cycle for two requests: full if either asks for full, the
+    /// policy's choice if either leaves it to the policy; the first cause.
+    fn merge(self, kind: Option<CollectionKind>) -> Pending {
+        let kind = match (self.kind, kind) {
+            (Some(CollectionKind::Full), _) | (_, Some(CollectionKind::Full)) => {
+                Some(CollectionKind::Full)
+            }
+            (None, _) | (_, None) => None,
+            (Some(k), Some(_)) => Some(k),
+        };
+        Pending { kind, ..self }
+    }
 }
 
 #[derive(Default)]
@@ -41,14 +64,22 @@ pub(crate) struct GcThread {
 }
 
 impl GcThread {
-    /// Asks for a cycle (one that has not started yet is not asked for
-    /// twice) and returns the number of finished cycles to wait past: the
-    /// cycle that serves this request has finished once more than that
-    /// many have.
-    pub(crate) fn request(&self, inner: &Arc<Inner>, cause: GcCause) -> u64 {
+    /// Asks for a cycle of `kind` (one that has not started yet is not
+    /// asked for twice: see [`Pending::merge`]) and returns the number of
+    /// finished cycles to wait past: the cycle that serves this request has
+    /// finished once more than that many have.
+    pub(crate) fn request(
+        &self,
+        inner: &Arc<Inner>,
+        cause: GcCause,
+        kind: Option<CollectionKind>,
+    ) -> u64 {
         self.start(inner);
         let mut r = self.shared.requests.lock();
-        r.pending.get_or_insert(cause);
+        r.pending = Some(match r.pending {
+            Some(p) => p.merge(kind),
+            None => Pending { cause, kind },
+        });
         self.shared.wake.notify_one();
         // A cycle that is running started before this request: it may have
         // missed what the caller needs, so wait for the next one as well.
@@ -64,7 +95,7 @@ impl GcThread {
                 return;
             }
         }
-        self.request(inner, cause);
+        self.request(inner, cause, None);
     }
 
     /// Cycles finished so far.
@@ -116,15 +147,15 @@ impl GcThread {
 /// is gone.
 fn run(shared: &Shared, inner: &Weak<Inner>) {
     loop {
-        let cause = {
+        let pending = {
             let mut r = shared.requests.lock();
             loop {
                 if r.shutdown {
                     return;
                 }
-                if let Some(cause) = r.pending.take() {
+                if let Some(pending) = r.pending.take() {
                     r.running = true;
-                    break cause;
+                    break pending;
                 }
                 shared.wake.wait(&mut r);
             }
@@ -132,8 +163,8 @@ fn run(shared: &Shared, inner: &Weak<Inner>) {
         let outcome = match inner.upgrade() {
             Some(inner) => {
                 let request = GcRequest {
-                    cause,
-                    kind: None,
+                    cause: pending.cause,
+                    kind: pending.kind,
                     seen_epoch: None,
                 };
                 inner

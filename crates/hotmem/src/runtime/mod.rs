@@ -157,7 +157,7 @@ impl Runtime {
     pub fn heap(&self) -> HeapView<'_> {
         let gc = &self.inner.gc;
         let remembered = self.inner.barriers.remembered.as_deref();
-        HeapView::new(&gc.pages, remembered.map(|r| &r.old))
+        HeapView::new(&gc.pages, remembered.map(|r| &*r.old))
     }
 
     /// The address ranges the runtime reserved itself: the heap, the class

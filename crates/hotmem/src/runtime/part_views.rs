@@ -38,7 +38,7 @@
 //! # }
 //! ```
 
-use crate::gc::barriers::old_pages::OldPages;
+use crate::gc::core::meta::OldPages;
 use hotmem_chunk::{
     ChunkManager, Geometry, MetadataType, Metaspace, MetaspaceStatistics, SpaceConfig, SpaceMap,
     SpaceStatistics, VerifyError,

@@ -135,26 +135,33 @@ pub struct Vm {
     /// The runtime, with the VM's [`LoxBinding`] (reached through
     /// [`Runtime::binding`]: the one the collector calls).
     runtime: Runtime,
-    /// `--gc-concurrent`: the thread that keeps a cycle running.
+    /// `--gc-concurrent` and `--gc-concurrent-generational`: the thread
+    /// that keeps a cycle running.
     cycles: Option<BackToBack>,
 }
 
-/// A thread that asks for concurrent cycles back to back until stopped.
+/// A thread that asks for concurrent cycles back to back until stopped:
+/// full ones, or (`generational`) three young ones for each full one.
 struct BackToBack {
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<()>,
 }
 
 impl BackToBack {
-    fn start(runtime: &Runtime) -> BackToBack {
+    fn start(runtime: &Runtime, generational: bool) -> BackToBack {
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let thread = {
             let (runtime, stop) = (runtime.clone(), stop.clone());
             std::thread::spawn(move || {
+                let mut cycles = 0u64;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     // A failed cycle is the program's error to see (its
                     // next allocation fails); the thread goes on.
-                    let _ = runtime.collect();
+                    let _ = match generational && cycles % 4 != 3 {
+                        true => runtime.collect_young(),
+                        false => runtime.collect(),
+                    };
+                    cycles += 1;
                 }
             })
         };
@@ -172,7 +179,8 @@ impl BackToBack {
 impl Vm {
     /// A VM on a new runtime with this VM's binding (generational and
     /// stop-the-world, or the concurrent collector for
-    /// [`GcMode::Concurrent`]), printing to `out`.
+    /// [`GcMode::Concurrent`], single-generation, and
+    /// [`GcMode::ConcurrentGenerational`]), printing to `out`.
     ///
     /// # Errors
     /// [`VmError`] if the runtime cannot be built or the first objects do
@@ -185,6 +193,9 @@ impl Vm {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
                 .generations(Generations::Single),
+            GcMode::ConcurrentGenerational => builder
+                .collector(CollectorMode::Concurrent)
+                .generations(Generations::YoungAndOld),
             // The runtime's MemBalancer sizing: as fast as the VM's own
             // policy was, in less memory (see README, "When to collect").
             _ => builder.generations(Generations::YoungAndOld).heap_sizing(
@@ -195,7 +206,11 @@ impl Vm {
             builder = builder.heap_max(bytes);
         }
         let runtime = builder.build()?;
-        let cycles = (options.gc == GcMode::Concurrent).then(|| BackToBack::start(&runtime));
+        let cycles = match options.gc {
+            GcMode::Concurrent => Some(BackToBack::start(&runtime, false)),
+            GcMode::ConcurrentGenerational => Some(BackToBack::start(&runtime, true)),
+            _ => None,
+        };
         let heap = Heap::new(runtime.attach_mutator()?, options.gc);
         let roots = Roots::new(heap.mutator())?;
         let stack = Stack::new(heap.mutator())?;

@@ -3,7 +3,7 @@
 //!
 //! | barrier | mutator's side | collector's side | collector |
 //! |---|---|---|---|
-//! | store: remembered set | [`StoreBarrier`] | [`RememberedSet`] (slots, [`old_pages`]) | stop-the-world, with generations |
+//! | store: remembered set | [`StoreBarrier`] | [`RememberedSet`] (slots, [`OldPages`](crate::gc::core::meta::OldPages)) | stop-the-world, with generations |
 //! | store: snapshot at the beginning | [`ConcurrentBarrier::before_overwrite`], [`ConcurrentBarrier::keep_alive`] | [`ConcurrentBarriers`] ([`satb`] logs, new pages) | concurrent |
 //! | load: forward and heal | [`ConcurrentBarrier::may_be_relocating`], [`ConcurrentBarrier::load_slow`] | [`ConcurrentBarriers`] (installed set, [`relocation_index`]) | concurrent (moving) |
 //!
@@ -15,7 +15,6 @@
 //! `before_overwrite`, `keep_alive`, `resolve`), each one call into here.
 
 mod concurrent_barriers;
-pub(crate) mod old_pages;
 pub(crate) mod relocation_index;
 mod remembered_set;
 pub(crate) mod satb;

@@ -8,7 +8,7 @@
 //! ([`OldPages`]). The stop-the-world collector takes the slots at each
 //! collection and rebuilds the table after it.
 
-use super::old_pages::OldPages;
+use crate::gc::core::meta::OldPages;
 use hotmem_page::{Age, PageRef};
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -51,8 +51,9 @@ impl SlotBuffer {
 /// The collector's side of the store barrier: which pages are old, and
 /// the slots each mutator's barrier remembered since the last collection.
 pub(crate) struct RememberedSet {
-    /// Which pages are old, by address (the barrier's test).
-    pub(crate) old: OldPages,
+    /// Which pages are old, by address (the barrier's test; the concurrent
+    /// relocation marks the pages it copies into).
+    pub(crate) old: Arc<OldPages>,
     /// Every mutator's barrier buffer (a detached mutator's stays until the
     /// next collection takes its slots).
     buffers: Mutex<Vec<Arc<Mutex<SlotBuffer>>>>,
@@ -66,7 +67,7 @@ impl RememberedSet {
     /// is `unit` bytes, with no old page and no slot.
     pub(crate) fn new(base: usize, len: usize, unit: usize, medium_object_max: usize) -> Self {
         RememberedSet {
-            old: OldPages::new(base, len, unit),
+            old: Arc::new(OldPages::new(base, len, unit)),
             buffers: Mutex::new(Vec::new()),
             medium_object_max,
         }
@@ -99,9 +100,22 @@ impl RememberedSet {
         all
     }
 
-    /// After a successful collection: every page is old now.
+    /// After a successful collection: every page is old now. (A
+    /// concurrent cycle does it in Pause Mark Start: see
+    /// [`RememberedSet::freed`].)
     pub(crate) fn all_old(&self, pages: &[PageRef]) {
         self.old.rebuild(pages);
+    }
+
+    /// `pages` are about to be freed: they are no longer old, so that a
+    /// mutator that allocates in one of them later (before the next
+    /// rebuild) gets a young page. A concurrent cycle frees pages while the
+    /// mutators run: a freed page left old would hold objects born old,
+    /// whose initializing stores the barrier never sees.
+    pub(crate) fn freed(&self, pages: &[PageRef]) {
+        for p in pages {
+            self.old.clear(p.range().start().get(), p.size());
+        }
     }
 
     /// A mutator allocated `size` bytes of `age` at `addr`: an object of an

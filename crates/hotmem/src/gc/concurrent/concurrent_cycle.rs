@@ -8,7 +8,7 @@ use super::concurrent_relocate;
 use super::stalls::ConcurrentState;
 use crate::GcError;
 use crate::error::BadReference;
-use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers};
+use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, RememberedSet};
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::driver::DriverContext;
 use crate::gc::core::generations::CollectionKind;
@@ -19,6 +19,7 @@ use crate::gc::core::meta::{ForwardingTables, HeapMap, NewPages};
 use crate::gc::core::pause::Pause;
 use crate::gc::core::phases::{GcPhase, PhaseMode, PhaseTimes};
 use crate::gc::core::relocation_set::{RelocationSet, heal};
+use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::{ConcurrentTables, RootTableVisit};
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
 use crate::gc::core::workers::GcWorkers;
@@ -92,6 +93,11 @@ impl MarkPolicy for ConcurrentMarking<'_> {
 /// collector's shared state, the phases' times.
 pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) binding: &'a B,
+    /// Young (only the pages found young at mark start are marked and
+    /// freed; nothing moves) or full.
+    pub(super) kind: CollectionKind,
+    /// With generations: the store barrier's remembered set.
+    pub(super) remembered: Option<&'a RememberedSet>,
     pub(super) heap: &'a GcHeap,
     pub(super) cx: &'a DriverContext<'s>,
     pub(super) barriers: &'a ConcurrentBarriers,
@@ -116,6 +122,9 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
 /// the root tables visited after the pauses.
 struct Marked<'a, B: Binding> {
     collection: Collection<'a, B>,
+    /// With generations: the store barrier's remembered set (its table of
+    /// old pages forgets the pages freed).
+    remembered: Option<&'a RememberedSet>,
     rooted: Vec<ObjectReference>,
     tables: Option<ConcurrentTables>,
 }
@@ -134,6 +143,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let stalls_before = self.state.stalls();
         let _idle = BackToIdle(self.barriers);
         let mut marked = self.mark(workers, cause)?;
+        // A young cycle promotes what survives where it is.
+        let moves = self.moves && marked.collection.kind == CollectionKind::Full;
         // While mutators wait for memory, what the pause frees matters more
         // than its length: no budget then.
         let budget = if self.state.stalls() > stalls_before {
@@ -141,7 +152,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         } else {
             ROOT_COPY_BUDGET
         };
-        let set = self.select(&mut marked, budget)?;
+        let set = self.select(&mut marked, moves, budget)?;
         let forwarded = match set {
             Some(set) => {
                 let tables = marked.tables.take();
@@ -154,6 +165,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         stats.time_to_safepoint_ns = stats.time_to_safepoint_ns.max(self.ttsp.as_nanos() as u64);
         let p = &mut self.phases;
         p.set_times(&self.times);
+        p.generation = self.remembered.map(|_| stats.kind);
         p.cycle_ns = started.elapsed().as_nanos() as u64;
         stats.concurrent = Some(self.phases);
         forwarded.map(|()| stats)
@@ -187,11 +199,11 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let request = CollectionRequest {
             number: self.number,
             cause,
-            kind: CollectionKind::Full,
+            kind: self.kind,
             time_to_safepoint: pause.time_to_safepoint(),
         };
         let count = workers.count().max(1);
-        let collection = Collection::start(self.binding, heap, request, count, |_| false);
+        let (mut collection, remembered) = self.start(request, count)?;
         // SAFETY: in Pause Mark Start: the mutators are stopped and the GC
         // workers idle, so nobody allocates with the GC allocator.
         unsafe { collection.retire_target_pages() };
@@ -199,7 +211,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             new_pages: &barriers.new_pages,
             remap: previous.as_deref(),
         };
-        let marker = Marker::new(self.binding, &collection.map, count, false, policy);
+        let young_only = collection.young_only();
+        let marker = Marker::new(self.binding, &collection.map, count, young_only, policy);
         let mut rooted = Vec::new();
         collection.mark_roots(&marker, &[], self.tables, |r| rooted.push(r))?;
         let mut tables = match self.tables {
@@ -212,7 +225,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         self.end_pause(GcPhase::PauseMarkStart, pause);
-        self.mark_concurrently(&marker, workers, tables.as_mut())?;
+        self.mark_concurrently(&marker, workers, &remembered, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
@@ -222,10 +235,15 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let refs = collection.process_weak_refs(&marker, workers)?;
         barriers.set_phase(BarrierPhase::Idle);
         barriers.new_pages.stop();
-        let retired = barriers.uninstall();
+        // A young cycle visited only the young objects' slots and the
+        // remembered ones: old objects may still hold stale references,
+        // which the next full cycle's marking heals.
+        let retired = match young_only {
+            true => None,
+            false => barriers.uninstall(),
+        };
         let marked = marker.marked();
         drop(marker);
-        let mut collection = collection;
         collection.stats.objects_marked = marked;
         collection.stats.live_objects = marked;
         collection.stats.refs = refs;
@@ -233,9 +251,46 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         drop((retired, previous));
         Ok(Marked {
             collection,
+            remembered: self.remembered,
             rooted,
             tables,
         })
+    }
+
+    /// Pause Mark Start's first step, with the mutators' allocation
+    /// retired: maps the heap and, with generations, takes the slots the
+    /// store barrier remembered since the last cycle's mark start (the
+    /// young cycle's roots besides the others, rebuilt here, at the
+    /// safepoint [`Binding::slot_at`] asks for; a full cycle marks through
+    /// them anyway) and makes every page old for the barrier: from here on
+    /// a store into an object of the heap as it is now of a reference to
+    /// an object allocated later is remembered, for the next cycle. The
+    /// pages allocated during the cycle stay young.
+    fn start(
+        &self,
+        request: CollectionRequest,
+        count: usize,
+    ) -> Result<(Collection<'a, B>, Vec<B::Slot>), GcError> {
+        let (binding, heap) = (self.binding, self.heap);
+        let Some(remembered) = self.remembered else {
+            let c = Collection::start(binding, heap, request, count, |_| false);
+            return Ok((c, Vec::new()));
+        };
+        let addresses = remembered.take_remembered();
+        let old = &remembered.old;
+        let mut c = Collection::start(binding, heap, request, count, |start| old.is_old(start));
+        let slots = match c.kind {
+            CollectionKind::Young => {
+                rebuild_slots(binding, &c.map, &addresses)?.unwrap_or_else(|| {
+                    // The binding cannot rebuild its slots: mark everything.
+                    c.become_full();
+                    Vec::new()
+                })
+            }
+            CollectionKind::Full => Vec::new(),
+        };
+        remembered.all_old(&heap.pages.pages());
+        Ok((c, slots))
     }
 
     /// Concurrent Mark: the root tables' entries are marked (`tables`,
@@ -249,9 +304,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         &mut self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
+        remembered: &[B::Slot],
         tables: Option<&mut ConcurrentTables>,
     ) -> Result<(), GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
+        // The remembered slots' values now: a value overwritten since mark
+        // start was logged by the snapshot barrier.
+        for slot in remembered {
+            if let Some(r) = slot.load() {
+                marker.mark_root(r, Some(slot.address()))?;
+            }
+        }
         if let Some(t) = tables {
             t.mark(marker)?;
             self.phases.root_table_entries = t.entries;
@@ -277,10 +340,14 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     fn select(
         &mut self,
         marked: &mut Marked<'a, B>,
+        moves: bool,
         budget: usize,
     ) -> Result<Option<RelocationSet>, GcError> {
         let running = self.times.start(GcPhase::ConcurrentSelectRelocationSet);
-        let (set, kept) = marked.select(self.moves, budget)?;
+        let (mut set, kept) = marked.select(moves, budget)?;
+        if let (Some(set), Some(r)) = (&mut set, self.remembered) {
+            set.mark_copies_old(r.old.clone());
+        }
         self.times.stop(running);
         self.phases.pages_kept_for_roots = kept;
         self.state.memory_freed();
@@ -388,6 +455,9 @@ impl<B: Binding> Marked<'_, B> {
         }
         let c = &mut self.collection;
         c.select_relocation_set();
+        if let Some(r) = self.remembered {
+            r.freed(&c.empty);
+        }
         // SAFETY: after Pause Mark End, marking is complete: the snapshot
         // at mark start, every object allocated since lying in pages the
         // map does not hold, and every mutator's log traced with the
@@ -452,6 +522,10 @@ impl<B: Binding> Marked<'_, B> {
         let c = &mut self.collection;
         let mut live_bytes = 0u64;
         for p in &c.map.pages {
+            // A young cycle marked only young pages.
+            if c.kind == CollectionKind::Young && !p.young {
+                continue;
+            }
             let bytes = p.live.live_bytes();
             live_bytes += bytes as u64;
             if p.live.live_objects() == 0 {
@@ -459,6 +533,9 @@ impl<B: Binding> Marked<'_, B> {
             }
         }
         c.stats.live_bytes = live_bytes;
+        if let Some(r) = self.remembered {
+            r.freed(&c.empty);
+        }
         // SAFETY: as in `Marked::select`: marking is complete (after Pause
         // Mark End) and both allocators were retired at Pause Mark Start.
         unsafe { c.free_empty_pages() };

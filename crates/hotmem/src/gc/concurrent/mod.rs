@@ -50,10 +50,11 @@ mod stalls;
 pub(crate) use stalls::ConcurrentState;
 
 use crate::GcError;
-use crate::gc::barriers::ConcurrentBarriers;
+use crate::gc::barriers::{ConcurrentBarriers, RememberedSet};
 use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
 use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::driver::{DriverContext, GcRequest};
+use crate::gc::core::generational_policy::GenerationalPolicy;
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::phases::PhaseTimes;
@@ -66,12 +67,14 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What the concurrent collector in `mode` asks and does.
-pub(crate) fn constraints(mode: CollectorMode) -> Constraints {
+/// What the concurrent collector in `mode` asks and does, with
+/// `generations` (young and old cycles feed on the generational store
+/// barrier's remembered set).
+pub(crate) fn constraints(mode: CollectorMode, generations: Generations) -> Constraints {
     let moving = mode == CollectorMode::Concurrent;
     Constraints {
         barriers: NeededBarriers {
-            remembered_set: false,
+            remembered_set: generations == Generations::YoungAndOld,
             snapshot: true,
             load: moving,
         },
@@ -80,26 +83,15 @@ pub(crate) fn constraints(mode: CollectorMode) -> Constraints {
         } else {
             Moves::Never
         },
-        generational: false,
+        generational: true,
         concurrent: true,
     }
 }
 
-/// Why the concurrent collector in `mode` cannot run with `generations`
-/// and a binding whose slots compare-and-swap atomically or not
-/// (`heals_atomically`).
-pub(crate) fn check(
-    mode: CollectorMode,
-    generations: Generations,
-    heals_atomically: bool,
-) -> Result<(), String> {
-    let c = constraints(mode);
-    if !c.generational && generations != Generations::Single {
-        return Err(
-            "the concurrent collector runs single-generation cycles: use Generations::Single"
-                .into(),
-        );
-    }
+/// Why the concurrent collector in `mode` cannot run with a binding whose
+/// slots compare-and-swap atomically or not (`heals_atomically`).
+pub(crate) fn check(mode: CollectorMode, heals_atomically: bool) -> Result<(), String> {
+    let c = constraints(mode, Generations::Single);
     if c.moves == Moves::WhileMutatorsRun && !heals_atomically {
         return Err(
             "the concurrent collector moves objects and heals slots with a compare-and-swap: \
@@ -111,6 +103,13 @@ pub(crate) fn check(
     Ok(())
 }
 
+/// Young and old cycles: the store barrier's remembered set, and the
+/// choice between young and full cycles.
+struct Generational {
+    remembered: Arc<RememberedSet>,
+    policy: GenerationalPolicy,
+}
+
 /// The concurrent collector for binding `B`.
 pub(crate) struct ConcurrentCollector<B: Binding> {
     binding: Arc<B>,
@@ -118,18 +117,22 @@ pub(crate) struct ConcurrentCollector<B: Binding> {
     tables: RootTableVisit,
     barriers: Arc<ConcurrentBarriers>,
     state: Arc<ConcurrentState>,
+    /// With generations: the remembered set and the young-or-full policy.
+    generations: Option<Generational>,
 }
 
 impl<B: Binding> ConcurrentCollector<B> {
     /// The collector in `mode` (moving or not), visiting the root tables
     /// where `tables` says, with the barriers its mutators run and the
-    /// state its waiting mutators read.
+    /// state its waiting mutators read; generational when given the store
+    /// barrier's `remembered` set.
     pub(crate) fn new(
         binding: Arc<B>,
         mode: CollectorMode,
         tables: RootTableVisit,
         barriers: Arc<ConcurrentBarriers>,
         state: Arc<ConcurrentState>,
+        remembered: Option<Arc<RememberedSet>>,
     ) -> Self {
         ConcurrentCollector {
             binding,
@@ -137,13 +140,18 @@ impl<B: Binding> ConcurrentCollector<B> {
             tables,
             barriers,
             state,
+            generations: remembered.map(|remembered| Generational {
+                remembered,
+                policy: GenerationalPolicy::default(),
+            }),
         }
     }
 
     /// Whether cycles move objects: in the moving mode, with a binding
     /// whose slots heal atomically.
     fn moves(&self) -> bool {
-        constraints(self.mode).moves == Moves::WhileMutatorsRun && B::Slot::COMPARE_EXCHANGE
+        constraints(self.mode, Generations::Single).moves == Moves::WhileMutatorsRun
+            && B::Slot::COMPARE_EXCHANGE
     }
 }
 
@@ -161,8 +169,15 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         let mut workers = heap.workers.lock();
         let number = heap.next_collection_number();
         let allocated_before = heap.pages.counters().page_bytes_allocated;
+        let kind = self
+            .generations
+            .as_ref()
+            .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
+        let stalls_before = self.state.stalls();
         let cycle = ConcurrentCycle {
             binding: &*self.binding,
+            kind,
+            remembered: self.generations.as_ref().map(|g| &*g.remembered),
             heap,
             cx,
             barriers: &self.barriers,
@@ -179,9 +194,14 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             .check()
             .and_then(|()| cycle.run(&mut workers, request.cause));
         match &result {
-            Err(e) => cx
-                .log
-                .collection_failed(CollectionKind::Full, request.cause, e),
+            Err(e) => {
+                // The remembered slots were taken: only full cycles until
+                // one succeeds.
+                if let Some(g) = &self.generations {
+                    g.policy.failed();
+                }
+                cx.log.collection_failed(kind, request.cause, e)
+            }
             Ok(stats) => {
                 let allocated = heap.pages.counters().page_bytes_allocated - allocated_before;
                 heap.sizing.concurrent_cycle(allocated);
@@ -191,12 +211,21 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                 let next = heap.sizing.collected_at(
                     stats.kind,
                     stats.used_after,
-                    false,
+                    self.generations.is_some(),
                     cost,
                     heap.mutator_alloc.source().take_allocated(),
                     Instant::now(),
                 );
                 heap.mutator_alloc.source().set(next.budget);
+                if let Some(g) = &self.generations {
+                    g.policy
+                        .collected(stats.kind, heap.pages.used_bytes(), next.full_at);
+                    // A young cycle while allocations stalled did not make
+                    // room in time: the next one is full.
+                    if stats.kind == CollectionKind::Young && self.state.stalls() > stalls_before {
+                        g.policy.ask_full();
+                    }
+                }
                 heap.record(cx, stats, None);
             }
         }
@@ -205,6 +234,12 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         // room).
         self.state.memory_freed();
         result.map(Some)
+    }
+
+    fn room_not_made(&self) {
+        if let Some(g) = &self.generations {
+            g.policy.ask_full();
+        }
     }
 
     fn binding(&self) -> &(dyn Any + Send + Sync) {

@@ -30,6 +30,7 @@ pub(crate) mod collector;
 pub(crate) mod collector_mode;
 pub(crate) mod driver;
 pub(crate) mod free;
+pub(crate) mod generational_policy;
 pub(crate) mod generations;
 pub(crate) mod heap;
 pub(crate) mod in_collection;

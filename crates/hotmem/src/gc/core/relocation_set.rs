@@ -16,10 +16,11 @@
 //! reference and a new object's address would be the same number.
 
 use super::heap::GcAllocator;
-use super::meta::{ForwardingTables, GranuleTable, HeapMap};
+use super::meta::{ForwardingTables, GranuleTable, HeapMap, OldPages};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Gives `slot`, which was seen holding `stale` (a reference into a
@@ -54,6 +55,11 @@ pub(crate) struct RelocationSet {
     by_mutators: Counts,
     in_pause: Counts,
     for_root_tables: Counts,
+    /// With generations: the table of old pages, where every copy is
+    /// marked old before it is published (a mutator may store a young
+    /// reference into the copy at once; the store barrier must see an old
+    /// object).
+    old_pages: Option<Arc<OldPages>>,
 }
 
 /// Objects and bytes copied.
@@ -127,7 +133,14 @@ impl RelocationSet {
             by_mutators: Counts::default(),
             in_pause: Counts::default(),
             for_root_tables: Counts::default(),
+            old_pages: None,
         }
+    }
+
+    /// Marks every copy old in `old` (with generations: the copies are
+    /// old objects). Before the set is installed.
+    pub(crate) fn mark_copies_old(&mut self, old: Arc<OldPages>) {
+        self.old_pages = Some(old);
     }
 
     /// Takes out of the set the page of each object of `pinned` that lies
@@ -255,6 +268,9 @@ impl RelocationSet {
             .and_then(|layout| alloc.alloc_object(layout, Age::OLD, p.page.node()).ok());
         let target = match copy {
             Some(to) => {
+                if let Some(old) = &self.old_pages {
+                    old.mark(to.get(), size);
+                }
                 // SAFETY: `from..from+size` is a marked object in the used
                 // part of a page that stays allocated while this set lives
                 // (marking checked its size against the page's top); nobody

@@ -118,6 +118,11 @@ pub struct CollectStats {
 /// The phases of a concurrent cycle, as ZGC's `gc,phases` names them.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ConcurrentPhases {
+    /// With [`Generations::YoungAndOld`](crate::Generations): a young
+    /// cycle or a full one (the log calls them minor and major, and
+    /// prefixes their phases `Y:` and `O:`, as generational ZGC does);
+    /// `None` in a single-generation runtime.
+    pub generation: Option<CollectionKind>,
     /// Pause Mark Start: the roots.
     pub mark_start_ns: u64,
     /// Concurrent Mark: tracing while the mutators run.

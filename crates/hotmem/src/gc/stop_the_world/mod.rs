@@ -8,9 +8,9 @@
 //! - [`stw_cycle`]: one collection as its phases;
 //! - [`relocate`]: copying the relocation set in the pause;
 //! - [`update`]: every reference to a moved object updated in the pause;
-//! - [`generational_policy`]: young or full.
+//! - the core's [`generational_policy`](crate::gc::core::generational_policy):
+//!   young or full.
 
-mod generational_policy;
 mod relocate;
 mod stw_cycle;
 mod update;
@@ -20,6 +20,7 @@ use crate::gc::barriers::RememberedSet;
 use crate::gc::core::collection::CollectionRequest;
 use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
 use crate::gc::core::driver::{DriverContext, GcRequest};
+use crate::gc::core::generational_policy::GenerationalPolicy;
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::in_collection;
@@ -28,7 +29,6 @@ use crate::gc::core::phases::GcPhase;
 use crate::gc::core::stats::CollectStats;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::Binding;
-use generational_policy::GenerationalPolicy;
 use hotmem_safepoint::SafeRegion;
 use std::any::Any;
 use std::sync::Arc;

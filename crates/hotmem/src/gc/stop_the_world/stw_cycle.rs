@@ -141,7 +141,7 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         // taken by every collection of a generational runtime (each one ends
         // with no young page left), used by a young one.
         let slots = remembered.map(|r| r.take_remembered()).unwrap_or_default();
-        let old = remembered.map(|r| &r.old);
+        let old = remembered.map(|r| &*r.old);
         let mut c = Collection::start(binding, heap, request, mark_workers, |start| {
             old.is_some_and(|t| t.is_old(start))
         });

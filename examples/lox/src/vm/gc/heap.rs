@@ -197,7 +197,12 @@ mod tests {
         assert_eq!(h.barriers, BarrierMode::StoreOnly);
         assert!(matches!(h.pacing, Pacing::Stress(_)));
         // The command line's mode does not decide: the runtime's does.
-        for gc in [GcMode::Normal, GcMode::Stress, GcMode::Concurrent] {
+        for gc in [
+            GcMode::Normal,
+            GcMode::Stress,
+            GcMode::Concurrent,
+            GcMode::ConcurrentGenerational,
+        ] {
             let h = heap(CollectorMode::Concurrent, gc);
             assert_eq!(h.barriers, BarrierMode::LoadAndStore);
             assert!(matches!(h.pacing, Pacing::Collector));

@@ -9,7 +9,7 @@
 //! | the heap map's pages | `u32` (page index + 1) | the largest that divides every page | [`HeapMap`](super::HeapMap) |
 //! | pages allocated since mark start | `AtomicU8` | a heap granule | [`NewPages`](super::NewPages) |
 //! | a relocation set's pages | `u32` (page index + 1) | the heap map's | `gc/core/relocation_set.rs` |
-//! | old pages (the store barrier's) | `AtomicU8` | the smallest page | `gc/barriers/old_pages.rs` |
+//! | old pages (the store barrier's) | `AtomicU8` | the smallest page | `gc/core/meta/old_pages.rs` |
 //! | the installed relocation set (the load barrier's) | `AtomicU32` | a heap granule | `gc/barriers/relocation_index.rs` |
 
 /// One `E` per granule of `1 << shift` bytes of `base..base+len`.

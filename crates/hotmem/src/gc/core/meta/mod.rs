@@ -3,7 +3,9 @@
 //! page it evacuates a forwarding table, all in zeroed words mapped for the
 //! collection through the runtime's memory (NMT tag GC) and unmapped after;
 //! and, for the life of the runtime, the record of the pages allocated
-//! since a concurrent mark start. Every table indexed by address is a
+//! since a concurrent mark start and the table of old pages (the
+//! generational store barrier's, which the concurrent relocation also
+//! fills). Every table indexed by address is a
 //! [`GranuleTable`].
 
 mod forwarding;
@@ -11,6 +13,7 @@ mod granule_table;
 mod heap_map;
 mod live_map;
 mod new_pages;
+mod old_pages;
 mod side_table;
 
 pub(crate) use forwarding::{Forwarding, ForwardingTables};
@@ -18,5 +21,6 @@ pub(crate) use granule_table::{GranuleTable, GranuleView};
 pub(crate) use heap_map::HeapMap;
 pub(crate) use live_map::Overlap;
 pub(crate) use new_pages::NewPages;
+pub(crate) use old_pages::OldPages;
 #[cfg(all(test, hotmem_loom))]
 pub(crate) use side_table::SideTable;

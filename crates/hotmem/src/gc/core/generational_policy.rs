@@ -1,5 +1,7 @@
-//! Young or full: which kind the stop-the-world collector's next
-//! collection is, with [`Generations::YoungAndOld`](crate::Generations).
+//! Young or full: which kind a generational collector's next collection
+//! is, with [`Generations::YoungAndOld`](crate::Generations) (the
+//! stop-the-world collector's collections and the concurrent collector's
+//! cycles alike).
 //!
 //! Most collections are young: they mark from the roots and from the
 //! slots the store barrier remembered, trace only through young pages
@@ -11,12 +13,17 @@
 //! [`sizing`](crate::gc::core::sizing)), and after a young collection that
 //! did not make room.
 //!
-//! The invariant both kinds end with: no young page is left. A young page
-//! with live objects is either evacuated (its objects copied to old pages)
-//! or promoted where it is. So after every collection the remembered set is
-//! empty, and between collections an old object can refer to a young one
-//! only through a store made since, which the store barrier records (see
-//! [`RememberedSet`](crate::gc::barriers::RememberedSet)).
+//! The invariant both kinds end with: no young page is left of those the
+//! collection found at its start. A young page with live objects is either
+//! evacuated (its objects copied to old pages) or promoted where it is. So
+//! after a stop-the-world collection the remembered set is empty, and
+//! between collections an old object can refer to a young one only through
+//! a store made since, which the store barrier records (see
+//! [`RememberedSet`](crate::gc::barriers::RememberedSet)). A concurrent
+//! cycle promotes the pages it found at once, in Pause Mark Start, for the
+//! store barrier: what the mutators store into them during the cycle is
+//! remembered for the next one; the pages they allocate meanwhile stay
+//! young.
 
 use crate::gc::core::generations::CollectionKind;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,6 @@
 //! [`OldPages`]: which pages are old, by address, for the store barrier.
 
-use crate::gc::core::meta::GranuleTable;
+use super::GranuleTable;
 use hotmem_page::PageRef;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -43,6 +43,14 @@ impl OldPages {
     pub(crate) fn mark(&self, start: usize, len: usize) {
         for unit in self.old.entries_of(start, len) {
             unit.store(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Marks the units that `start..start+len` touches as young again (a
+    /// page about to be freed).
+    pub(crate) fn clear(&self, start: usize, len: usize) {
+        for unit in self.old.entries_of(start, len) {
+            unit.store(0, Ordering::Relaxed);
         }
     }
 
