@@ -22,7 +22,7 @@
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
-//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime|concurrent] \
+//!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime|concurrent|concurrent-young] \
 //!     [--runs 1] [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
 //!     [--live-depth D] [--report DIR]
 //! ```
@@ -46,7 +46,7 @@ use trees::{ArenaTrees, BoxTrees, Trees};
 use trees_runtime::{RuntimeFigures, RuntimeTrees};
 
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
-                     [--variant all|box|arena|runtime|concurrent|LIST] [--runs N] \
+                     [--variant all|box|arena|runtime|concurrent|concurrent-young|LIST] [--runs N] \
                      [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
                      [--live-depth D] [--report DIR]";
 
@@ -59,14 +59,17 @@ enum Variant {
     Runtime,
     /// The runtime with its concurrent collector (single-generation).
     Concurrent,
+    /// The runtime with its concurrent collector's young and old cycles.
+    ConcurrentGenerational,
 }
 
 impl Variant {
-    const ALL: [Variant; 4] = [
+    const ALL: [Variant; 5] = [
         Variant::Box,
         Variant::Arena,
         Variant::Runtime,
         Variant::Concurrent,
+        Variant::ConcurrentGenerational,
     ];
 
     fn name(self) -> &'static str {
@@ -75,6 +78,7 @@ impl Variant {
             Variant::Arena => "arena",
             Variant::Runtime => "runtime",
             Variant::Concurrent => "concurrent",
+            Variant::ConcurrentGenerational => "concurrent-young",
         }
     }
 
@@ -89,7 +93,8 @@ impl Variant {
                     .into_iter()
                     .find(|v| v.name() == name)
                     .ok_or(format!(
-                        "--variant {name}: expected all, box, arena, runtime or concurrent"
+                        "--variant {name}: expected all, box, arena, runtime, concurrent \
+                         or concurrent-young"
                     ))
             })
             .collect()
@@ -97,7 +102,10 @@ impl Variant {
 
     /// Whether the variant runs on the hotmem runtime.
     fn on_runtime(self) -> bool {
-        matches!(self, Variant::Runtime | Variant::Concurrent)
+        matches!(
+            self,
+            Variant::Runtime | Variant::Concurrent | Variant::ConcurrentGenerational
+        )
     }
 }
 
@@ -278,11 +286,15 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
             let (w, l, c) = timed(&ArenaTrees, o);
             (w, l, c, Value::Null)
         }
-        Variant::Runtime | Variant::Concurrent => {
+        Variant::Runtime | Variant::Concurrent | Variant::ConcurrentGenerational => {
             let (collector, generations) = match variant {
                 Variant::Concurrent => (
                     hotmem::CollectorMode::Concurrent,
                     hotmem::Generations::Single,
+                ),
+                Variant::ConcurrentGenerational => (
+                    hotmem::CollectorMode::Concurrent,
+                    hotmem::Generations::YoungAndOld,
                 ),
                 _ => (hotmem::CollectorMode::StopTheWorld, o.generations),
             };
@@ -526,6 +538,15 @@ fn run(o: &Options) -> Result<(), String> {
         println!();
         println!(
             "concurrent/runtime {:.2}  (wall time of the concurrent collector against the stop-the-world one, medians)",
+            conc as f64 / stw as f64
+        );
+    }
+    if let (Some(stw), Some(conc)) = (
+        wall_of(Variant::Runtime),
+        wall_of(Variant::ConcurrentGenerational),
+    ) {
+        println!(
+            "concurrent-young/runtime {:.2}  (young and old concurrent cycles against the stop-the-world collector, medians; goal <= 1.05)",
             conc as f64 / stw as f64
         );
     }

@@ -5,7 +5,8 @@
 //! Modelled: the words of the collection's side tables (live maps and
 //! forwarding tables, where workers and mutators race to mark and to
 //! relocate), the spin of a thread waiting for another's forwarding entry,
-//! the mutators' SATB logs, the handle tables (a clone racing a
+//! the table of old pages (a copy marked old before it is published), the
+//! mutators' SATB logs, the handle tables (a clone racing a
 //! collection's update) and the pause gate (a weak upgrade racing a
 //! pause). The rest of the runtime's locks are
 //! parking_lot's and its counters std's: they take part in no protocol a
@@ -13,5 +14,6 @@
 
 pub(crate) use hotmem_sync::hint::spin_loop;
 pub(crate) use hotmem_sync::{
-    Arc, AtomicU32, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock, RwLockWriteGuard,
+    Arc, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering, RwLock,
+    RwLockWriteGuard,
 };

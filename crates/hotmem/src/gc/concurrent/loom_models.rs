@@ -8,14 +8,17 @@
 //!   the store is never lost;
 //! - a mutator's store barrier racing the marking of the slot it
 //!   overwrites, then mark termination (the mutators stopped, their logs
-//!   drained): the object reachable at mark start is marked.
+//!   drained): the object reachable at mark start is marked;
+//! - with generations, a copy's publication racing a mutator that finds it
+//!   and stores a young reference into it: the store barrier sees an old
+//!   object, and remembers the slot.
 //!
 //! Run: `RUSTFLAGS="--cfg hotmem_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom
 //! cargo test --release -p hotmem --lib -- loom` (what `cargo xtask loom` does).
 
 use crate::gc::barriers::{BarrierPhase, ConcurrentBarrier, ConcurrentBarriers};
-use crate::gc::core::meta::{Forwarding, SideTable};
-use crate::gc::core::relocation_set::heal;
+use crate::gc::core::meta::{Forwarding, OldPages, SideTable};
+use crate::gc::core::relocation_set::{heal, publish_copy};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::{Address, Memory};
 use loom::sync::Arc;
@@ -219,5 +222,32 @@ fn loom_the_snapshot_survives_a_store_racing_the_trace() {
             marked.contains(&A),
             "A was reachable at mark start: {marked:x?}"
         );
+    });
+}
+
+#[test]
+fn loom_a_published_copy_is_old_for_the_store_barrier() {
+    // With generations the relocation marks its copies old: a mutator that
+    // finds a copy in the forwarding table (its load barrier) and stores a
+    // reference to a young object into it must see an old page (else the
+    // slot is not remembered and the next young cycle frees that object).
+    // The copy lies in a page the table still has young.
+    const UNIT: usize = 1 << 21;
+    const BASE: usize = 0x4000_0000;
+    const COPY: usize = BASE + 2 * UNIT + 64;
+    loom::model(|| {
+        let old = Arc::new(OldPages::new(BASE, 4 * UNIT, UNIT));
+        let mut table = SideTable::new(&Memory::new(), Forwarding::words_for(2));
+        let forwarding = Arc::new(Forwarding::new(&mut table, 2));
+        let relocator = {
+            let (f, old) = (forwarding.clone(), old.clone());
+            loom::thread::spawn(move || publish_copy(&f, 1, Address::new(COPY), 32, Some(&old)))
+        };
+        if let Some(copy) = forwarding.lookup(1) {
+            assert_eq!(copy.get(), COPY);
+            assert!(old.is_old(copy.get() + 8), "the store barrier's test");
+        }
+        assert_eq!(relocator.join().unwrap().get(), COPY);
+        drop(table);
     });
 }

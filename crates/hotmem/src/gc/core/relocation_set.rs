@@ -16,12 +16,32 @@
 //! reference and a new object's address would be the same number.
 
 use super::heap::GcAllocator;
-use super::meta::{ForwardingTables, GranuleTable, HeapMap, OldPages};
+use super::meta::{Forwarding, ForwardingTables, GranuleTable, HeapMap, OldPages};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
 use hotmem_page::{Age, NodeId, ObjectLayout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Publishes `target` (`size` bytes) as where the object at `word` of a
+/// page with forwarding table `f` is now, unless another thread's copy was
+/// published first: the copy that won. With generations (`old`), the copy
+/// is marked old first: a mutator that finds the entry may store a young
+/// reference into the copy at once, and its store barrier must see an old
+/// object (the insert publishes the mark with the entry).
+pub(crate) fn publish_copy(
+    f: &Forwarding,
+    word: usize,
+    target: Address,
+    size: usize,
+    old: Option<&OldPages>,
+) -> Address {
+    if let Some(old) = old {
+        old.mark(target.get(), size);
+    }
+    // The table has an entry for every live object of the page.
+    f.insert(word, target).unwrap_or(target)
+}
 
 /// Gives `slot`, which was seen holding `stale` (a reference into a
 /// relocation set), the object's address `to`, unless another thread
@@ -268,9 +288,6 @@ impl RelocationSet {
             .and_then(|layout| alloc.alloc_object(layout, Age::OLD, p.page.node()).ok());
         let target = match copy {
             Some(to) => {
-                if let Some(old) = &self.old_pages {
-                    old.mark(to.get(), size);
-                }
                 // SAFETY: `from..from+size` is a marked object in the used
                 // part of a page that stays allocated while this set lives
                 // (marking checked its size against the page's top); nobody
@@ -288,8 +305,7 @@ impl RelocationSet {
             }
             None => from,
         };
-        // The table has an entry for every live object of the page.
-        let won = f.insert(word, target).unwrap_or(target);
+        let won = publish_copy(f, word, target, size, self.old_pages.as_deref());
         let to = ObjectReference::from_address(won).expect("a heap address is not null");
         if won != target {
             if target != from {

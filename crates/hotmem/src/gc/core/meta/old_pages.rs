@@ -1,8 +1,8 @@
 //! [`OldPages`]: which pages are old, by address, for the store barrier.
 
 use super::GranuleTable;
+use crate::sync::{AtomicU8, Ordering};
 use hotmem_page::PageRef;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 /// One byte per page unit of the heap reservation: nonzero where an old
 /// page lies.
