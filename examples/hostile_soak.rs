@@ -4,7 +4,7 @@
 //! case does and what must hold: `hotmem_examples::hostile`.
 //!
 //! `cargo run --release -p hotmem-examples --example hostile -- --secs 600
-//! [--mode all|stw|generational|concurrent|nonmoving] [--threads M,O]`
+//! [--mode all|stw|generational|concurrent|nonmoving|concurrent-generational] [--threads M,O]`
 //! (`cargo xtask soak` runs it after the runtime soak).
 
 use hotmem_examples::hostile::{self, Callback, Case, Mode, PanicPlan};
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: hostile [--secs N] [--mode all|stw|generational|concurrent|nonmoving] [--threads MUTATORS,OUTSIDERS] [--seed N] [--case SEED:CALLBACK:NTH]";
+const USAGE: &str = "usage: hostile [--secs N] [--mode all|stw|generational|concurrent|nonmoving|concurrent-generational] [--threads MUTATORS,OUTSIDERS] [--seed N] [--case SEED:CALLBACK:NTH]";
 
 /// A case that has not ended after this long has hung.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -56,6 +56,7 @@ fn parse() -> Result<Args, String> {
                     "generational" => vec![Mode::Generational],
                     "concurrent" => vec![Mode::Concurrent],
                     "nonmoving" => vec![Mode::ConcurrentNonMoving],
+                    "concurrent-generational" => vec![Mode::ConcurrentGenerational],
                     other => return Err(format!("--mode {other}")),
                 }
             }

@@ -50,15 +50,18 @@ pub enum Mode {
     Concurrent,
     /// Concurrent marking, nothing moves.
     ConcurrentNonMoving,
+    /// Concurrent young and full cycles.
+    ConcurrentGenerational,
 }
 
 impl Mode {
     /// Every mode.
-    pub const ALL: [Mode; 4] = [
+    pub const ALL: [Mode; 5] = [
         Mode::StopTheWorld,
         Mode::Generational,
         Mode::Concurrent,
         Mode::ConcurrentNonMoving,
+        Mode::ConcurrentGenerational,
     ];
 }
 
@@ -112,6 +115,9 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
             .heap_sizing(hotmem::HeapSizing::Balanced(Default::default())),
         Mode::Concurrent => b.collector(CollectorMode::Concurrent),
         Mode::ConcurrentNonMoving => b.collector(CollectorMode::ConcurrentNonMoving),
+        Mode::ConcurrentGenerational => b
+            .collector(CollectorMode::Concurrent)
+            .generations(Generations::YoungAndOld),
     };
     b.build().map_err(|e| e.to_string())
 }
