@@ -36,6 +36,20 @@
 //! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
 //! not run and a page is reclaimed once empty.
 //!
+//! With [`Generations::YoungAndOld`] the collector also runs young cycles
+//! (the [`GenerationalPolicy`] chooses, as for the stop-the-world
+//! collector): Pause Mark Start takes the slots the generational store
+//! barrier remembered and makes every page old for that barrier (from then
+//! on a store into the heap as it is of a reference to an object allocated
+//! during the cycle is remembered for the next one); marking follows only
+//! young objects, from the roots and those slots; the young pages found
+//! empty are freed and the others promoted where they are. Young cycles
+//! move nothing: a young relocation set would leave stale references in
+//! old objects that no young marking visits, beside the last full cycle's
+//! set (kept until the next full marking heals every reachable slot); it
+//! needs a second set in the load barrier and the remembered slots healed
+//! after the relocation, and comes next. Full cycles are the cycle above.
+//!
 //! The cycle is [`concurrent_cycle`], relocation (steps 5 and 6)
 //! [`concurrent_relocate`], and the state the collector shares with the
 //! mutators that wait for it [`stalls`]; this file holds the collector and

@@ -40,14 +40,33 @@ pub enum CollectorMode {
     ///   ([`Slot::COMPARE_EXCHANGE`](crate::Slot::COMPARE_EXCHANGE)): the
     ///   runtime refuses to build otherwise.
     ///
-    /// Single-generation only for now ([`Generations::Single`](crate::Generations::Single)).
+    /// With [`Generations::YoungAndOld`](crate::Generations::YoungAndOld)
+    /// most cycles are young: they mark, concurrently too, only what was
+    /// allocated since the last cycle began, from the roots and the slots
+    /// the store barrier remembered, and promote what survives where it is
+    /// (young cycles move nothing yet); full cycles mark and relocate the
+    /// whole heap. The log calls them `Minor Collection` and `Major
+    /// Collection`.
+    ///
+    /// ```
+    /// use hotmem::objects::SimpleObjects;
+    /// use hotmem::{CollectionKind, CollectorMode, Generations, Runtime};
+    /// let rt = Runtime::builder()
+    ///     .collector(CollectorMode::Concurrent)
+    ///     .generations(Generations::YoungAndOld)
+    ///     .binding(SimpleObjects::new())
+    ///     .build()?;
+    /// assert_eq!(rt.collect_young()?.kind, CollectionKind::Young);
+    /// assert_eq!(rt.collect()?.kind, CollectionKind::Full);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Concurrent,
     /// Marking runs while the mutators run, as with
     /// [`CollectorMode::Concurrent`], but nothing moves: a page is
     /// reclaimed once marking finds it empty, and the heap may fragment.
     /// For an embedder whose loads do not all go through the load barrier
     /// (or whose slots cannot compare-and-swap); the store barriers are
-    /// still required.
+    /// still required. With generations, as `Concurrent`'s young cycles.
     ConcurrentNonMoving,
 }
 

@@ -34,7 +34,10 @@ pub enum Generations {
     /// go through [`Mutator::store_ref`](crate::Mutator::store_ref), and the
     /// binding must rebuild slots from their addresses
     /// ([`Binding::slot_at`](crate::Binding::slot_at)); a binding that
-    /// cannot gets full collections only.
+    /// cannot gets full collections only. With both collectors: the
+    /// stop-the-world one's young collections evacuate or promote in their
+    /// pause, the concurrent one's young cycles mark while the mutators run
+    /// (see [`CollectorMode::Concurrent`](crate::CollectorMode::Concurrent)).
     YoungAndOld,
 }
 
