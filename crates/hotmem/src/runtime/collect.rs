@@ -78,13 +78,7 @@ impl Runtime {
         let Some(barriers) = self.inner.barriers.concurrent.as_ref() else {
             return obj;
         };
-        let Some(set) = barriers.installed() else {
-            return obj;
-        };
-        match set.page_in_set(obj.get()) {
-            Some(pi) => set.forwarded(pi, obj).unwrap_or(obj),
-            None => obj,
-        }
+        barriers.installed().forwarded(obj).unwrap_or(obj)
     }
 
     /// Whether a concurrent cycle is marking now, between its two pauses

@@ -11,6 +11,7 @@
 
 use super::relocation_index::{RelocationIndex, RelocationView};
 use super::satb::{SatbBuffer, SatbQueues};
+use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcAllocator;
 use crate::gc::core::meta::NewPages;
 use crate::gc::core::relocation_set::{RelocationSet, Relocator, heal};
@@ -19,6 +20,44 @@ use crate::vm::{ObjectReference, Slot};
 use crate::weak::KeepAlive;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+/// Where the barrier keeps the set a `kind` cycle installed.
+fn set_slot(kind: CollectionKind) -> usize {
+    match kind {
+        CollectionKind::Full => 0,
+        CollectionKind::Young => 1,
+    }
+}
+
+/// The relocation sets installed in the load barrier: a full cycle's and a
+/// young cycle's, either absent.
+#[derive(Clone, Default)]
+pub(crate) struct Installed([Option<std::sync::Arc<RelocationSet>>; 2]);
+
+impl Installed {
+    /// The set a `kind` cycle installed, if any.
+    pub(crate) fn of(&self, kind: CollectionKind) -> Option<&RelocationSet> {
+        self.0[set_slot(kind)].as_deref()
+    }
+    /// The set holding the page `addr` lies in, and that page's index in
+    /// it.
+    #[inline]
+    pub(crate) fn page_of(&self, addr: usize) -> Option<(&RelocationSet, usize)> {
+        self.0
+            .iter()
+            .flatten()
+            .find_map(|set| set.page_in_set(addr).map(|pi| (&**set, pi)))
+    }
+
+    /// Where `r`'s object is: `r` if it lies in no installed set, its copy
+    /// if it does (`None` if it was never relocated).
+    pub(crate) fn forwarded(&self, r: ObjectReference) -> Option<ObjectReference> {
+        match self.page_of(r.get()) {
+            None => Some(r),
+            Some((set, pi)) => set.forwarded(pi, r),
+        }
+    }
+}
 
 /// What the mutators' barriers must do now.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -41,13 +80,17 @@ pub(crate) struct ConcurrentBarriers {
     /// Pages allocated since mark start (the mutators' page source records
     /// them).
     pub(crate) new_pages: std::sync::Arc<NewPages>,
-    /// The relocation set the load barrier forwards references into: the
-    /// last cycle's, from its Pause Relocate Start to the next cycle's
-    /// Pause Mark End; null otherwise. Changed only at safepoints.
-    relocation: AtomicPtr<RelocationSet>,
-    /// The owner of what `relocation` points to.
-    installed: parking_lot::Mutex<Option<std::sync::Arc<RelocationSet>>>,
-    /// The installed set's granules, for the barrier's test.
+    /// The relocation sets the load barrier forwards references into, a
+    /// full cycle's and a young one's ([`set_slot`]): each from its cycle's
+    /// Pause Relocate Start to the Pause Mark End of the next cycle that
+    /// heals every reference into it (any cycle for a young set, whose
+    /// references from old objects the young cycle healed itself; the next
+    /// full cycle for a full set, whose references from old objects only a
+    /// full marking visits); null otherwise. Changed only at safepoints.
+    relocation: [AtomicPtr<RelocationSet>; 2],
+    /// The owners of what `relocation` points to.
+    installed: parking_lot::Mutex<[Option<std::sync::Arc<RelocationSet>>; 2]>,
+    /// The installed sets' granules, for the barrier's test.
     pub(crate) index: RelocationIndex,
 }
 
@@ -59,37 +102,41 @@ impl ConcurrentBarriers {
             phase: AtomicU8::new(BarrierPhase::Idle as u8),
             satb: SatbQueues::default(),
             new_pages: std::sync::Arc::new(NewPages::new(base, len, unit)),
-            relocation: AtomicPtr::new(std::ptr::null_mut()),
-            installed: parking_lot::Mutex::new(None),
+            relocation: [
+                AtomicPtr::new(std::ptr::null_mut()),
+                AtomicPtr::new(std::ptr::null_mut()),
+            ],
+            installed: parking_lot::Mutex::new([None, None]),
             index: RelocationIndex::new(base, len),
         }
     }
 
     /// Makes `set` the one the load barrier forwards into (at a safepoint:
     /// the mutators see it when they run again).
-    pub(crate) fn install(&self, set: std::sync::Arc<RelocationSet>) {
+    pub(crate) fn install(&self, kind: CollectionKind, set: std::sync::Arc<RelocationSet>) {
         let mut installed = self.installed.lock();
-        self.relocation
+        self.relocation[set_slot(kind)]
             .store(std::sync::Arc::as_ptr(&set).cast_mut(), Ordering::Release);
         for (pi, start, size) in set.page_ranges() {
             self.index.set(start, size, Some(pi));
         }
-        *installed = Some(set);
+        installed[set_slot(kind)] = Some(set);
     }
 
-    /// Takes the installed set out of the barrier (at a safepoint, once
-    /// nothing reachable refers into it); the caller drops it after the
-    /// safepoint.
-    pub(crate) fn uninstall(&self) -> Option<std::sync::Arc<RelocationSet>> {
+    /// Takes the set a `kind` cycle installed out of the barrier (at a
+    /// safepoint, once nothing reachable refers into it); the caller drops
+    /// it after the safepoint.
+    pub(crate) fn uninstall(&self, kind: CollectionKind) -> Option<std::sync::Arc<RelocationSet>> {
         let mut installed = self.installed.lock();
-        self.relocation
-            .store(std::ptr::null_mut(), Ordering::Release);
-        installed.take()
+        self.relocation[set_slot(kind)].store(std::ptr::null_mut(), Ordering::Release);
+        installed[set_slot(kind)].take()
     }
 
-    /// The installed set, for the collector.
-    pub(crate) fn installed(&self) -> Option<std::sync::Arc<RelocationSet>> {
-        self.installed.lock().clone()
+    /// The installed sets, for the collector: the full cycle's and the
+    /// young one's. Their pages are disjoint (a young set's pages were
+    /// allocated after the full cycle that made the other began).
+    pub(crate) fn installed(&self) -> Installed {
+        Installed(self.installed.lock().clone())
     }
 
     /// The installed set, for the load barrier.
@@ -100,12 +147,15 @@ impl ConcurrentBarriers {
     /// uninstalled and dropped only at and after a safepoint, which such a
     /// thread cannot be inside of meanwhile.
     #[inline]
-    unsafe fn relocation_for_barrier(&self) -> Option<&RelocationSet> {
-        let p = self.relocation.load(Ordering::Acquire);
-        // SAFETY: non-null, `p` came from the `Arc` in `installed`, which
-        // is dropped only after a safepoint the caller has not reached (its
-        // promise).
-        unsafe { p.as_ref() }
+    unsafe fn relocation_for_barrier(&self, addr: usize) -> Option<(&RelocationSet, usize)> {
+        self.relocation.iter().find_map(|p| {
+            let p = p.load(Ordering::Acquire);
+            // SAFETY: non-null, `p` came from the `Arc` in `installed`,
+            // which is dropped only after a safepoint the caller has not
+            // reached (its promise).
+            let set = unsafe { p.as_ref() }?;
+            set.page_in_set(addr).map(|pi| (set, pi))
+        })
     }
 
     /// Whether mutators must log overwritten references.
@@ -187,10 +237,7 @@ impl ConcurrentBarrier {
     ) -> ObjectReference {
         // SAFETY: the caller's promise: a mutator's thread in managed
         // code, which drops the set before it returns.
-        let Some(set) = (unsafe { self.barriers().relocation_for_barrier() }) else {
-            return r;
-        };
-        let Some(pi) = set.page_in_set(r.get()) else {
+        let Some((set, pi)) = (unsafe { self.barriers().relocation_for_barrier(r.get()) }) else {
             return r;
         };
         let to = set.forward(pi, r, alloc, Relocator::Mutator).to;
@@ -208,12 +255,9 @@ impl ConcurrentBarrier {
         alloc: &GcAllocator,
     ) -> ObjectReference {
         // SAFETY: as in `load_slow` (the caller's promise).
-        let Some(set) = (unsafe { self.barriers().relocation_for_barrier() }) else {
-            return obj;
-        };
-        match set.page_in_set(obj.get()) {
+        match unsafe { self.barriers().relocation_for_barrier(obj.get()) } {
             None => obj,
-            Some(pi) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
+            Some((set, pi)) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
         }
     }
 

@@ -19,7 +19,9 @@ pub(crate) mod relocation_index;
 mod remembered_set;
 pub(crate) mod satb;
 
-pub(crate) use concurrent_barriers::{BarrierPhase, ConcurrentBarrier, ConcurrentBarriers};
+pub(crate) use concurrent_barriers::{
+    BarrierPhase, ConcurrentBarrier, ConcurrentBarriers, Installed,
+};
 pub(crate) use remembered_set::{RememberedSet, StoreBarrier};
 
 use crate::gc::core::collector::NeededBarriers;

@@ -57,6 +57,10 @@ pub(crate) struct RememberedSet {
     /// Every mutator's barrier buffer (a detached mutator's stays until the
     /// next collection takes its slots).
     buffers: Mutex<Vec<Arc<Mutex<SlotBuffer>>>>,
+    /// Slots the collector remembered for the next collection (a young
+    /// concurrent cycle that evacuated: its survivors' slots into young
+    /// pages).
+    collector: Mutex<Vec<usize>>,
     /// The largest medium object: a larger one lies in a large page, never
     /// young.
     medium_object_max: usize,
@@ -69,6 +73,7 @@ impl RememberedSet {
         RememberedSet {
             old: Arc::new(OldPages::new(base, len, unit)),
             buffers: Mutex::new(Vec::new()),
+            collector: Mutex::new(Vec::new()),
             medium_object_max,
         }
     }
@@ -90,7 +95,7 @@ impl RememberedSet {
     /// Takes every remembered slot (sorted, without duplicates) and forgets
     /// the buffers of detached mutators. At a safepoint.
     pub(crate) fn take_remembered(&self) -> Vec<usize> {
-        let mut all = Vec::new();
+        let mut all = std::mem::take(&mut *self.collector.lock());
         self.buffers.lock().retain(|buffer| {
             buffer.lock().drain_into(&mut all);
             Arc::strong_count(buffer) > 1
@@ -98,6 +103,12 @@ impl RememberedSet {
         all.sort_unstable();
         all.dedup();
         all
+    }
+
+    /// Remembers `slots` for the next collection, as the store barrier
+    /// would have (the collector's own slots: see `collector`).
+    pub(crate) fn remember_all(&self, mut slots: Vec<usize>) {
+        self.collector.lock().append(&mut slots);
     }
 
     /// After a successful collection: every page is old now. (A

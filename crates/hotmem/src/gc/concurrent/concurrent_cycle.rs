@@ -6,9 +6,10 @@
 
 use super::concurrent_relocate;
 use super::stalls::ConcurrentState;
+use super::young_promotion::{self, Survivors};
 use crate::GcError;
 use crate::error::BadReference;
-use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, RememberedSet};
+use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, RememberedSet};
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::driver::DriverContext;
 use crate::gc::core::generations::CollectionKind;
@@ -48,7 +49,7 @@ impl Drop for BackToIdle<'_> {
 /// per reference into a young page cost a whole heap's worth of vectors).
 struct ConcurrentMarking<'a> {
     new_pages: &'a NewPages,
-    remap: Option<&'a RelocationSet>,
+    remap: &'a Installed,
 }
 
 impl MarkPolicy for ConcurrentMarking<'_> {
@@ -56,13 +57,7 @@ impl MarkPolicy for ConcurrentMarking<'_> {
 
     #[inline]
     fn current(&self, r: ObjectReference) -> Result<ObjectReference, BadReference> {
-        let Some(set) = self.remap else {
-            return Ok(r);
-        };
-        match set.page_in_set(r.get()) {
-            None => Ok(r),
-            Some(pi) => set.forwarded(pi, r).ok_or(BadReference::NotRelocated),
-        }
+        self.remap.forwarded(r).ok_or(BadReference::NotRelocated)
     }
 
     /// Marking's side of lazy remapping: if `t`, just loaded from `slot`,
@@ -72,10 +67,7 @@ impl MarkPolicy for ConcurrentMarking<'_> {
     /// follows.
     #[inline]
     fn heal<S: Slot>(&self, slot: &S, t: ObjectReference) -> Result<ObjectReference, BadReference> {
-        let Some(set) = self.remap else {
-            return Ok(t);
-        };
-        let Some(pi) = set.page_in_set(t.get()) else {
+        let Some((set, pi)) = self.remap.page_of(t.get()) else {
             return Ok(t);
         };
         let to = set.forwarded(pi, t).ok_or(BadReference::NotRelocated)?;
@@ -125,6 +117,10 @@ struct Marked<'a, B: Binding> {
     /// With generations: the store barrier's remembered set (its table of
     /// old pages forgets the pages freed).
     remembered: Option<&'a RememberedSet>,
+    /// A young cycle that evacuates: the addresses of the slots it marked
+    /// from, remembered again at its end (their references into the pages
+    /// it evacuated are healed by the next cycle's marking).
+    snapshot: Vec<usize>,
     rooted: Vec<ObjectReference>,
     tables: Option<ConcurrentTables>,
 }
@@ -143,8 +139,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let stalls_before = self.state.stalls();
         let _idle = BackToIdle(self.barriers);
         let mut marked = self.mark(workers, cause)?;
-        // A young cycle promotes what survives where it is.
-        let moves = self.moves && marked.collection.kind == CollectionKind::Full;
+        let moves = self.moves;
+        let evacuates_young = self.evacuates_young(marked.collection.kind);
         // While mutators wait for memory, what the pause frees matters more
         // than its length: no budget then.
         let budget = if self.state.stalls() > stalls_before {
@@ -156,7 +152,13 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let forwarded = match set {
             Some(set) => {
                 let tables = marked.tables.take();
-                self.relocate(&mut marked.collection, workers, set, tables)
+                let snapshot = std::mem::take(&mut marked.snapshot);
+                self.relocate(&mut marked.collection, workers, set, tables, snapshot)
+            }
+            // Nothing worth moving: the young pages all stay, old from
+            // the pause on.
+            None if evacuates_young => {
+                self.promote_in_place(&marked.collection.map, &marked.snapshot)
             }
             None => Ok(()),
         };
@@ -169,6 +171,36 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         p.cycle_ns = started.elapsed().as_nanos() as u64;
         stats.concurrent = Some(self.phases);
         forwarded.map(|()| stats)
+    }
+
+    /// Whether a cycle of `kind` is a young cycle that evacuates young
+    /// pages (with generations, when the cycle moves objects). Such a
+    /// cycle keeps the young pages young for the store barrier until Pause
+    /// Relocate Start, then remembers the survivors' slots into young
+    /// pages ([`young_promotion`](super::young_promotion)); a young cycle
+    /// that does not move makes them old at Pause Mark Start.
+    fn evacuates_young(&self, kind: CollectionKind) -> bool {
+        self.remembered.is_some() && self.moves && kind == CollectionKind::Young
+    }
+
+    /// A young cycle that evacuates, with nothing worth evacuating: every
+    /// young page stays, old from a pause on (see
+    /// [`young_promotion`](super::young_promotion)), and the survivors'
+    /// slots into young pages are remembered.
+    fn promote_in_place(&mut self, map: &HeapMap, snapshot: &[usize]) -> Result<(), GcError> {
+        let remembered = self.remembered.expect("a generational cycle");
+        let pause = self.pause(GcPhase::PauseRelocateStart)?;
+        young_promotion::promote_in_place(map, None, remembered);
+        self.end_pause(GcPhase::PauseRelocateStart, pause);
+        let slots = young_promotion::remember_survivors(
+            self.binding,
+            map,
+            None,
+            Survivors::Young,
+            remembered,
+            snapshot.to_vec(),
+        );
+        self.heap.poison.on_error(slots)
     }
 
     /// Begins the pause of `phase` (a phase the list declares a pause).
@@ -203,13 +235,13 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             time_to_safepoint: pause.time_to_safepoint(),
         };
         let count = workers.count().max(1);
-        let (mut collection, remembered) = self.start(request, count)?;
+        let (mut collection, remembered, snapshot) = self.start(request, count)?;
         // SAFETY: in Pause Mark Start: the mutators are stopped and the GC
         // workers idle, so nobody allocates with the GC allocator.
         unsafe { collection.retire_target_pages() };
         let policy = ConcurrentMarking {
             new_pages: &barriers.new_pages,
-            remap: previous.as_deref(),
+            remap: &previous,
         };
         let young_only = collection.young_only();
         let marker = Marker::new(self.binding, &collection.map, count, young_only, policy);
@@ -236,11 +268,16 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         barriers.set_phase(BarrierPhase::Idle);
         barriers.new_pages.stop();
         // A young cycle visited only the young objects' slots and the
-        // remembered ones: old objects may still hold stale references,
-        // which the next full cycle's marking heals.
+        // remembered ones: old objects may still hold stale references into
+        // the last full cycle's set, which the next full marking heals.
+        // Into the last young cycle's set none is left: that cycle had its
+        // survivors' slots remembered, and they were healed just now.
         let retired = match young_only {
-            true => None,
-            false => barriers.uninstall(),
+            true => [None, barriers.uninstall(CollectionKind::Young)],
+            false => [
+                barriers.uninstall(CollectionKind::Full),
+                barriers.uninstall(CollectionKind::Young),
+            ],
         };
         let marked = marker.marked();
         drop(marker);
@@ -252,6 +289,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         Ok(Marked {
             collection,
             remembered: self.remembered,
+            snapshot,
             rooted,
             tables,
         })
@@ -262,21 +300,27 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// store barrier remembered since the last cycle's mark start (the
     /// young cycle's roots besides the others, rebuilt here, at the
     /// safepoint [`Binding::slot_at`] asks for; a full cycle marks through
-    /// them anyway) and makes every page old for the barrier: from here on
-    /// a store into an object of the heap as it is now of a reference to
-    /// an object allocated later is remembered, for the next cycle. The
-    /// pages allocated during the cycle stay young.
+    /// them anyway) and, unless the cycle is young and evacuates (see
+    /// [`ConcurrentCycle::evacuates_young`]), makes every page old for the
+    /// barrier: from here on a store into an object of the heap as it is
+    /// now of a reference to an object allocated later is remembered, for
+    /// the next cycle. The pages allocated during the cycle stay young.
+    /// Returns the collection, the rebuilt slots and (a young cycle that
+    /// evacuates) their addresses.
+    #[allow(clippy::type_complexity)]
     fn start(
         &self,
         request: CollectionRequest,
         count: usize,
-    ) -> Result<(Collection<'a, B>, Vec<B::Slot>), GcError> {
+    ) -> Result<(Collection<'a, B>, Vec<B::Slot>, Vec<usize>), GcError> {
         let (binding, heap) = (self.binding, self.heap);
         let Some(remembered) = self.remembered else {
             let c = Collection::start(binding, heap, request, count, |_| false);
-            return Ok((c, Vec::new()));
+            return Ok((c, Vec::new(), Vec::new()));
         };
-        let addresses = remembered.take_remembered();
+        let mut addresses = remembered.take_remembered();
+        let installed = self.barriers.installed();
+        young_promotion::drop_moved_slots(&mut addresses, installed.of(CollectionKind::Full));
         let old = &remembered.old;
         let mut c = Collection::start(binding, heap, request, count, |start| old.is_old(start));
         let slots = match c.kind {
@@ -289,8 +333,11 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             }
             CollectionKind::Full => Vec::new(),
         };
+        if self.evacuates_young(c.kind) {
+            return Ok((c, slots, addresses));
+        }
         remembered.all_old(&heap.pages.pages());
-        Ok((c, slots))
+        Ok((c, slots, Vec::new()))
     }
 
     /// Concurrent Mark: the root tables' entries are marked (`tables`,
@@ -311,9 +358,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         // The remembered slots' values now: a value overwritten since mark
         // start was logged by the snapshot barrier.
         for slot in remembered {
-            if let Some(r) = slot.load() {
-                marker.mark_root(r, Some(slot.address()))?;
-            }
+            marker.mark_slot(slot)?;
         }
         if let Some(t) = tables {
             t.mark(marker)?;
@@ -365,12 +410,18 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         workers: &mut GcWorkers,
         mut set: RelocationSet,
         mut tables: Option<ConcurrentTables>,
+        snapshot: Vec<usize>,
     ) -> Result<(), GcError> {
         let heap = self.heap;
+        let kind = collection.kind;
+        let young = self.remembered.filter(|_| self.evacuates_young(kind));
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
+        if let Some(r) = young {
+            young_promotion::promote_in_place(set.map(), Some(&set), r);
+        }
         let set = Arc::new(set);
-        self.barriers.install(set.clone());
+        self.barriers.install(kind, set.clone());
         let mut forwarded =
             concurrent_relocate::forward_roots(self.binding, heap, &set, self.tables);
         if let Some(t) = &mut tables {
@@ -396,9 +447,27 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.phases.relocation_set_pages = set.page_count();
         self.phases.relocated_by_mutators = by_mutators;
         self.phases.relocated_for_root_tables = for_tables;
+        // With generations, the slots that may refer to young objects: a
+        // young cycle's survivors', a full cycle's copies'.
+        let which = match young {
+            Some(_) => Survivors::Young,
+            None => Survivors::Copied,
+        };
+        let survivors = match self.remembered {
+            Some(r) => young_promotion::remember_survivors(
+                self.binding,
+                set.map(),
+                Some(&set),
+                which,
+                r,
+                snapshot,
+            ),
+            None => Ok(()),
+        };
         // A root or weak reference the binding could not forward still
-        // names an old copy, which mutators may read without a barrier.
-        heap.poison.on_error(forwarded)
+        // names an old copy, which mutators may read without a barrier; a
+        // survivor's slot left unremembered may name a freed object later.
+        heap.poison.on_error(forwarded.and(survivors))
     }
 }
 

@@ -38,17 +38,23 @@
 //!
 //! With [`Generations::YoungAndOld`] the collector also runs young cycles
 //! (the [`GenerationalPolicy`] chooses, as for the stop-the-world
-//! collector): Pause Mark Start takes the slots the generational store
-//! barrier remembered and makes every page old for that barrier (from then
-//! on a store into the heap as it is of a reference to an object allocated
-//! during the cycle is remembered for the next one); marking follows only
-//! young objects, from the roots and those slots; the young pages found
-//! empty are freed and the others promoted where they are. Young cycles
-//! move nothing: a young relocation set would leave stale references in
-//! old objects that no young marking visits, beside the last full cycle's
-//! set (kept until the next full marking heals every reachable slot); it
-//! needs a second set in the load barrier and the remembered slots healed
-//! after the relocation, and comes next. Full cycles are the cycle above.
+//! collector). Pause Mark Start takes the slots the generational store
+//! barrier remembered; marking follows only young objects, from the roots
+//! and those slots (healing them); the young pages found empty are freed,
+//! the mostly-dead ones evacuated to old pages (the copies are old), and
+//! the rest promoted where they are, in Pause Relocate Start, for the store
+//! barrier. After the relocation the survivors' slots that refer into young
+//! pages are remembered, with the slots the cycle marked from
+//! ([`young_promotion`]): the next cycle's marking heals every reference
+//! into the young relocation set left in an old object, so that set leaves
+//! the load barrier at the next Pause Mark End. A full cycle's set stays
+//! until the next full cycle's (old objects keep stale references into it
+//! that only a full marking visits): the load barrier holds both
+//! ([`Installed`](crate::gc::barriers::Installed)), as generational ZGC
+//! keeps a forwarding per generation. A full cycle makes every page old at
+//! Pause Mark Start and remembers its copies' slots after its relocation. A
+//! young cycle that does not move (`ConcurrentNonMoving`) makes every page
+//! old at Pause Mark Start instead.
 //!
 //! The cycle is [`concurrent_cycle`], relocation (steps 5 and 6)
 //! [`concurrent_relocate`], and the state the collector shares with the
@@ -60,6 +66,7 @@ mod concurrent_relocate;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
 mod stalls;
+mod young_promotion;
 
 pub(crate) use stalls::ConcurrentState;
 

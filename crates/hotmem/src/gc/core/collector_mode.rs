@@ -43,9 +43,9 @@ pub enum CollectorMode {
     /// With [`Generations::YoungAndOld`](crate::Generations::YoungAndOld)
     /// most cycles are young: they mark, concurrently too, only what was
     /// allocated since the last cycle began, from the roots and the slots
-    /// the store barrier remembered, and promote what survives where it is
-    /// (young cycles move nothing yet); full cycles mark and relocate the
-    /// whole heap. The log calls them `Minor Collection` and `Major
+    /// the store barrier remembered, evacuate the mostly-dead young pages
+    /// to old pages and promote the others where they are; full cycles mark
+    /// and relocate the whole heap. The log calls them `Minor Collection` and `Major
     /// Collection`.
     ///
     /// ```

@@ -180,6 +180,26 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         Ok(false)
     }
 
+    /// Marks what `slot` holds (a root slot, or a remembered slot of an old
+    /// object, from the collecting thread), healing the slot first if it
+    /// holds a stale reference ([`MarkPolicy::heal`]): true if this call
+    /// marked it.
+    pub(crate) fn mark_slot<S: Slot>(&self, slot: &S) -> Result<bool, GcError> {
+        let Some(r) = slot.load() else {
+            return Ok(false);
+        };
+        let r = self
+            .policy
+            .heal(slot, r)
+            .map_err(|reason| GcError::InvalidReference {
+                value: r.get(),
+                slot: Some(slot.address()),
+                holder: None,
+                reason,
+            })?;
+        self.mark_root(r, Some(slot.address()))
+    }
+
     /// Whether `r` is live now: marked, or (in a young collection) outside
     /// the young pages, or (concurrent marking) allocated since mark start.
     /// Not a reference to an object: not live.

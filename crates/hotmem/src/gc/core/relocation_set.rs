@@ -196,6 +196,17 @@ impl RelocationSet {
         })
     }
 
+    /// Whether page `pi` of the set's map is in the set.
+    pub(crate) fn contains_page(&self, pi: usize) -> bool {
+        self.forwarding.get(pi).is_some()
+    }
+
+    /// The collection's heap map the set was made from (its pages' live
+    /// maps say where the marked objects were).
+    pub(crate) fn map(&self) -> &HeapMap {
+        &self.map
+    }
+
     /// How many pages are in the set.
     pub(crate) fn page_count(&self) -> usize {
         self.pages.len()

@@ -1,0 +1,124 @@
+//! What a young cycle that evacuates leaves to the next one: its
+//! survivors become old, and every slot of theirs that may refer to a
+//! young object is remembered.
+//!
+//! Such a cycle keeps the young pages young for the store barrier until
+//! Pause Relocate Start, so that a store into an old object of a reference
+//! to an object it may move is remembered meanwhile (its slot must be
+//! healed before the cycle's relocation set leaves the load barrier, and
+//! only the remembered slots of old objects are visited by the next young
+//! marking). In that pause the young pages that stay (not in the set) are
+//! made old ([`promote_in_place`]); the copies are old from their
+//! publication (`publish_copy`). After the relocation, the slots of every
+//! survivor, where it stayed or its copy, that hold a reference into a
+//! page still young (allocated during the cycle, or one the cycle
+//! evacuated: a stale reference the next marking heals) are remembered,
+//! with the slots the cycle marked from ([`remember_survivors`]): the
+//! survivors' slots were written before the pause without the barrier
+//! seeing an old object, and copies carry their originals' references.
+//!
+//! Generational ZGC has the same duty: its young collection rebuilds the
+//! remembered set of the pages it promotes (ZGC's "remset scan" of
+//! promoted objects); here it is one walk of the survivors on the GC
+//! thread.
+
+use crate::GcError;
+use crate::gc::barriers::RememberedSet;
+use crate::gc::core::binding_panic::call_model;
+use crate::gc::core::meta::HeapMap;
+use crate::gc::core::relocation_set::RelocationSet;
+use crate::vm::{Binding, ObjectReference, Slot};
+use hotmem_os::Address;
+
+/// In Pause Relocate Start (the mutators stopped, so that no store races
+/// the change): every page of `map` that was young at mark start, has live
+/// objects and is not in `set` becomes old for the store barrier. The
+/// set's pages stay young: their objects are copied (an object that could
+/// not be copied stays, and its page with it, young until a later cycle).
+/// Returns how many pages became old.
+pub(super) fn promote_in_place(
+    map: &HeapMap,
+    set: Option<&RelocationSet>,
+    remembered: &RememberedSet,
+) -> usize {
+    let mut promoted = 0;
+    for (pi, p) in map.pages.iter().enumerate() {
+        let stays = !set.is_some_and(|s| s.contains_page(pi));
+        if p.young && stays && p.live.live_objects() > 0 {
+            remembered
+                .old
+                .mark(p.page.range().start().get(), p.page.size());
+            promoted += 1;
+        }
+    }
+    promoted
+}
+
+/// Which survivors [`remember_survivors`] visits.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Survivors {
+    /// A young cycle's: every marked object of the pages that were young.
+    Young,
+    /// A full cycle's: the copies of the objects it relocated. The store
+    /// barrier remembered the slots of those objects written during the
+    /// cycle at their old addresses, which the next cycle drops (see
+    /// [`drop_moved_slots`]): the copies' slots are remembered instead.
+    Copied,
+}
+
+/// After the relocation (every live object of `set` copied): remembers
+/// every slot of the `which` survivors of `map` (where they stayed, or
+/// their copies) that holds a reference into a young page, and the slots
+/// the cycle marked from (`snapshot`), for the next cycle. A binding
+/// callback that panics is the error returned (the runtime is poisoned by
+/// the caller: a slot may have been left unremembered).
+pub(super) fn remember_survivors<B: Binding>(
+    binding: &B,
+    map: &HeapMap,
+    set: Option<&RelocationSet>,
+    which: Survivors,
+    remembered: &RememberedSet,
+    snapshot: Vec<usize>,
+) -> Result<(), GcError> {
+    let old = &remembered.old;
+    let mut slots = snapshot;
+    call_model(|| {
+        for (pi, p) in map.pages.iter().enumerate() {
+            let visit = match which {
+                Survivors::Young => p.young,
+                Survivors::Copied => set.is_some_and(|s| s.contains_page(pi)),
+            };
+            if !visit {
+                continue;
+            }
+            let moved = set.filter(|s| s.contains_page(pi));
+            // Marking recorded every object's end: no overlap to report
+            // here (marking would have).
+            let _ = p.live.for_each_object(|start, _| {
+                let at = Address::new(map.address(pi, start));
+                let Some(r) = ObjectReference::from_address(at) else {
+                    return;
+                };
+                let survivor = moved.and_then(|s| s.forwarded(pi, r)).unwrap_or(r);
+                binding.scan_object(survivor, &mut |slot: B::Slot| {
+                    if slot.load().is_some_and(|v| old.is_young(v.get())) {
+                        slots.push(slot.address().get());
+                    }
+                });
+            });
+        }
+    })?;
+    remembered.remember_all(slots);
+    Ok(())
+}
+
+/// At mark start, of the remembered slot `addresses`: drops those that lie
+/// in a page of the last full cycle's relocation set (`full`). They were
+/// written before that cycle copied their objects, and the copies' slots
+/// were remembered instead ([`Survivors::Copied`]); read at the old
+/// address, a slot would be marked from but its copy never healed.
+pub(super) fn drop_moved_slots(addresses: &mut Vec<usize>, full: Option<&RelocationSet>) {
+    if let Some(set) = full {
+        addresses.retain(|&a| set.page_in_set(a).is_none());
+    }
+}
