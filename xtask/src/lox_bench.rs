@@ -1,5 +1,8 @@
-//! `cargo xtask lox-bench [--runs N]`: hotmem-lox against clox, the C
-//! reference VM, on every program of `examples/lox/bench`.
+//! `cargo xtask lox-bench [--runs N] [--concurrent]`: hotmem-lox against
+//! clox, the C reference VM, on every program of `examples/lox/bench`;
+//! with `--concurrent`, also `lox --collector concurrent-generational`
+//! (the concurrent collector's young and old cycles) against lox's
+//! default collector, interleaved in the same runs.
 //!
 //! It builds clox from `../shared/clox` as its README does
 //! (`cc -O3 -flto -std=c99 -w`) and `lox` in release, then runs each
@@ -31,9 +34,10 @@ struct Run {
     gc_cycles: u64,
 }
 
-/// `cargo xtask lox-bench [--runs N]`.
+/// `cargo xtask lox-bench [--runs N] [--concurrent]`.
 pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     let runs = flag_value(args, "--runs")?.unwrap_or(DEFAULT_RUNS).max(1);
+    let concurrent = args.iter().any(|a| a == "--concurrent");
     let time = Path::new("/usr/bin/time");
     if !time.exists() {
         return Err("lox-bench measures peak RSS with GNU time: apt-get install time".into());
@@ -53,6 +57,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     );
     let started = Instant::now();
     let mut results: Vec<(Vec<Run>, Vec<Run>)> = vec![Default::default(); programs.len()];
+    let mut versus: Vec<Vec<Run>> = vec![Vec::new(); programs.len()];
     for run in 0..runs {
         for (i, program) in programs.iter().enumerate() {
             let (expected, c) = run_once(&clox, program, &scratch, Vm::Clox)?;
@@ -65,10 +70,23 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
             }
             results[i].0.push(c);
             results[i].1.push(l);
+            if concurrent {
+                let (got, v) = run_once(&lox, program, &scratch, Vm::LoxConcurrent)?;
+                if got != expected {
+                    return Err(format!(
+                        "lox --collector concurrent-generational printed something else than clox for {} (run {run})",
+                        program.display()
+                    ));
+                }
+                versus[i].push(v);
+            }
         }
     }
     r.record("lox-bench runs", started.elapsed());
     print_table(&programs, &results, runs);
+    if concurrent {
+        print_versus(&programs, &results, &versus, runs);
+    }
     Ok(())
 }
 
@@ -107,17 +125,20 @@ fn programs() -> Result<Vec<PathBuf>, String> {
 enum Vm {
     Clox,
     Lox,
+    /// `lox --collector concurrent-generational`.
+    LoxConcurrent,
 }
 
 /// Runs `vm` on `program` once; its stdout and measurements.
 fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<u8>, Run), String> {
     let rss_file = scratch.join("rss");
     let mut c = Command::new("/usr/bin/time");
-    c.args(["-f", "%M", "-o"])
-        .arg(&rss_file)
-        .arg(vm)
-        .arg(program);
-    if kind == Vm::Lox {
+    c.args(["-f", "%M", "-o"]).arg(&rss_file).arg(vm);
+    if kind == Vm::LoxConcurrent {
+        c.args(["--collector", "concurrent-generational"]);
+    }
+    c.arg(program);
+    if kind != Vm::Clox {
         c.env("LOX_GC_STATS", "1");
     }
     let start = Instant::now();
@@ -143,7 +164,7 @@ fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<
         rss_kib,
         ..Run::default()
     };
-    if kind == Vm::Lox {
+    if kind != Vm::Clox {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stats = stderr
             .lines()
@@ -206,4 +227,44 @@ fn print_table(programs: &[PathBuf], results: &[(Vec<Run>, Vec<Run>)], runs: u32
     println!("geometric mean of lox/clox: {geomean:.2}x");
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average: {}", load.trim());
+}
+
+/// `--concurrent`: the concurrent collector's young and old cycles against
+/// lox's default collector (stop-the-world, generational), same runs.
+fn print_versus(
+    programs: &[PathBuf],
+    results: &[(Vec<Run>, Vec<Run>)],
+    versus: &[Vec<Run>],
+    runs: u32,
+) {
+    println!(
+        "\nlox --collector concurrent-generational vs lox (stop-the-world, generational): median of {runs} runs each, interleaved with the above; GC share = pauses / wall time"
+    );
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9} {:>6}",
+        "program", "lox s", "conc s", "conc/lox", "lox RSS", "conc RSS", "GC share", "GCs"
+    );
+    let mut log_sum = 0.0;
+    for ((program, (_, lox)), conc) in programs.iter().zip(results).zip(versus) {
+        let name = program
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let l = median(lox.iter().map(|r| r.seconds).collect());
+        let v = median(conc.iter().map(|r| r.seconds).collect());
+        let ratio = v / l;
+        log_sum += ratio.ln();
+        let l_rss = median(lox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let v_rss = median(conc.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let share = median(
+            conc.iter()
+                .map(|r| r.gc_pause_ns as f64 / 1e9 / r.seconds * 100.0)
+                .collect(),
+        );
+        let cycles = median(conc.iter().map(|r| r.gc_cycles as f64).collect());
+        println!(
+            "{name:<16} {l:>9.3} {v:>9.3} {ratio:>8.2}x {l_rss:>7.1} MiB {v_rss:>7.1} MiB {share:>8.1}% {cycles:>6.0}"
+        );
+    }
+    let geomean = (log_sum / programs.len().max(1) as f64).exp();
+    println!("geometric mean of concurrent-generational/lox: {geomean:.2}x (goal <= 1.05)");
 }

@@ -250,6 +250,13 @@ pub enum GcError {
     /// anything was marked.
     #[error("a root table is in another runtime's concurrent cycle")]
     RootTableInUse,
+    /// [`Binding::slot_at`](crate::Binding::slot_at) rebuilt one
+    /// remembered slot and answered `None` for another: a binding must
+    /// rebuild every slot or none. A concurrent young cycle asks for one
+    /// in its pause (a binding that answers `None` gets full cycles) and
+    /// for the rest after it; it fails before anything moved.
+    #[error("the binding's slot_at rebuilt some remembered slots and not others")]
+    SlotAtPartial,
     /// An earlier collection failed after it had begun to rewrite
     /// references to moved objects (a binding callback panicked while
     /// roots or slots were updated): some name an object's new copy and

@@ -2,8 +2,8 @@
 //! source file, kept apart from `main` so that they can be tested.
 //!
 //! ```text
-//! lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational]
-//!     [--heap-max MIB] [--report DIR]
+//! lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational
+//!      | --collector concurrent-generational] [--heap-max MIB] [--report DIR]
 //!     [--compile-only | --disassemble] [path]
 //! ```
 
@@ -14,7 +14,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The usage line printed (on stderr) for a bad command line.
-pub const USAGE: &str = "Usage: lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational] \
+pub const USAGE: &str = "Usage: lox [--gc-stress | --gc-concurrent | --gc-concurrent-generational \
+                         | --collector concurrent-generational] \
                          [--heap-max MIB] [--report DIR] \
                          [--compile-only | --disassemble] [path]";
 
@@ -47,6 +48,10 @@ pub enum GcMode {
     /// The concurrent collector with young and old cycles, always running:
     /// three young cycles, then a full one, back to back.
     ConcurrentGenerational,
+    /// The concurrent collector with young and old cycles, started by the
+    /// runtime's pacing (`--collector concurrent-generational`): the mode
+    /// to measure against the default.
+    ConcurrentGenerationalPaced,
 }
 
 /// The parsed command line.
@@ -72,6 +77,9 @@ pub enum UsageError {
     MissingValue(&'static str),
     /// `--heap-max` with something other than a positive whole number.
     BadHeapMax(String),
+    /// `--collector` with something other than `stop-the-world` or
+    /// `concurrent-generational`.
+    BadCollector(String),
     /// More than one path.
     ExtraArgument(String),
     /// `--compile-only` or `--disassemble` without a path.
@@ -91,6 +99,10 @@ impl fmt::Display for UsageError {
                     "--heap-max takes a positive number of MiB, not '{value}'"
                 )
             }
+            Self::BadCollector(value) => write!(
+                f,
+                "--collector takes stop-the-world or concurrent-generational, not '{value}'"
+            ),
             Self::ExtraArgument(argument) => write!(f, "unexpected argument '{argument}'"),
             Self::MissingPath(option) => write!(f, "{option} needs a path"),
             Self::ConflictingModes => {
@@ -152,6 +164,14 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, U
             "--gc-stress" => gc = GcMode::Stress,
             "--gc-concurrent" => gc = GcMode::Concurrent,
             "--gc-concurrent-generational" => gc = GcMode::ConcurrentGenerational,
+            "--collector" => {
+                let value = args.next().ok_or(UsageError::MissingValue("--collector"))?;
+                match value.to_string_lossy().as_ref() {
+                    "concurrent-generational" => gc = GcMode::ConcurrentGenerationalPaced,
+                    "stop-the-world" => gc = GcMode::Normal,
+                    other => return Err(UsageError::BadCollector(other.to_string())),
+                }
+            }
             "--heap-max" => {
                 let value = args.next().ok_or(UsageError::MissingValue("--heap-max"))?;
                 let value = value.to_string_lossy();
@@ -281,6 +301,22 @@ mod tests {
                 heap_max_mib: Some(64),
                 report_dir: Some("out".into()),
             }
+        );
+        assert_eq!(
+            parse(&["--collector", "concurrent-generational", "x.lox"])
+                .unwrap()
+                .gc,
+            GcMode::ConcurrentGenerationalPaced
+        );
+        assert_eq!(
+            parse(&["--gc-concurrent-generational", "x.lox"])
+                .unwrap()
+                .gc,
+            GcMode::ConcurrentGenerational
+        );
+        assert_eq!(
+            parse(&["--collector", "fast", "x.lox"]),
+            Err(UsageError::BadCollector("fast".into()))
         );
         assert_eq!(
             parse(&["--compile-only", "x.lox"]).unwrap().mode,

@@ -90,13 +90,16 @@ pub trait Binding: Send + Sync + 'static {
     /// the store barrier remembered, and the barrier keeps only addresses;
     /// shadow stacks need it to decode their words.
     ///
-    /// Called at a safepoint (a stop-the-world collection's pause, a
-    /// concurrent cycle's Pause Mark Start), from the collecting thread,
-    /// only with an 8-aligned address whose word lies inside the used part
-    /// of an old heap page that stays allocated for the whole collection,
-    /// or inside the part in use of a shadow stack, and that no mutator
-    /// writes meanwhile (a concurrent young cycle loads the slot it returns
-    /// later, while the mutators run, as it loads every slot it traces). Default: `None`: the runtime cannot rebuild the binding's
+    /// Called from the collecting thread, only with an 8-aligned address
+    /// whose word lies inside the used part of an old heap page that stays
+    /// allocated for the whole collection, or inside the part in use of a
+    /// shadow stack: at a safepoint (a stop-the-world collection's pause),
+    /// where no mutator writes the word meanwhile; or, for the remembered
+    /// slots of a concurrent young cycle, once in its Pause Mark Start and
+    /// for the rest just after it, while the mutators run and may write
+    /// the word: make the slot from the address without reading the word
+    /// (the cycle loads the slot later, as it loads every slot it traces).
+    /// Answer for every address or for none. Default: `None`: the runtime cannot rebuild the binding's
     /// slots, and runs full collections only (and a shadow stack fails the
     /// collection with [`GcError::ShadowStackWithoutSlotAt`](crate::GcError::ShadowStackWithoutSlotAt)).
     fn slot_at(&self, addr: Address) -> Option<Self::Slot> {

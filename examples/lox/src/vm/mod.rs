@@ -196,6 +196,14 @@ impl Vm {
             GcMode::ConcurrentGenerational => builder
                 .collector(CollectorMode::Concurrent)
                 .generations(Generations::YoungAndOld),
+            // The same sizing as the default mode's, so that the two
+            // compare.
+            GcMode::ConcurrentGenerationalPaced => builder
+                .collector(CollectorMode::Concurrent)
+                .generations(Generations::YoungAndOld)
+                .heap_sizing(hotmem::HeapSizing::Balanced(
+                    hotmem::BalancedSizing::default(),
+                )),
             // The runtime's MemBalancer sizing: as fast as the VM's own
             // policy was, in less memory (see README, "When to collect").
             _ => builder.generations(Generations::YoungAndOld).heap_sizing(

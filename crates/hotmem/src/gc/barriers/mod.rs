@@ -22,7 +22,7 @@ pub(crate) mod satb;
 pub(crate) use concurrent_barriers::{
     BarrierPhase, ConcurrentBarrier, ConcurrentBarriers, Installed,
 };
-pub(crate) use remembered_set::{RememberedSet, StoreBarrier};
+pub(crate) use remembered_set::{RememberedSet, StoreBarrier, sorted};
 
 use crate::gc::core::collector::NeededBarriers;
 use std::sync::Arc;

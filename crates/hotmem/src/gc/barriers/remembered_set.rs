@@ -40,6 +40,13 @@ impl SlotBuffer {
         }
     }
 
+    /// Takes every remembered slot (in the order remembered, repeats and
+    /// all) and empties the buffer: one swap.
+    pub(crate) fn take(&mut self) -> Vec<usize> {
+        self.compacted_len = 0;
+        std::mem::take(&mut self.slots)
+    }
+
     /// Moves every remembered slot to the end of `all` and empties the
     /// buffer.
     pub(crate) fn drain_into(&mut self, all: &mut Vec<usize>) {
@@ -102,6 +109,19 @@ impl RememberedSet {
         });
         all.sort_unstable();
         all.dedup();
+        all
+    }
+
+    /// Takes every remembered slot, a list per buffer, unsorted, and
+    /// forgets the buffers of detached mutators: one swap per buffer, for
+    /// a pause that must not grow with the slots (a concurrent cycle's
+    /// Pause Mark Start; it sorts them after, see [`sorted`]).
+    pub(crate) fn take_unsorted(&self) -> Vec<Vec<usize>> {
+        let mut all = vec![std::mem::take(&mut *self.collector.lock())];
+        self.buffers.lock().retain(|buffer| {
+            all.push(buffer.lock().take());
+            Arc::strong_count(buffer) > 1
+        });
         all
     }
 
@@ -178,6 +198,15 @@ impl StoreBarrier {
     pub(crate) fn allocated(&self, addr: usize, size: usize, age: Age) {
         self.set.allocated(addr, size, age);
     }
+}
+
+/// What [`RememberedSet::take_unsorted`] took, as one sorted list without
+/// repeats.
+pub(crate) fn sorted(lists: Vec<Vec<usize>>) -> Vec<usize> {
+    let mut all = lists.concat();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 #[cfg(test)]

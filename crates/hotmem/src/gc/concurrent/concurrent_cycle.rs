@@ -9,7 +9,8 @@ use super::stalls::ConcurrentState;
 use super::young_promotion::{self, Survivors};
 use crate::GcError;
 use crate::error::BadReference;
-use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, RememberedSet};
+use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, RememberedSet, sorted};
+use crate::gc::core::binding_panic::call_model;
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::driver::DriverContext;
 use crate::gc::core::generations::CollectionKind;
@@ -235,7 +236,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             time_to_safepoint: pause.time_to_safepoint(),
         };
         let count = workers.count().max(1);
-        let (mut collection, remembered, snapshot) = self.start(request, count)?;
+        let (mut collection, taken) = self.start(request, count)?;
         // SAFETY: in Pause Mark Start: the mutators are stopped and the GC
         // workers idle, so nobody allocates with the GC allocator.
         unsafe { collection.retire_target_pages() };
@@ -257,7 +258,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         self.end_pause(GcPhase::PauseMarkStart, pause);
-        self.mark_concurrently(&marker, workers, &remembered, tables.as_mut())?;
+        let snapshot = self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
@@ -297,47 +298,62 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
 
     /// Pause Mark Start's first step, with the mutators' allocation
     /// retired: maps the heap and, with generations, takes the slots the
-    /// store barrier remembered since the last cycle's mark start (the
-    /// young cycle's roots besides the others, rebuilt here, at the
-    /// safepoint [`Binding::slot_at`] asks for; a full cycle marks through
-    /// them anyway) and, unless the cycle is young and evacuates (see
-    /// [`ConcurrentCycle::evacuates_young`]), makes every page old for the
-    /// barrier: from here on a store into an object of the heap as it is
-    /// now of a reference to an object allocated later is remembered, for
-    /// the next cycle. The pages allocated during the cycle stay young.
-    /// Returns the collection, the rebuilt slots and (a young cycle that
-    /// evacuates) their addresses.
-    #[allow(clippy::type_complexity)]
+    /// store barrier remembered since the last cycle's mark start (a young
+    /// cycle's roots besides the others, sorted and rebuilt after the pause
+    /// so that the pause does not grow with them; a full cycle marks
+    /// through them anyway and drops them) and, unless the cycle is young
+    /// and evacuates (see [`ConcurrentCycle::evacuates_young`]), makes
+    /// every page old for the barrier: from here on a store into an object
+    /// of the heap as it is now of a reference to an object allocated later
+    /// is remembered, for the next cycle. The pages allocated during the
+    /// cycle stay young. Returns the collection and a young cycle's slots
+    /// as taken.
     fn start(
         &self,
         request: CollectionRequest,
         count: usize,
-    ) -> Result<(Collection<'a, B>, Vec<B::Slot>, Vec<usize>), GcError> {
+    ) -> Result<(Collection<'a, B>, Vec<Vec<usize>>), GcError> {
         let (binding, heap) = (self.binding, self.heap);
         let Some(remembered) = self.remembered else {
             let c = Collection::start(binding, heap, request, count, |_| false);
-            return Ok((c, Vec::new(), Vec::new()));
+            return Ok((c, Vec::new()));
         };
-        let mut addresses = remembered.take_remembered();
-        let installed = self.barriers.installed();
-        young_promotion::drop_moved_slots(&mut addresses, installed.of(CollectionKind::Full));
+        let mut taken = remembered.take_unsorted();
         let old = &remembered.old;
         let mut c = Collection::start(binding, heap, request, count, |start| old.is_old(start));
-        let slots = match c.kind {
-            CollectionKind::Young => {
-                rebuild_slots(binding, &c.map, &addresses)?.unwrap_or_else(|| {
-                    // The binding cannot rebuild its slots: mark everything.
+        if c.kind == CollectionKind::Young {
+            // A binding answers for every slot or for none: one asked here,
+            // at the safepoint, says which (the rest are made after it).
+            if let Some(&a) = taken.iter().flatten().next() {
+                if call_model(|| binding.slot_at(Address::new(a)).is_none())? {
                     c.become_full();
-                    Vec::new()
-                })
+                }
             }
-            CollectionKind::Full => Vec::new(),
-        };
-        if self.evacuates_young(c.kind) {
-            return Ok((c, slots, addresses));
         }
-        remembered.all_old(&heap.pages.pages());
-        Ok((c, slots, Vec::new()))
+        if c.kind == CollectionKind::Full {
+            taken.clear();
+        }
+        if !self.evacuates_young(c.kind) {
+            remembered.all_old(&heap.pages.pages());
+        }
+        Ok((c, taken))
+    }
+
+    /// A young cycle's remembered slots, as [`ConcurrentCycle::start`]
+    /// took them: sorted, without repeats, without those inside the last
+    /// full cycle's old copies (see
+    /// [`drop_moved_slots`](young_promotion::drop_moved_slots)), rebuilt by
+    /// the binding; with their addresses.
+    fn remembered_slots(
+        &self,
+        map: &HeapMap,
+        taken: Vec<Vec<usize>>,
+    ) -> Result<(Vec<B::Slot>, Vec<usize>), GcError> {
+        let mut addresses = sorted(taken);
+        let installed = self.barriers.installed();
+        young_promotion::drop_moved_slots(&mut addresses, installed.of(CollectionKind::Full));
+        let slots = rebuild_slots(self.binding, map, &addresses)?.ok_or(GcError::SlotAtPartial)?;
+        Ok((slots, addresses))
     }
 
     /// Concurrent Mark: the root tables' entries are marked (`tables`,
@@ -351,13 +367,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         &mut self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
-        remembered: &[B::Slot],
+        taken: Vec<Vec<usize>>,
         tables: Option<&mut ConcurrentTables>,
-    ) -> Result<(), GcError> {
+    ) -> Result<Vec<usize>, GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
         // The remembered slots' values now: a value overwritten since mark
         // start was logged by the snapshot barrier.
-        for slot in remembered {
+        let (remembered, addresses) = match taken.is_empty() {
+            true => (Vec::new(), Vec::new()),
+            false => self.remembered_slots(marker.map(), taken)?,
+        };
+        for slot in &remembered {
             marker.mark_slot(slot)?;
         }
         if let Some(t) = tables {
@@ -376,7 +396,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             }
         }
         self.times.stop(running);
-        Ok(())
+        // A young cycle that evacuates remembers them again at its end.
+        let evacuates = self.evacuates_young(CollectionKind::Young) && marker.young_only();
+        Ok(if evacuates { addresses } else { Vec::new() })
     }
 
     /// Concurrent Select Relocation Set: the pages found empty (the last

@@ -225,6 +225,11 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         self.map.locate(r).is_ok() || self.in_new_page(r)
     }
 
+    /// The heap map it marks.
+    pub(crate) fn map(&self) -> &'a HeapMap {
+        self.map
+    }
+
     /// Whether only young objects are marked.
     pub(crate) fn young_only(&self) -> bool {
         self.young_only

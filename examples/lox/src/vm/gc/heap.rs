@@ -202,6 +202,7 @@ mod tests {
             GcMode::Stress,
             GcMode::Concurrent,
             GcMode::ConcurrentGenerational,
+            GcMode::ConcurrentGenerationalPaced,
         ] {
             let h = heap(CollectorMode::Concurrent, gc);
             assert_eq!(h.barriers, BarrierMode::LoadAndStore);
