@@ -23,8 +23,17 @@ fn generational_runtime(
     objects: &Arc<SimpleObjects>,
     generations: Generations,
 ) -> Runtime {
+    runtime_of(heap, objects, CollectorMode::Concurrent, generations)
+}
+
+fn runtime_of(
+    heap: usize,
+    objects: &Arc<SimpleObjects>,
+    mode: CollectorMode,
+    generations: Generations,
+) -> Runtime {
     common::builder(heap, Some(2))
-        .collector(CollectorMode::Concurrent)
+        .collector(mode)
         .generations(generations)
         .binding(objects.clone())
         .build()
@@ -394,9 +403,9 @@ impl World {
 /// Random graph mutations while cycles run back to back on the GC thread
 /// (a second thread asks for the next one as soon as one ends). With
 /// generations, three young cycles for each full one.
-fn mutate_during_cycles(ops: &[Op], generations: Generations) {
+fn mutate_during_cycles(ops: &[Op], mode: CollectorMode, generations: Generations) {
     let objects = SimpleObjects::new();
-    let rt = generational_runtime(64 << 20, &objects, generations);
+    let rt = runtime_of(64 << 20, &objects, mode, generations);
     let stop = Arc::new(AtomicBool::new(false));
     let collector = {
         let (rt, stop) = (rt.clone(), stop.clone());
@@ -448,14 +457,23 @@ proptest! {
     fn random_mutations_during_concurrent_cycles_keep_what_is_reachable(
         ops in prop::collection::vec(op(), 1..300)
     ) {
-        mutate_during_cycles(&ops, Generations::Single);
+        mutate_during_cycles(&ops, CollectorMode::Concurrent, Generations::Single);
     }
 
     #[test]
     fn random_mutations_during_young_and_full_concurrent_cycles_keep_what_is_reachable(
         ops in prop::collection::vec(op(), 1..300)
     ) {
-        mutate_during_cycles(&ops, Generations::YoungAndOld);
+        mutate_during_cycles(&ops, CollectorMode::Concurrent, Generations::YoungAndOld);
+    }
+
+    /// Young cycles that move nothing (they promote every young page at
+    /// Pause Mark Start instead).
+    #[test]
+    fn random_mutations_during_young_and_full_non_moving_cycles_keep_what_is_reachable(
+        ops in prop::collection::vec(op(), 1..300)
+    ) {
+        mutate_during_cycles(&ops, CollectorMode::ConcurrentNonMoving, Generations::YoungAndOld);
     }
 }
 
