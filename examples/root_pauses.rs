@@ -20,11 +20,18 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example root_pauses -- \
 //!     [--roots 10000,100000,1000000] [--cycles 12] [--visit both|concurrent|in-pause]
+//!     [--generations single|young]
+//! ```
+//!
+//! `--generations young` runs the concurrent collector's young and old
+//! cycles (three young for each full one) instead of full cycles only.
+//!
+//! ```text
 //! ```
 
 use hotmem::objects::{Ids, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
-use hotmem::{CollectorMode, HeapSizing, RootTableVisit, Runtime};
+use hotmem::{CollectorMode, Generations, HeapSizing, RootTableVisit, Runtime};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,6 +41,7 @@ struct Options {
     roots: Vec<usize>,
     cycles: usize,
     visits: Vec<RootTableVisit>,
+    generations: Generations,
 }
 
 fn parse() -> Result<Options, String> {
@@ -41,6 +49,7 @@ fn parse() -> Result<Options, String> {
         roots: vec![10_000, 100_000, 1_000_000],
         cycles: 12,
         visits: vec![RootTableVisit::Concurrent, RootTableVisit::InPause],
+        generations: Generations::Single,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -52,6 +61,13 @@ fn parse() -> Result<Options, String> {
                     .collect::<Result<_, _>>()?
             }
             "--cycles" => o.cycles = value()?.parse().map_err(|e| format!("--cycles: {e}"))?,
+            "--generations" => {
+                o.generations = match value()?.as_str() {
+                    "single" => Generations::Single,
+                    "young" => Generations::YoungAndOld,
+                    v => return Err(format!("--generations: {v}? (single|young)")),
+                }
+            }
             "--visit" => {
                 o.visits = match value()?.as_str() {
                     "both" => vec![RootTableVisit::Concurrent, RootTableVisit::InPause],
@@ -63,7 +79,7 @@ fn parse() -> Result<Options, String> {
             "-h" | "--help" => {
                 return Err(
                     "usage: root_pauses [--roots 10000,100000,1000000] [--cycles 12] \
-                            [--visit both|concurrent|in-pause]"
+                            [--visit both|concurrent|in-pause] [--generations single|young]"
                         .into(),
                 );
             }
@@ -92,11 +108,17 @@ struct Measured {
     wall_ms: f64,
 }
 
-fn run(n: usize, visit: RootTableVisit, cycles: usize) -> Result<Measured, String> {
+fn run(
+    n: usize,
+    visit: RootTableVisit,
+    cycles: usize,
+    generations: Generations,
+) -> Result<Measured, String> {
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()
         .heap_max(1 << 30)
         .collector(CollectorMode::Concurrent)
+        .generations(generations)
         .root_table_visit(visit)
         // Cycles run when the collector thread asks, not on the budget.
         .heap_sizing(HeapSizing::Maximum)
@@ -164,7 +186,12 @@ fn run(n: usize, visit: RootTableVisit, cycles: usize) -> Result<Measured, Strin
         if mutator.is_finished() {
             break;
         }
-        let s = rt.collect().map_err(|e| e.to_string())?;
+        let young = generations == Generations::YoungAndOld && i % 4 != 3;
+        let s = match young {
+            true => rt.collect_young(),
+            false => rt.collect(),
+        }
+        .map_err(|e| e.to_string())?;
         let c = s.concurrent.ok_or("not a concurrent cycle")?;
         // The first two cycles move the freshly built roots the most.
         if i >= 2 {
@@ -195,7 +222,11 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "root_pauses: concurrent collector, 1 mutator, {} cycles per configuration (the first 2 left out of the pause percentiles)",
+        "root_pauses: concurrent collector ({}), 1 mutator, {} cycles per configuration (the first 2 left out of the pause percentiles)",
+        match o.generations {
+            Generations::YoungAndOld => "young and full cycles, 3 to 1",
+            _ => "full cycles",
+        },
         o.cycles
     );
     println!(
@@ -212,7 +243,7 @@ fn main() -> ExitCode {
     );
     for &n in &o.roots {
         for &visit in &o.visits {
-            match run(n, visit, o.cycles) {
+            match run(n, visit, o.cycles, o.generations) {
                 Ok(m) => println!(
                     "{:>9} {:>10} | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>6.0} {:>6.0} | {:>13} {:>11} | {:>7.0}",
                     n,
