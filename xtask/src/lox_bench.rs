@@ -198,32 +198,8 @@ fn print_table(programs: &[PathBuf], results: &[(Vec<Run>, Vec<Run>)], runs: u32
     println!(
         "\nhotmem-lox vs clox: median of {runs} runs each, interleaved; peak RSS medians; GC share = lox's pauses / lox's wall time"
     );
-    println!(
-        "{:<16} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9} {:>6}",
-        "program", "clox s", "lox s", "lox/clox", "clox RSS", "lox RSS", "GC share", "GCs"
-    );
-    let mut log_sum = 0.0;
-    for (program, (clox, lox)) in programs.iter().zip(results) {
-        let name = program
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let c = median(clox.iter().map(|r| r.seconds).collect());
-        let l = median(lox.iter().map(|r| r.seconds).collect());
-        let ratio = l / c;
-        log_sum += ratio.ln();
-        let c_rss = median(clox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
-        let l_rss = median(lox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
-        let share = median(
-            lox.iter()
-                .map(|r| r.gc_pause_ns as f64 / 1e9 / r.seconds * 100.0)
-                .collect(),
-        );
-        let cycles = median(lox.iter().map(|r| r.gc_cycles as f64).collect());
-        println!(
-            "{name:<16} {c:>9.3} {l:>9.3} {ratio:>8.2}x {c_rss:>7.1} MiB {l_rss:>7.1} MiB {share:>8.1}% {cycles:>6.0}"
-        );
-    }
-    let geomean = (log_sum / programs.len().max(1) as f64).exp();
+    let pairs: Vec<(&[Run], &[Run])> = results.iter().map(|(c, l)| (&c[..], &l[..])).collect();
+    let geomean = print_rows(programs, &pairs, ["clox", "lox"]);
     println!("geometric mean of lox/clox: {geomean:.2}x");
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("load average: {}", load.trim());
@@ -240,31 +216,53 @@ fn print_versus(
     println!(
         "\nlox --collector concurrent-generational vs lox (stop-the-world, generational): median of {runs} runs each, interleaved with the above; GC share = pauses / wall time"
     );
+    let pairs: Vec<(&[Run], &[Run])> = results
+        .iter()
+        .zip(versus)
+        .map(|((_, l), v)| (&l[..], &v[..]))
+        .collect();
+    let geomean = print_rows(programs, &pairs, ["lox", "conc"]);
+    println!("geometric mean of concurrent-generational/lox: {geomean:.2}x (goal <= 1.05)");
+}
+
+/// One row per program: the baseline's and the measured VM's median times,
+/// their ratio, both median peak RSS, the measured one's GC share and
+/// collections; returns the geometric mean of the ratios. `names`: the
+/// baseline's and the measured VM's column names.
+fn print_rows(programs: &[PathBuf], pairs: &[(&[Run], &[Run])], names: [&str; 2]) -> f64 {
+    let [b, m] = names;
     println!(
         "{:<16} {:>9} {:>9} {:>9} {:>11} {:>11} {:>9} {:>6}",
-        "program", "lox s", "conc s", "conc/lox", "lox RSS", "conc RSS", "GC share", "GCs"
+        "program",
+        format!("{b} s"),
+        format!("{m} s"),
+        format!("{m}/{b}"),
+        format!("{b} RSS"),
+        format!("{m} RSS"),
+        "GC share",
+        "GCs"
     );
     let mut log_sum = 0.0;
-    for ((program, (_, lox)), conc) in programs.iter().zip(results).zip(versus) {
+    for (program, (base, measured)) in programs.iter().zip(pairs) {
         let name = program
             .file_stem()
             .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let l = median(lox.iter().map(|r| r.seconds).collect());
-        let v = median(conc.iter().map(|r| r.seconds).collect());
-        let ratio = v / l;
+        let c = median(base.iter().map(|r| r.seconds).collect());
+        let l = median(measured.iter().map(|r| r.seconds).collect());
+        let ratio = l / c;
         log_sum += ratio.ln();
-        let l_rss = median(lox.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
-        let v_rss = median(conc.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let c_rss = median(base.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
+        let l_rss = median(measured.iter().map(|r| r.rss_kib as f64).collect()) / 1024.0;
         let share = median(
-            conc.iter()
+            measured
+                .iter()
                 .map(|r| r.gc_pause_ns as f64 / 1e9 / r.seconds * 100.0)
                 .collect(),
         );
-        let cycles = median(conc.iter().map(|r| r.gc_cycles as f64).collect());
+        let cycles = median(measured.iter().map(|r| r.gc_cycles as f64).collect());
         println!(
-            "{name:<16} {l:>9.3} {v:>9.3} {ratio:>8.2}x {l_rss:>7.1} MiB {v_rss:>7.1} MiB {share:>8.1}% {cycles:>6.0}"
+            "{name:<16} {c:>9.3} {l:>9.3} {ratio:>8.2}x {c_rss:>7.1} MiB {l_rss:>7.1} MiB {share:>8.1}% {cycles:>6.0}"
         );
     }
-    let geomean = (log_sum / programs.len().max(1) as f64).exp();
-    println!("geometric mean of concurrent-generational/lox: {geomean:.2}x (goal <= 1.05)");
+    (log_sum / programs.len().max(1) as f64).exp()
 }
