@@ -185,19 +185,19 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     }
 
     /// A young cycle that evacuates, with nothing worth evacuating: every
-    /// young page stays, old from a pause on (see
-    /// [`young_promotion`](super::young_promotion)), and the survivors'
-    /// slots into young pages are remembered.
+    /// young page stays, aged or promoted in a pause (see
+    /// [`young_promotion`](super::young_promotion)), and the promoted
+    /// survivors' slots into young pages are remembered.
     fn promote_in_place(&mut self, map: &HeapMap, snapshot: &[usize]) -> Result<(), GcError> {
         let remembered = self.remembered.expect("a generational cycle");
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
-        young_promotion::promote_in_place(map, None, remembered);
+        let promoted = young_promotion::promote_in_place(map, None, remembered);
         self.end_pause(GcPhase::PauseRelocateStart, pause);
         let slots = young_promotion::remember_survivors(
             self.binding,
             map,
             None,
-            Survivors::Young,
+            Survivors::Young(promoted),
             remembered,
             snapshot.to_vec(),
         );
@@ -439,9 +439,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let young = self.remembered.filter(|_| self.evacuates_young(kind));
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
-        if let Some(r) = young {
-            young_promotion::promote_in_place(set.map(), Some(&set), r);
-        }
+        let promoted = young.map(|r| young_promotion::promote_in_place(set.map(), Some(&set), r));
         let set = Arc::new(set);
         self.barriers.install(kind, set.clone());
         let mut forwarded =
@@ -471,8 +469,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.phases.relocated_for_root_tables = for_tables;
         // With generations, the slots that may refer to young objects: a
         // young cycle's survivors', a full cycle's copies'.
-        let which = match young {
-            Some(_) => Survivors::Young,
+        let which = match promoted {
+            Some(promoted) => Survivors::Young(promoted),
             None => Survivors::Copied,
         };
         let survivors = match self.remembered {

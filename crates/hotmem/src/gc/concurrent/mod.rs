@@ -42,9 +42,10 @@
 //! barrier remembered; marking follows only young objects, from the roots
 //! and those slots (healing them); the young pages found empty are freed,
 //! the mostly-dead ones evacuated to old pages (the copies are old), and
-//! the rest promoted where they are, in Pause Relocate Start, for the store
-//! barrier. After the relocation the survivors' slots that refer into young
-//! pages are remembered, with the slots the cycle marked from
+//! the rest aged where they are, in Pause Relocate Start, and promoted
+//! once they survived `young_promotion::TENURING_THRESHOLD` young cycles.
+//! After the relocation the promoted survivors' slots that refer into
+//! young pages are remembered, with the slots the cycle marked from
 //! ([`young_promotion`]): the next cycle's marking heals every reference
 //! into the young relocation set left in an old object, so that set leaves
 //! the load barrier at the next Pause Mark End. A full cycle's set stays

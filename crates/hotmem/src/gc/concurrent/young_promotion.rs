@@ -1,17 +1,19 @@
 //! What a young cycle that evacuates leaves to the next one: its
-//! survivors become old, and every slot of theirs that may refer to a
-//! young object is remembered.
+//! survivors age, or become old, and every slot of the promoted ones that
+//! may refer to a young object is remembered.
 //!
 //! Such a cycle keeps the young pages young for the store barrier until
 //! Pause Relocate Start, so that a store into an old object of a reference
 //! to an object it may move is remembered meanwhile (its slot must be
 //! healed before the cycle's relocation set leaves the load barrier, and
 //! only the remembered slots of old objects are visited by the next young
-//! marking). In that pause the young pages that stay (not in the set) are
+//! marking). In that pause the young pages that stay (not in the set) age
+//! by a cycle, and those that survived [`TENURING_THRESHOLD`] cycles are
 //! made old ([`promote_in_place`]); the copies are old from their
-//! publication (`publish_copy`). After the relocation, the slots of every
-//! survivor, where it stayed or its copy, that hold a reference into a
-//! page still young (allocated during the cycle, or one the cycle
+//! publication (`publish_copy`): an object evacuated from a young page is
+//! promoted at once (no survivor space yet). After the relocation, the
+//! slots of every promoted survivor, where it stayed or its copy, that hold
+//! a reference into a page still young (allocated during the cycle, or one the cycle
 //! evacuated: a stale reference the next marking heals) are remembered,
 //! with the slots the cycle marked from ([`remember_survivors`]): the
 //! survivors' slots were written before the pause without the barrier
@@ -30,35 +32,54 @@ use crate::gc::core::relocation_set::RelocationSet;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 
+/// Young cycles a page that stays where it is survives before it is
+/// promoted (its objects become old). A page promoted at its first
+/// survival promotes the objects that were merely in use when the cycle
+/// ran: binary_trees' trees of depth 16 to 20, promoted while being built
+/// and dead soon after, filled the heap with old garbage that only full
+/// cycles reclaim (12 young cycles in a row freeing nothing). Generational
+/// ZGC ages pages too (survivor ages, a tenuring threshold).
+pub(super) const TENURING_THRESHOLD: u8 = 2;
+
 /// In Pause Relocate Start (the mutators stopped, so that no store races
 /// the change): every page of `map` that was young at mark start, has live
-/// objects and is not in `set` becomes old for the store barrier. The
+/// objects and is not in `set` ages by one young cycle, and becomes old
+/// for the store barrier once it has survived [`TENURING_THRESHOLD`]. The
 /// set's pages stay young: their objects are copied (an object that could
 /// not be copied stays, and its page with it, young until a later cycle).
-/// Returns how many pages became old.
+/// Returns, per page of `map`, whether it became old.
 pub(super) fn promote_in_place(
     map: &HeapMap,
     set: Option<&RelocationSet>,
     remembered: &RememberedSet,
-) -> usize {
-    let mut promoted = 0;
+) -> Vec<bool> {
+    let old = &remembered.old;
+    let mut promoted = vec![false; map.pages.len()];
     for (pi, p) in map.pages.iter().enumerate() {
         let stays = !set.is_some_and(|s| s.contains_page(pi));
         if p.young && stays && p.live.live_objects() > 0 {
-            remembered
-                .old
-                .mark(p.page.range().start().get(), p.page.size());
-            promoted += 1;
+            let (start, len) = (p.page.range().start().get(), p.page.size());
+            let survived = old.survived(start).saturating_add(1);
+            if survived >= TENURING_THRESHOLD {
+                old.mark(start, len);
+                promoted[pi] = true;
+            } else {
+                old.set_survived(start, len, survived);
+            }
         }
     }
     promoted
 }
 
 /// Which survivors [`remember_survivors`] visits.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Survivors {
-    /// A young cycle's: every marked object of the pages that were young.
-    Young,
+    /// A young cycle's: the copies of the objects of the young pages it
+    /// evacuated, and the objects of the young pages it promoted where
+    /// they are (`true` per page of the map, from [`promote_in_place`]).
+    /// A young page that stays young needs no visit: its objects' slots
+    /// into young pages are young-to-young references.
+    Young(Vec<bool>),
     /// A full cycle's: the copies of the objects it relocated. The store
     /// barrier remembered the slots of those objects written during the
     /// cycle at their old addresses, which the next cycle drops (see
@@ -84,9 +105,10 @@ pub(super) fn remember_survivors<B: Binding>(
     let mut slots = snapshot;
     call_model(|| {
         for (pi, p) in map.pages.iter().enumerate() {
-            let visit = match which {
-                Survivors::Young => p.young,
-                Survivors::Copied => set.is_some_and(|s| s.contains_page(pi)),
+            let copied = set.is_some_and(|s| s.contains_page(pi));
+            let visit = match &which {
+                Survivors::Young(promoted) => p.young && (copied || promoted[pi]),
+                Survivors::Copied => copied,
             };
             if !visit {
                 continue;

@@ -1,14 +1,20 @@
-//! [`OldPages`]: which pages are old, by address, for the store barrier.
+//! [`OldPages`]: which pages are old, by address, for the store barrier,
+//! and how many young cycles each young page has survived in place.
 
 use super::GranuleTable;
 use crate::sync::{AtomicU8, Ordering};
 use hotmem_page::PageRef;
 
-/// One byte per page unit of the heap reservation: nonzero where an old
-/// page lies.
+/// One byte per page unit of the heap reservation: [`OLD`] where an old
+/// page lies; for a young page 0, or 1 + the young cycles it survived
+/// where it is (a concurrent young cycle ages a page it keeps before it
+/// promotes it, see [`OldPages::survived`]).
 pub(crate) struct OldPages {
     old: GranuleTable<AtomicU8>,
 }
+
+/// The byte of an old page's units.
+const OLD: u8 = 1;
 
 impl OldPages {
     /// A table for the reservation `base..base+len`, in units of `unit`
@@ -30,19 +36,37 @@ impl OldPages {
     /// Whether `addr` lies in an old page.
     #[inline]
     pub(crate) fn is_old(&self, addr: usize) -> bool {
-        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) != 0)
+        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) == OLD)
     }
 
     /// Whether `addr` lies in the heap, outside every old page.
     #[inline]
     pub(crate) fn is_young(&self, addr: usize) -> bool {
-        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) == 0)
+        (self.old.entry(addr)).is_some_and(|u| u.load(Ordering::Relaxed) != OLD)
     }
 
     /// Marks the units that `start..start+len` touches as old.
     pub(crate) fn mark(&self, start: usize, len: usize) {
         for unit in self.old.entries_of(start, len) {
-            unit.store(1, Ordering::Relaxed);
+            unit.store(OLD, Ordering::Relaxed);
+        }
+    }
+
+    /// How many young cycles the young page at `start` survived where it
+    /// is (0 for an old page or an address outside the heap).
+    pub(crate) fn survived(&self, start: usize) -> u8 {
+        match self.old.entry(start).map(|u| u.load(Ordering::Relaxed)) {
+            Some(b) if b != OLD => b.saturating_sub(1),
+            _ => 0,
+        }
+    }
+
+    /// Records that the young page `start..start+len` survived `cycles`
+    /// young cycles where it is (at least 1); it stays young.
+    pub(crate) fn set_survived(&self, start: usize, len: usize, cycles: u8) {
+        let b = cycles.saturating_add(1).max(2);
+        for unit in self.old.entries_of(start, len) {
+            unit.store(b, Ordering::Relaxed);
         }
     }
 
