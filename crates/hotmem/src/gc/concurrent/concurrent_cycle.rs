@@ -86,8 +86,8 @@ impl MarkPolicy for ConcurrentMarking<'_> {
 /// collector's shared state, the phases' times.
 pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) binding: &'a B,
-    /// Young (only the pages found young at mark start are marked and
-    /// freed; nothing moves) or full.
+    /// Young (only the pages found young at mark start are marked, freed,
+    /// evacuated and aged) or full.
     pub(super) kind: CollectionKind,
     /// With generations: the store barrier's remembered set.
     pub(super) remembered: Option<&'a RememberedSet>,
@@ -156,8 +156,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
                 let snapshot = std::mem::take(&mut marked.snapshot);
                 self.relocate(&mut marked.collection, workers, set, tables, snapshot)
             }
-            // Nothing worth moving: the young pages all stay, old from
-            // the pause on.
+            // Nothing worth moving: the young pages all stay, aged or
+            // promoted in a pause.
             None if evacuates_young => {
                 self.promote_in_place(&marked.collection.map, &marked.snapshot)
             }
@@ -177,8 +177,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// Whether a cycle of `kind` is a young cycle that evacuates young
     /// pages (with generations, when the cycle moves objects). Such a
     /// cycle keeps the young pages young for the store barrier until Pause
-    /// Relocate Start, then remembers the survivors' slots into young
-    /// pages ([`young_promotion`](super::young_promotion)); a young cycle
+    /// Relocate Start, then remembers the promoted survivors' slots into
+    /// young pages ([`young_promotion`](super::young_promotion)); a young cycle
     /// that does not move makes them old at Pause Mark Start.
     fn evacuates_young(&self, kind: CollectionKind) -> bool {
         self.remembered.is_some() && self.moves && kind == CollectionKind::Young
