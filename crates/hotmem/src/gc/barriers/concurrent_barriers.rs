@@ -236,7 +236,8 @@ impl ConcurrentBarrier {
         alloc: &GcAllocator,
     ) -> ObjectReference {
         // SAFETY: the caller's promise: a mutator's thread in managed
-        // code, which drops the set before it returns.
+        // code, which drops the set it finds (a full cycle's or a young
+        // one's) before it returns, before any poll.
         let Some((set, pi)) = (unsafe { self.barriers().relocation_for_barrier(r.get()) }) else {
             return r;
         };
@@ -254,7 +255,8 @@ impl ConcurrentBarrier {
         obj: ObjectReference,
         alloc: &GcAllocator,
     ) -> ObjectReference {
-        // SAFETY: as in `load_slow` (the caller's promise).
+        // SAFETY: as in `load_slow` (the caller's promise): the set found
+        // is dropped before this returns.
         match unsafe { self.barriers().relocation_for_barrier(obj.get()) } {
             None => obj,
             Some((set, pi)) => set.forward(pi, obj, alloc, Relocator::Mutator).to,
