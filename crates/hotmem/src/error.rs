@@ -60,6 +60,17 @@ impl NumaError {
     }
 }
 
+/// [`Runtime::barrier_set`](crate::Runtime::barrier_set) was asked for a
+/// set the runtime's collector does not take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("the collector takes the {needed:?} barriers, not the {asked:?} ones")]
+pub struct BarrierSetError {
+    /// The set asked for.
+    pub asked: crate::BarrierKind,
+    /// The set the runtime's collector needs.
+    pub needed: crate::BarrierKind,
+}
+
 /// Why [`Runtime::attach_mutator`](crate::Runtime::attach_mutator) refused.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]

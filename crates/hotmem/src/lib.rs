@@ -258,15 +258,17 @@ pub mod log;
 pub mod objects;
 
 pub use error::{
-    AllocError, AttachError, BadReference, BuildError, FinalizerError, GcError, NumaError,
-    SafepointRequestError, ShadowStackError,
+    AllocError, AttachError, BadReference, BarrierSetError, BuildError, FinalizerError, GcError,
+    NumaError, SafepointRequestError, ShadowStackError,
 };
 pub use gc::{
     AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
     GcCause, GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, RootTableVisit,
     StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding,
 };
-pub use mutator::Mutator;
+pub use mutator::{
+    BarrierKind, BarrierSet, ConcurrentBarrierSet, Mutator, StopTheWorldBarriers, WithBarriers,
+};
 pub use roots::{Handle, PinGuard, RootTable, ShadowStack};
 pub use runtime::Runtime;
 pub use runtime::builder::RuntimeBuilder;

@@ -12,8 +12,8 @@
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::page::PageInfo;
 use hotmem::{
-    Age, Binding, CollectionKind, Generations, Mutator, ObjectReference, Runtime, SimpleSlot,
-    SlotVisitor,
+    Age, BarrierKind, BarrierSet, Binding, CollectionKind, Generations, Mutator, ObjectReference,
+    Runtime, SimpleSlot, SlotVisitor, WithBarriers,
 };
 use std::sync::Arc;
 
@@ -384,4 +384,66 @@ fn a_young_page_kept_where_it_is_reports_the_old_age() {
     let fresh = build::object(&mut me, &roots, 0, 3, ids.next()).unwrap();
     assert_ne!(page_of(&rt, fresh).start, page_of(&rt, first).start);
     assert_eq!(page_of(&rt, fresh).age, Age::EDEN);
+}
+
+/// Stores `target` into slot `i` of `holder` with the barrier set the
+/// runtime hands out: code generic over the set, as an interpreter's.
+struct StoreInto<'a> {
+    me: &'a Mutator,
+    holder: ObjectReference,
+    i: usize,
+    target: ObjectReference,
+}
+
+impl WithBarriers for StoreInto<'_> {
+    type Output = BarrierKind;
+    fn run<B: BarrierSet>(self, b: B) -> BarrierKind {
+        let addr = self.holder.get() + hotmem::objects::HEADER + 8 * self.i;
+        // SAFETY: slot `i` of the live holder; nothing collects while the
+        // slot is used.
+        let slot = unsafe { SimpleSlot::new(hotmem::Address::new(addr)) };
+        b.store_ref(self.me, slot, self.target);
+        B::KIND
+    }
+}
+
+#[test]
+fn the_stop_the_world_barrier_set_remembers_an_old_to_young_store() {
+    let (objects, rt, roots, mut me, mut ids) = young_runtime();
+    assert_eq!(rt.barrier_kind(), BarrierKind::StopTheWorld);
+    assert!(rt.barrier_set::<hotmem::ConcurrentBarrierSet>().is_err());
+
+    let holder_id = ids.next();
+    build::object(&mut me, &roots, HOLDER_SLOTS, 0, holder_id).unwrap();
+    assert_eq!(me.collect().unwrap().kind, CollectionKind::Full);
+    // A young object only the old holder refers to, stored through the
+    // set's store barrier.
+    let young_id = ids.next();
+    let young = build::object(&mut me, &roots, 0, 3, young_id).unwrap();
+    roots.pop();
+    let holder = roots.get(0).unwrap();
+    let store = StoreInto {
+        me: &me,
+        holder,
+        i: 0,
+        target: young,
+    };
+    assert_eq!(rt.with_barriers(store), BarrierKind::StopTheWorld);
+    let stats = me.collect_young().unwrap();
+    assert_eq!(
+        stats.objects_marked, 1,
+        "the young collection found the young object through the remembered slot: {stats:?}"
+    );
+    // SAFETY: the only mutator; not collecting.
+    let found = unsafe { objects.verify() }.unwrap();
+    let mut targets = [0; HOLDER_SLOTS];
+    targets[0] = young_id;
+    let mut expected = GraphSummary::default();
+    expected.add(
+        holder_id,
+        SimpleObjects::size_for(HOLDER_SLOTS, 0),
+        &targets,
+    );
+    expected.add(young_id, SimpleObjects::size_for(0, 3), &[]);
+    assert_eq!(found, expected);
 }

@@ -4,6 +4,11 @@
 
 mod alloc;
 mod barrier;
+mod barrier_set;
+
+pub use barrier_set::{
+    BarrierKind, BarrierSet, ConcurrentBarrierSet, StopTheWorldBarriers, WithBarriers,
+};
 
 use crate::error::ShadowStackError;
 use crate::gc::barriers::MutatorBarriers;

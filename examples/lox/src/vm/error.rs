@@ -74,6 +74,10 @@ pub enum VmError {
     /// The thread could not attach.
     #[error("cannot attach the VM's thread: {0}")]
     Attach(#[from] hotmem::AttachError),
+    /// The runtime's collector takes barriers this VM was not compiled
+    /// for.
+    #[error("{0}")]
+    Barriers(#[from] hotmem::BarrierSetError),
     /// A shadow stack could not be made.
     #[error("cannot make a shadow stack: {0}")]
     ShadowStack(#[from] hotmem::ShadowStackError),

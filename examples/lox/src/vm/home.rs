@@ -1,12 +1,13 @@
 //! Where a table lives ([`TableHome`]) and growing it: the one allocation
 //! a table needs, done with its owner rooted and read again afterwards.
 
-use super::Vm;
+use super::Machine;
 use super::error::HeapError;
 use super::gc::roots::GLOBAL_NAMES;
 use super::object::{Obj, class, instance};
 use super::table::{entries_size, fill_grown, grown_capacity};
 use super::value::Value;
+use hotmem::BarrierSet;
 
 /// A table's owner.
 #[derive(Copy, Clone, Debug)]
@@ -48,7 +49,7 @@ impl TableHome {
     }
 }
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// The table's entries (nil for none yet) and key count.
     ///
     /// # Safety

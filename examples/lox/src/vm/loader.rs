@@ -11,7 +11,7 @@
 //! array, once, into the function's global-slot array in metaspace: the
 //! interpreter's `GET_GLOBAL` is then an index, not a hash lookup.
 
-use super::Vm;
+use super::Machine;
 use super::error::{HeapError, RuntimeError};
 use super::gc::roots::{GLOBAL_NAMES, GLOBAL_VALUES};
 use super::home::TableHome;
@@ -21,6 +21,7 @@ use super::table::{self, SetOutcome};
 use super::value::Value;
 use super::verify::{VerifyError, verify};
 use crate::bytecode::{Constant, FunctionProto};
+use hotmem::BarrierSet;
 
 /// Why a program could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +46,7 @@ impl From<LoadError> for RuntimeError {
 /// The first capacity of the globals array.
 const MIN_GLOBALS: u32 = 16;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// Pushes `value` on the published value stack (a root while the
     /// loader allocates).
     pub(crate) fn push_root(&mut self, value: Value) -> Result<*mut u64, LoadError> {

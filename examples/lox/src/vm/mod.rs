@@ -59,7 +59,10 @@ mod verify;
 use std::io::Write;
 use std::sync::Arc;
 
-use hotmem::{ArenaKind, ClassLoader, CollectorMode, Generations, Runtime};
+use hotmem::{
+    ArenaKind, BarrierKind, BarrierSet, ClassLoader, CollectorMode, ConcurrentBarrierSet,
+    Generations, Runtime, StopTheWorldBarriers,
+};
 
 pub use error::{HeapError, RuntimeError, TraceFrame, VmError};
 pub use verify::VerifyError;
@@ -117,8 +120,32 @@ struct Frame {
 /// A Lox virtual machine: one runtime, one mutator (the calling thread),
 /// its roots and its globals. Not `Send`: it belongs to the thread that
 /// made it.
-pub struct Vm {
-    heap: Heap,
+///
+/// The interpreter is compiled once per barrier set ([`BarrierSet`]): a
+/// `Vm` holds the copy its runtime's collector needs, chosen when it is
+/// made, so the stop-the-world copy has no load barrier in it and the
+/// concurrent copy its load barrier's fast path inlined.
+pub struct Vm(Flavor);
+
+/// The machine, compiled for one barrier set.
+enum Flavor {
+    StopTheWorld(Machine<StopTheWorldBarriers>),
+    Concurrent(Machine<ConcurrentBarrierSet>),
+}
+
+/// `$body` with `$m` bound to the VM's machine, whichever its set.
+macro_rules! each {
+    ($vm:expr, $m:ident => $body:expr) => {
+        match $vm {
+            Flavor::StopTheWorld($m) => $body,
+            Flavor::Concurrent($m) => $body,
+        }
+    };
+}
+
+/// The VM, with the barrier set `B`: everything but the choice of set.
+pub(crate) struct Machine<B: BarrierSet> {
+    heap: Heap<B>,
     roots: Roots,
     stack: Stack,
     frames: Box<[Frame; FRAMES_MAX]>,
@@ -219,7 +246,74 @@ impl Vm {
             GcMode::ConcurrentGenerational => Some(BackToBack::start(&runtime, true)),
             _ => None,
         };
-        let heap = Heap::new(runtime.attach_mutator()?, options.gc);
+        let flavor = match runtime.barrier_kind() {
+            BarrierKind::StopTheWorld => {
+                let barriers = runtime.barrier_set::<StopTheWorldBarriers>()?;
+                Flavor::StopTheWorld(Machine::new(runtime, cycles, options.gc, out, barriers)?)
+            }
+            // The concurrent collectors, and any this VM does not know
+            // yet: every barrier (a missing one is a use-after-free, an
+            // extra one only takes time).
+            _ => {
+                let barriers = runtime.barrier_set::<ConcurrentBarrierSet>()?;
+                Flavor::Concurrent(Machine::new(runtime, cycles, options.gc, out, barriers)?)
+            }
+        };
+        Ok(Vm(flavor))
+    }
+
+    /// Loads and runs a compiled script. Globals stay defined for the next
+    /// script (the REPL runs each line this way).
+    ///
+    /// # Errors
+    /// The [`RuntimeError`] that stopped it, with clox's message and stack
+    /// trace; the VM is ready for the next script.
+    pub fn interpret(&mut self, script: &FunctionProto) -> Result<(), RuntimeError> {
+        each!(&mut self.0, m => m.interpret(script))
+    }
+
+    /// Writes out what the program printed so far.
+    pub fn flush(&mut self) {
+        each!(&mut self.0, m => m.flush())
+    }
+
+    /// The runtime the VM's objects live in.
+    pub fn runtime(&self) -> &Runtime {
+        each!(&self.0, m => &m.runtime)
+    }
+
+    /// Runs a full collection now (the VM stands between statements).
+    ///
+    /// # Errors
+    /// The collector's error.
+    pub fn collect(&mut self) -> Result<hotmem::CollectStats, hotmem::GcError> {
+        each!(&mut self.0, m => m.collect())
+    }
+
+    /// How many strings the intern table holds (live ones: the collector
+    /// removes those nothing else refers to).
+    pub fn interned_strings(&self) -> usize {
+        each!(&self.0, m => m.count_interned())
+    }
+
+    /// Bytes of metaspace the loaded code takes (code, line tables,
+    /// names, global-slot arrays): the VM's class loader's non-class use.
+    pub fn code_bytes(&self) -> usize {
+        each!(&self.0, m => m.loader.used_bytes().1)
+    }
+}
+
+impl<B: BarrierSet> Machine<B> {
+    /// The machine on `runtime`, attaching the calling thread, with
+    /// `barriers`, the runtime's set.
+    fn new(
+        runtime: Runtime,
+        cycles: Option<BackToBack>,
+        gc: GcMode,
+        out: Box<dyn Write>,
+        barriers: B,
+    ) -> Result<Machine<B>, VmError> {
+        let heap = Heap::new(runtime.attach_mutator()?, gc, barriers);
         let roots = Roots::new(heap.mutator())?;
         let stack = Stack::new(heap.mutator())?;
         // SAFETY: the root block's intern word, a word of a shadow stack of
@@ -228,7 +322,7 @@ impl Vm {
         // block goes.
         unsafe { lox_binding(&runtime).set_intern_root(roots.word(roots::INTERN)) };
         let base = stack.base();
-        let mut vm = Vm {
+        let mut vm = Machine {
             frames: Box::new(
                 [Frame {
                     ip: std::ptr::null(),
@@ -264,7 +358,7 @@ impl Vm {
     /// # Errors
     /// The [`RuntimeError`] that stopped it, with clox's message and stack
     /// trace; the VM is ready for the next script.
-    pub fn interpret(&mut self, script: &FunctionProto) -> Result<(), RuntimeError> {
+    fn interpret(&mut self, script: &FunctionProto) -> Result<(), RuntimeError> {
         let result = self.load_and_run(script);
         if result.is_err() {
             self.reset();
@@ -274,35 +368,18 @@ impl Vm {
     }
 
     /// Writes out what the program printed so far.
-    pub fn flush(&mut self) {
+    fn flush(&mut self) {
         let _ = self.out.flush();
-    }
-
-    /// The runtime the VM's objects live in.
-    pub fn runtime(&self) -> &Runtime {
-        &self.runtime
     }
 
     /// Runs a full collection now (the VM stands between statements).
     ///
     /// # Errors
     /// The collector's error.
-    pub fn collect(&mut self) -> Result<hotmem::CollectStats, hotmem::GcError> {
+    fn collect(&mut self) -> Result<hotmem::CollectStats, hotmem::GcError> {
         // SAFETY: between scripts the stack is empty.
         unsafe { self.stack.publish(self.stack.base()) };
         self.heap.collect()
-    }
-
-    /// How many strings the intern table holds (live ones: the collector
-    /// removes those nothing else refers to).
-    pub fn interned_strings(&self) -> usize {
-        self.count_interned()
-    }
-
-    /// Bytes of metaspace the loaded code takes (code, line tables,
-    /// names, global-slot arrays): the VM's class loader's non-class use.
-    pub fn code_bytes(&self) -> usize {
-        self.loader.used_bytes().1
     }
 
     /// Empties the stack and the frames after an error. Upvalues still
@@ -329,7 +406,7 @@ fn lox_binding(runtime: &Runtime) -> &LoxBinding {
         .expect("a VM's runtime is built with a LoxBinding")
 }
 
-impl Drop for Vm {
+impl<B: BarrierSet> Drop for Machine<B> {
     fn drop(&mut self) {
         let _ = self.out.flush();
         if let Some(cycles) = self.cycles.take() {
@@ -346,9 +423,10 @@ impl Drop for Vm {
 
 impl std::fmt::Debug for Vm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Vm")
-            .field("frames", &self.frame_count)
-            .field("globals", &self.global_slots)
-            .finish_non_exhaustive()
+        each!(&self.0, m => f.debug_struct("Vm")
+            .field("barriers", &m.heap.barrier_kind())
+            .field("frames", &m.frame_count)
+            .field("globals", &m.global_slots)
+            .finish_non_exhaustive())
     }
 }

@@ -3,11 +3,12 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use super::Vm;
+use super::Machine;
 use super::error::HeapError;
 use super::gc::roots::{CLOCK, GLOBAL_VALUES};
 use super::object::{Kind, Obj, header, size_of};
 use super::value::Value;
+use hotmem::BarrierSet;
 
 /// When the first VM of the process started: `clock()` counts from here
 /// (clox's counts the process's CPU time, which a single-threaded Lox
@@ -37,7 +38,7 @@ impl Native {
     }
 }
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// Defines the globals that name natives.
     pub(crate) fn define_natives(&mut self) -> Result<(), HeapError> {
         START.get_or_init(Instant::now);

@@ -2,13 +2,14 @@
 
 use std::io::Write;
 
-use super::Vm;
+use super::Machine;
 use super::meta::FunctionMeta;
 use super::object::{Kind, Obj, bound, class, closure, function, instance, string_bytes};
 use super::value::Value;
 use crate::format_number;
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// Writes `value` as `print` shows it, then a newline. Output errors
     /// (a closed pipe) are ignored, as clox's `printf` ignores them.
     pub(crate) fn print_line(&mut self, value: Value) {

@@ -7,18 +7,19 @@
 //! the two halves of a concatenation in place), so that a concatenation
 //! whose result exists allocates nothing.
 
-use super::Vm;
+use super::Machine;
 use super::bytes;
 use super::error::HeapError;
 use super::gc::intern::InternTable;
 use super::gc::roots::INTERN;
 use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes};
 use super::value::Value;
+use hotmem::BarrierSet;
 
 /// The first intern table's capacity.
 const MIN_CAPACITY: usize = 64;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// The interned string with these bytes (`bytes` is Rust memory, not
     /// the heap). **May collect.**
     ///
@@ -71,7 +72,7 @@ impl Vm {
     /// parts may have moved) and its slices are not kept across one.
     fn make_string<'a>(
         &mut self,
-        parts: impl Fn(&Vm) -> [&'a [u8]; 2],
+        parts: impl Fn(&Machine<B>) -> [&'a [u8]; 2],
     ) -> Result<Value, HeapError> {
         let [head, tail] = parts(self);
         let len = head.len() + tail.len();

@@ -16,6 +16,7 @@
 use super::gc::heap::Heap;
 use super::object::{Kind, Obj, header, size_of, string_hash};
 use super::value::Value;
+use hotmem::BarrierSet;
 
 /// The capacity of a table's first entry array.
 pub(crate) const MIN_CAPACITY: u32 = 4;
@@ -37,7 +38,7 @@ pub(crate) enum SetOutcome {
 /// # Safety
 /// `entries` is an `Entries` object and `key` a string, both valid now.
 #[inline(always)]
-unsafe fn find(heap: &Heap, entries: Obj, key: Value) -> Result<usize, usize> {
+unsafe fn find<B: BarrierSet>(heap: &Heap<B>, entries: Obj, key: Value) -> Result<usize, usize> {
     let mask = entries.count() as usize - 1;
     // SAFETY: the caller's string.
     let mut pair = string_hash(unsafe { Obj::new(key) }) as usize & mask;
@@ -61,7 +62,11 @@ unsafe fn find(heap: &Heap, entries: Obj, key: Value) -> Result<usize, usize> {
 /// `entries` is nil or an `Entries` object and `key` a string, both valid
 /// now; the table has an empty pair (it is never full: see [`set`]).
 #[inline(always)]
-pub(crate) unsafe fn get(heap: &Heap, entries: Value, key: Value) -> Option<Value> {
+pub(crate) unsafe fn get<B: BarrierSet>(
+    heap: &Heap<B>,
+    entries: Value,
+    key: Value,
+) -> Option<Value> {
     if !entries.is_object() {
         return None;
     }
@@ -81,8 +86,8 @@ pub(crate) unsafe fn get(heap: &Heap, entries: Value, key: Value) -> Option<Valu
 /// # Safety
 /// As [`get`]; `value` is valid now.
 #[inline(always)]
-pub(crate) unsafe fn set(
-    heap: &Heap,
+pub(crate) unsafe fn set<B: BarrierSet>(
+    heap: &Heap<B>,
     entries: Value,
     count: u32,
     key: Value,
@@ -141,7 +146,12 @@ pub(crate) fn entries_size(capacity: u32) -> usize {
 /// `addr` was allocated since the last call that may collect, with room
 /// for `capacity` pairs; `old` is nil or a valid `Entries` whose keys fit
 /// half of `capacity`.
-pub(crate) unsafe fn fill_grown(heap: &Heap, addr: usize, capacity: u32, old: Value) -> Obj {
+pub(crate) unsafe fn fill_grown<B: BarrierSet>(
+    heap: &Heap<B>,
+    addr: usize,
+    capacity: u32,
+    old: Value,
+) -> Obj {
     // SAFETY: the caller's fresh object; its header is written first.
     let new = unsafe { Obj::at(addr) };
     // SAFETY: words of the fresh object, initialized here before any read;

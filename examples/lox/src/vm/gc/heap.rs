@@ -2,11 +2,11 @@
 //! allocation (and the collections the VM asks for before it, see
 //! [`Pacing`]), the barriers' load and store paths, polls.
 
-use hotmem::{AllocError, CollectorMode, Mutator, Runtime};
+use hotmem::{AllocError, BarrierSet, CollectorMode, Mutator, Runtime};
 
 use super::super::error::HeapError;
 use super::super::value::Value;
-use super::barriers::BarrierMode;
+use super::barriers;
 use crate::cli::GcMode;
 
 /// Which collection `--gc-stress` runs next.
@@ -29,19 +29,19 @@ enum Pacing {
     Collector,
 }
 
-/// The mutator the VM allocates through, the barriers it takes, and how
-/// collections are driven.
-pub(crate) struct Heap {
+/// The mutator the VM allocates through, the barriers it takes (`B`, the
+/// set its runtime's collector names), and how collections are driven.
+pub(crate) struct Heap<B: BarrierSet> {
     me: Mutator,
-    barriers: BarrierMode,
+    barriers: B,
     pacing: Pacing,
 }
 
-impl Heap {
-    /// The heap through `me`, the calling thread's mutator: the barriers
-    /// the runtime's collector needs; collections at every allocation if
+impl<B: BarrierSet> Heap<B> {
+    /// The heap through `me`, the calling thread's mutator, with
+    /// `barriers`, its runtime's set; collections at every allocation if
     /// `gc` is [`GcMode::Stress`] and the collector stops the world.
-    pub(crate) fn new(me: Mutator, gc: GcMode) -> Heap {
+    pub(crate) fn new(me: Mutator, gc: GcMode, barriers: B) -> Heap<B> {
         let collector = me.runtime().config().collector();
         let pacing = match collector {
             CollectorMode::StopTheWorld if gc == GcMode::Stress => {
@@ -51,9 +51,14 @@ impl Heap {
         };
         Heap {
             me,
-            barriers: BarrierMode::of(collector),
+            barriers,
             pacing,
         }
+    }
+
+    /// The barrier set the VM's code was compiled for.
+    pub(crate) fn barrier_kind(&self) -> hotmem::BarrierKind {
+        B::KIND
     }
 
     /// The mutator (to make shadow stacks, to poll).
@@ -133,7 +138,7 @@ impl Heap {
     #[inline(always)]
     pub(crate) unsafe fn load(&self, word: *mut u64) -> Value {
         // SAFETY: the caller's slot; `me` is the VM's mutator.
-        unsafe { self.barriers.load(&self.me, word) }
+        unsafe { barriers::load(self.barriers, &self.me, word) }
     }
 
     /// Writes `value` into `word`, a slot of a heap object: the VM's one
@@ -144,7 +149,7 @@ impl Heap {
     #[inline(always)]
     pub(crate) unsafe fn store(&self, word: *mut u64, value: Value) {
         // SAFETY: the caller's slot and value; `me` is the VM's mutator.
-        unsafe { self.barriers.store(&self.me, word, value) }
+        unsafe { barriers::store(self.barriers, &self.me, word, value) }
     }
 
     /// A full collection now. **Collects**: publish the stacks first.
@@ -166,35 +171,45 @@ impl Heap {
 mod tests {
     use std::sync::Arc;
 
-    use hotmem::{CollectorMode, Generations, Runtime};
+    use hotmem::{
+        BarrierKind, BarrierSet, CollectorMode, ConcurrentBarrierSet, Generations, Runtime,
+        StopTheWorldBarriers,
+    };
 
     use super::super::LoxBinding;
-    use super::{BarrierMode, Heap, Pacing};
+    use super::{Heap, Pacing};
     use crate::cli::GcMode;
 
-    /// A heap on a small runtime with `collector`, driven as `gc` says.
-    fn heap(collector: CollectorMode, gc: GcMode) -> Heap {
+    /// A small runtime with `collector`.
+    fn runtime(collector: CollectorMode) -> Runtime {
         let generations = match collector {
             CollectorMode::StopTheWorld => Generations::YoungAndOld,
             _ => Generations::Single,
         };
-        let runtime = Runtime::builder()
+        Runtime::builder()
             .binding(Arc::new(LoxBinding::default()))
             .collector(collector)
             .generations(generations)
             .heap_max(16 << 20)
             .build()
-            .unwrap();
-        Heap::new(runtime.attach_mutator().unwrap(), gc)
+            .unwrap()
+    }
+
+    /// A heap on `runtime` with its barrier set `B`, driven as `gc` says.
+    fn heap<B: BarrierSet>(runtime: &Runtime, gc: GcMode) -> Heap<B> {
+        let barriers = runtime.barrier_set::<B>().unwrap();
+        Heap::new(runtime.attach_mutator().unwrap(), gc, barriers)
     }
 
     #[test]
     fn the_runtimes_collector_decides_the_barriers_and_who_collects() {
-        let h = heap(CollectorMode::StopTheWorld, GcMode::Normal);
-        assert_eq!(h.barriers, BarrierMode::StoreOnly);
+        let rt = runtime(CollectorMode::StopTheWorld);
+        assert_eq!(rt.barrier_kind(), BarrierKind::StopTheWorld);
+        assert!(rt.barrier_set::<ConcurrentBarrierSet>().is_err());
+        let h = heap::<StopTheWorldBarriers>(&rt, GcMode::Normal);
         assert!(matches!(h.pacing, Pacing::Collector));
-        let h = heap(CollectorMode::StopTheWorld, GcMode::Stress);
-        assert_eq!(h.barriers, BarrierMode::StoreOnly);
+        drop(h);
+        let h = heap::<StopTheWorldBarriers>(&rt, GcMode::Stress);
         assert!(matches!(h.pacing, Pacing::Stress(_)));
         // The command line's mode does not decide: the runtime's does.
         for gc in [
@@ -204,8 +219,10 @@ mod tests {
             GcMode::ConcurrentGenerational,
             GcMode::ConcurrentGenerationalPaced,
         ] {
-            let h = heap(CollectorMode::Concurrent, gc);
-            assert_eq!(h.barriers, BarrierMode::LoadAndStore);
+            let rt = runtime(CollectorMode::Concurrent);
+            assert_eq!(rt.barrier_kind(), BarrierKind::Concurrent);
+            assert!(rt.barrier_set::<StopTheWorldBarriers>().is_err());
+            let h = heap::<ConcurrentBarrierSet>(&rt, gc);
             assert!(matches!(h.pacing, Pacing::Collector));
         }
     }

@@ -5,7 +5,7 @@
 //! in slot 0; a native runs at once.
 
 use super::super::Frame;
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::gc::roots::{FRAMES_MAX, OPEN_UPVALUES};
 use super::super::gc::stack::SLACK;
@@ -15,8 +15,9 @@ use super::super::print::function_meta;
 use super::super::table;
 use super::super::value::Value;
 use super::regs::{Regs, Site};
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `CALL argc`: `callee args -> result`.
     ///
     /// # Safety

@@ -1,13 +1,14 @@
 //! Runtime errors: clox's message and its stack trace, innermost frame
 //! first, each frame's line the one of the instruction it was executing.
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::{HeapError, RuntimeError, TraceFrame};
 use super::super::gc::roots::FRAMES;
 use super::super::object::{Obj, closure};
 use super::super::print::function_meta;
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// The error `message` at the current instruction of every frame
     /// (their `ip`s saved).
     #[cold]

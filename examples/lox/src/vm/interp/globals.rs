@@ -3,12 +3,13 @@
 //! access is two loads from metaspace and one through the barrier; an
 //! undefined global's slot holds [`Value::ABSENT`].
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::value::Value;
 use super::regs::{Regs, Site};
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `GET_GLOBAL k`: `-> globals[k]`.
     ///
     /// # Safety

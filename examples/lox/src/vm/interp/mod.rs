@@ -53,10 +53,11 @@ use super::gc::stack::SLACK;
 use super::object::{Kind, Obj, closure, header, size_of};
 use super::print::function_meta;
 use super::value::Value;
-use super::{Frame, Vm};
+use super::{Frame, Machine};
 use crate::bytecode::{FunctionProto, OpCode};
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// Loads `script`, wraps it in a closure in frame 0, and runs it.
     pub(super) fn load_and_run(&mut self, script: &FunctionProto) -> Result<(), RuntimeError> {
         let function = self.load(script)?;
@@ -98,6 +99,7 @@ impl Vm {
     /// # Safety
     /// As [`Vm::registers`]: a frame is on top, entered from verified code
     /// with its deepest stack checked to fit.
+    #[inline(never)]
     unsafe fn run(&mut self) -> Result<(), RuntimeError> {
         // SAFETY: the caller's frame on top.
         let mut r = unsafe { self.registers() };

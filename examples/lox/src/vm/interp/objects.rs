@@ -6,7 +6,7 @@
 //! reads its operands from the stack (or the running frame's constants)
 //! after allocating, never before.
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::{HeapError, RuntimeError};
 use super::super::gc::roots::{FRAMES, INIT};
 use super::super::home::TableHome;
@@ -16,8 +16,9 @@ use super::super::object::{
 use super::super::table::{self, SetOutcome, entries_size};
 use super::super::value::Value;
 use super::regs::Regs;
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `CLASS k`: `-> class` named by constant `k`. **Allocates.**
     ///
     /// # Safety

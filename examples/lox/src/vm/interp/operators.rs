@@ -1,13 +1,14 @@
 //! The arithmetic and comparison instructions that can fail: on numbers
 //! only, except `ADD`, which also concatenates two strings (allocating).
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::object::{Kind, is};
 use super::super::value::Value;
 use super::regs::Regs;
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `GREATER`, `LESS`, `SUBTRACT`, `MULTIPLY`, `DIVIDE`:
     /// `a b -> op(a, b)` on two numbers.
     ///

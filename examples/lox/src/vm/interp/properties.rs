@@ -3,15 +3,16 @@
 //! Growing a field table and binding a method allocate: the stack is saved
 //! before and the registers reloaded after (invariant 3).
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::home::TableHome;
 use super::super::object::{Kind, Obj, instance, is};
 use super::super::table::{self, SetOutcome};
 use super::super::value::Value;
 use super::regs::{Regs, Site};
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `GET_PROPERTY k`: `instance -> instance.name`, a field or a bound
     /// method.
     ///

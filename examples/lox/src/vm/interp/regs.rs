@@ -18,8 +18,9 @@ use super::super::gc::Heap;
 use super::super::gc::roots::{FRAMES, GLOBAL_VALUES};
 use super::super::object::{Obj, closure, function};
 use super::super::value::Value;
-use super::super::{Frame, Vm};
+use super::super::{Frame, Machine};
 use crate::bytecode::OpCode;
+use hotmem::BarrierSet;
 
 /// The running frame's registers.
 #[derive(Copy, Clone, Debug)]
@@ -174,7 +175,7 @@ impl Regs {
     /// `consts` was reloaded since the last call that may collect
     /// (invariant 3).
     #[inline(always)]
-    pub(super) unsafe fn constant(&self, heap: &Heap, k: u8) -> Value {
+    pub(super) unsafe fn constant<B: BarrierSet>(&self, heap: &Heap<B>, k: u8) -> Value {
         // SAFETY: the caller's constant, a slot of the live function.
         unsafe { heap.load(self.consts.add(usize::from(k))) }
     }
@@ -191,7 +192,7 @@ impl Regs {
     }
 }
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// The slot of the globals array that the name constant `k` was
     /// resolved to at load time.
     ///

@@ -5,15 +5,16 @@
 //! upvalues form a list from the root block's `OPEN_UPVALUES`, highest
 //! stack word first, linked through their `NEXT` slots.
 
-use super::super::Vm;
+use super::super::Machine;
 use super::super::error::{HeapError, RuntimeError};
 use super::super::gc::roots::OPEN_UPVALUES;
 use super::super::object::{Kind, Obj, closure, header, size_of, upvalue};
 use super::super::print::function_meta;
 use super::super::value::Value;
 use super::regs::Regs;
+use hotmem::BarrierSet;
 
-impl Vm {
+impl<B: BarrierSet> Machine<B> {
     /// `GET_UPVALUE i`: `-> upvalue i` of the running closure.
     ///
     /// # Safety
