@@ -13,6 +13,11 @@
 //!   time with back-to-back cycles): each load also looks its address up
 //!   in the set's table.
 //!
+//! A third argument `set` reads through the runtime's barrier set instead
+//! (`BarrierSet::load_ref` in code run by `Runtime::with_barriers`,
+//! compiled once per set): `stw set` has no barrier code at all, `idle
+//! set` and `installed set` the concurrent set's.
+//!
 //! Every side walks the same way (an explicit stack; the two slots of an
 //! object are the words after its 32-byte header) and differs only in how
 //! a slot is read: `SimpleSlot::load` or `Mutator::load_ref` of the same
@@ -25,6 +30,7 @@
 //! B=$(ls -t target/release/deps/load_barrier_instructions-* | grep -v '\.d$' | head -1)
 //! for side in raw stw idle installed; do for r in 10 20; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null $B $r $side 2>&1 | grep refs
+//!   valgrind --tool=callgrind --callgrind-out-file=/dev/null $B $r $side set 2>&1 | grep refs
 //! done; done   # (refs at 20 - refs at 10) / (10 * LOADS) = instructions per load
 //! ```
 //!
@@ -35,8 +41,8 @@
 
 use hotmem::objects::{HEADER, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Address, CollectorMode, Generations, HeapSizing, Mutator, NumaConfig, ObjectReference, Runtime,
-    SimpleSlot, Slot,
+    Address, BarrierSet, CollectorMode, Generations, HeapSizing, Mutator, NumaConfig,
+    ObjectReference, Runtime, SimpleSlot, Slot, WithBarriers,
 };
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -56,7 +62,34 @@ enum Side {
     Installed,
 }
 
-fn parse() -> Result<(u64, Side), String> {
+/// How a barrier-taking side reads a slot.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Path {
+    /// `Mutator::load_ref`: the runtime's barriers tested at every call.
+    Mutator,
+    /// `BarrierSet::load_ref`: the set's code compiled in.
+    Set,
+}
+
+/// `rounds` walks through the runtime's barrier set.
+struct SetWalks<'a> {
+    me: &'a Mutator,
+    root: ObjectReference,
+    rounds: u64,
+}
+
+impl WithBarriers for SetWalks<'_> {
+    type Output = u64;
+    fn run<B: BarrierSet>(self, b: B) -> u64 {
+        let mut seen = 0;
+        for _ in 0..self.rounds {
+            seen += walk(self.root, |o, i| b.load_ref(self.me, slot(o, i)));
+        }
+        seen
+    }
+}
+
+fn parse() -> Result<(u64, Side, Path), String> {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let rounds = match args.next() {
         Some(r) => r.parse().map_err(|e| format!("rounds: {e}"))?,
@@ -73,7 +106,12 @@ fn parse() -> Result<(u64, Side), String> {
             ));
         }
     };
-    Ok((rounds, side))
+    let path = match args.next().as_deref() {
+        None => Path::Mutator,
+        Some("set") => Path::Set,
+        Some(other) => return Err(format!("{other}: expected `set` or nothing")),
+    };
+    Ok((rounds, side, path))
 }
 
 /// Walks the tree at `root`, reading slot `i` of an object with
@@ -147,7 +185,7 @@ fn setup(side: Side, me: &mut Mutator, roots: &RootTable) {
 }
 
 fn main() -> ExitCode {
-    let (rounds, side) = match parse() {
+    let (rounds, side, path) = match parse() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{e}");
@@ -163,11 +201,18 @@ fn main() -> ExitCode {
     let me = &me;
     let start = Instant::now();
     let mut seen = 0;
-    for _ in 0..rounds {
-        seen += match side {
-            Side::Raw => walk(root, |o, i| slot(o, i).load()),
-            _ => walk(root, |o, i| me.load_ref(slot(o, i))),
-        };
+    match (side, path) {
+        (Side::Raw, _) => {
+            for _ in 0..rounds {
+                seen += walk(root, |o, i| slot(o, i).load());
+            }
+        }
+        (_, Path::Mutator) => {
+            for _ in 0..rounds {
+                seen += walk(root, |o, i| me.load_ref(slot(o, i)));
+            }
+        }
+        (_, Path::Set) => seen = rt.with_barriers(SetWalks { me, root, rounds }),
     }
     let took = start.elapsed();
     assert_eq!(seen, rounds * (LOADS / 2), "every object once per walk");
