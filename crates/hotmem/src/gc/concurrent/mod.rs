@@ -79,6 +79,7 @@ use crate::gc::core::driver::{DriverContext, GcRequest};
 use crate::gc::core::generational_policy::GenerationalPolicy;
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
+use crate::gc::core::mem_balancer::Cost;
 use crate::gc::core::phases::PhaseTimes;
 use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases};
@@ -226,10 +227,14 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             }
             Ok(stats) => {
                 let allocated = heap.pages.counters().page_bytes_allocated - allocated_before;
-                heap.sizing.concurrent_cycle(allocated);
                 // What a concurrent cycle costs the mutators is its whole
-                // length (its workers take CPUs), not only its pauses.
-                let cost = stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns);
+                // length (its workers take CPUs), not only its pauses; but
+                // they stop only for its pauses, and allocate through the
+                // rest.
+                let cost = Cost {
+                    length_ns: stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns),
+                    stopped_ns: stats.pause_ns,
+                };
                 let next = heap.sizing.collected_at(
                     stats.kind,
                     stats.used_after,
@@ -239,6 +244,8 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                     Instant::now(),
                 );
                 heap.mutator_alloc.source().set(next.budget);
+                heap.sizing
+                    .concurrent_cycle(allocated, next.budget, self.generations.is_some());
                 if let Some(g) = &self.generations {
                     g.policy
                         .collected(stats.kind, heap.pages.used_bytes(), next.full_at);

@@ -77,6 +77,27 @@ impl BalancedSizing {
 /// Weight of the last sample in a smoothed rate.
 const SMOOTHING: f64 = 0.5;
 
+/// What one collection cost: its length, which the balancer weighs against
+/// memory, and how long it stopped the mutators, which is not mutator
+/// time in the allocation rate. A stop-the-world collection's two are its
+/// pause; a concurrent cycle's length is the whole cycle and it stops the
+/// mutators only for its pauses (they allocate through the rest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Cost {
+    pub(crate) length_ns: u64,
+    pub(crate) stopped_ns: u64,
+}
+
+impl Cost {
+    /// A collection that ran entirely in a pause of `ns`.
+    pub(crate) fn paused(ns: u64) -> Cost {
+        Cost {
+            length_ns: ns,
+            stopped_ns: ns,
+        }
+    }
+}
+
 /// What the balancer has measured: the mutators' allocation rate and the
 /// collections' lengths, smoothed.
 pub(crate) struct Balancer {
@@ -105,19 +126,22 @@ impl Balancer {
         }
     }
 
-    /// A collection of `kind` took `cost_ns` and ended at `now`; the
-    /// mutators had allocated `allocated` bytes since the last one ended.
+    /// A collection of `kind` cost `cost` and ended at `now`; the mutators
+    /// had allocated `allocated` bytes since the last one ended.
     pub(crate) fn observe(
         &mut self,
         kind: CollectionKind,
-        cost_ns: u64,
+        cost: Cost,
         allocated: usize,
         now: Instant,
     ) {
         let wall = now.saturating_duration_since(self.last_end).as_nanos() as f64;
-        let mutator_ns = (wall - cost_ns as f64).max(1.0);
+        // The mutators ran all of that time but the pauses: a concurrent
+        // cycle's length is mutator time too (counting it out made cycles
+        // run back to back look like an allocation rate of 100 GB/s).
+        let mutator_ns = (wall - cost.stopped_ns as f64).max(1.0);
         self.alloc_rate = Some(smooth(self.alloc_rate, allocated as f64 / mutator_ns));
-        let t = cost_ns as f64;
+        let t = cost.length_ns as f64;
         match kind {
             CollectionKind::Young => self.young_ns = Some(smooth(self.young_ns, t)),
             CollectionKind::Full => self.full_ns = Some(smooth(self.full_ns, t)),
@@ -163,7 +187,7 @@ mod tests {
         let pause = 400_000;
         b.observe(
             CollectionKind::Young,
-            pause,
+            Cost::paused(pause),
             8 * MIB,
             t0 + Duration::from_nanos(10_000_000 + pause),
         );
@@ -174,7 +198,7 @@ mod tests {
         let mut four = Balancer::new(BalancedSizing::default(), t0);
         four.observe(
             CollectionKind::Young,
-            4 * pause,
+            Cost::paused(4 * pause),
             8 * MIB,
             t1 + Duration::from_nanos(3 * pause),
         );
@@ -182,7 +206,36 @@ mod tests {
         assert!((e4 / e - 2.0).abs() < 0.01, "{e4} {e}");
         // Never below the minimum.
         let mut idle = Balancer::new(BalancedSizing::default(), t0);
-        idle.observe(CollectionKind::Full, 1000, 0, t0 + Duration::from_secs(1));
+        idle.observe(
+            CollectionKind::Full,
+            Cost::paused(1000),
+            0,
+            t0 + Duration::from_secs(1),
+        );
         assert_eq!(idle.headroom(CollectionKind::Full), 2 * MIB);
+    }
+
+    #[test]
+    fn a_concurrent_cycle_is_mutator_time_but_for_its_pauses() {
+        let t0 = Instant::now();
+        // 10 MiB allocated in 10 ms, all of it while a 10 ms cycle ran
+        // with 0.1 ms of pauses: 1 MiB/ms, as a pause-free 10 ms would be.
+        let mut b = Balancer::new(BalancedSizing::default(), t0);
+        let cycle = Cost {
+            length_ns: 10_000_000,
+            stopped_ns: 100_000,
+        };
+        b.observe(
+            CollectionKind::Young,
+            cycle,
+            10 * MIB,
+            t0 + Duration::from_millis(10),
+        );
+        let rate = b.alloc_rate.expect("observed") * 1e6 / MIB as f64;
+        assert!((rate - 1.0 / 0.99).abs() < 0.01, "{rate} MiB/ms");
+        // The headroom weighs the cycle's whole length:
+        // sqrt(256 MiB * 1.01 MiB/ms * 10 ms) = 50.9 MiB.
+        let e = b.headroom(CollectionKind::Young) as f64 / MIB as f64;
+        assert!((e - 50.9).abs() < 0.2, "{e}");
     }
 }

@@ -25,7 +25,7 @@
 //! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
 
 use super::generations::CollectionKind;
-use super::mem_balancer::{BalancedSizing, Balancer};
+use super::mem_balancer::{BalancedSizing, Balancer, Cost};
 use super::meta::NewPages;
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
@@ -305,14 +305,21 @@ impl Sizing {
     }
 
     /// After a concurrent cycle during which the mutators took `allocated`
-    /// bytes of pages (their allocation rate times the cycle's duration):
-    /// the next cycle starts early enough for them to allocate that much
-    /// and half again before it ends (ZGC starts its cycles from the
-    /// allocation rate and the last cycle's duration the same way), and at
-    /// least a quarter of the target before the budget runs out.
-    pub(crate) fn concurrent_cycle(&self, allocated: u64) {
+    /// bytes of pages (their allocation rate times the cycle's duration),
+    /// granting them `budget`: the next cycle starts early enough for them
+    /// to allocate that much and half again before it ends (ZGC starts its
+    /// cycles from the allocation rate and the last cycle's duration the
+    /// same way), and at least a quarter of the target before the budget
+    /// runs out; with two generations, no more than half the budget (the
+    /// young generation's size: under balanced sizing a quarter of the
+    /// target was more than all of it, and young cycles ran back to back,
+    /// each freeing 2 MiB).
+    pub(crate) fn concurrent_cycle(&self, allocated: u64, budget: usize, generational: bool) {
         let wanted = (allocated as usize).saturating_mul(3) / 2;
-        let floor = self.target() / 4;
+        let floor = match generational {
+            true => (self.target() / 4).min(budget / 2),
+            false => self.target() / 4,
+        };
         self.trigger_margin
             .store(wanted.max(floor), Ordering::Relaxed);
     }
@@ -356,25 +363,26 @@ impl Sizing {
     /// generational runtime's next collection is full.
     #[cfg(test)]
     pub(crate) fn collected(&self, kind: CollectionKind, used: usize, generational: bool) -> Next {
-        self.collected_at(kind, used, generational, 0, 0, Instant::now())
+        self.collected_at(kind, used, generational, Cost::paused(0), 0, Instant::now())
     }
 
-    /// [`Sizing::collected`] for a collection that cost `pause_ns` and
-    /// ended at `now`, the mutators having taken `allocated` bytes of
-    /// pages since the last one ended.
+    /// [`Sizing::collected`] for a collection that cost `cost` and ended
+    /// at `now`, the mutators having taken `allocated` bytes of pages since
+    /// the last one ended.
     pub(crate) fn collected_at(
         &self,
         kind: CollectionKind,
         used: usize,
         generational: bool,
-        pause_ns: u64,
+        cost: Cost,
         allocated: usize,
         now: Instant,
     ) -> Next {
+        let pause_ns = cost.stopped_ns;
         let a = match self.policy {
             HeapSizing::Adaptive(a) => a,
             HeapSizing::Balanced(b) => {
-                return self.balanced(b, kind, used, generational, pause_ns, allocated, now);
+                return self.balanced(b, kind, used, generational, cost, allocated, now);
             }
             HeapSizing::Maximum => {
                 return Next {
@@ -428,13 +436,13 @@ impl Sizing {
         kind: CollectionKind,
         used: usize,
         generational: bool,
-        cost_ns: u64,
+        cost: Cost,
         allocated: usize,
         now: Instant,
     ) -> Next {
         let balancer = self.balancer.as_ref().expect("made with the policy");
         let mut balancer = balancer.lock();
-        balancer.observe(kind, cost_ns, allocated, now);
+        balancer.observe(kind, cost, allocated, now);
         let floor = b.initial.min(self.heap_max);
         if kind == CollectionKind::Full || !generational {
             let full = balancer.headroom(CollectionKind::Full);
@@ -519,14 +527,35 @@ mod tests {
         s.restart_window(t0);
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
         // 1 ms of pause in 100 ms: 1%, the target stays at its floor.
-        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, 0, at(100));
+        s.collected_at(
+            CollectionKind::Young,
+            MIB,
+            true,
+            Cost::paused(1_000_000),
+            0,
+            at(100),
+        );
         assert_eq!(s.target(), 8 * MIB);
         // 10 ms more in the next 10 ms: 11 of 110 ms, 10%: it grows by the
         // square of the factor.
-        s.collected_at(CollectionKind::Young, MIB, true, 10_000_000, 0, at(110));
+        s.collected_at(
+            CollectionKind::Young,
+            MIB,
+            true,
+            Cost::paused(10_000_000),
+            0,
+            at(110),
+        );
         assert_eq!(s.target(), 32 * MIB);
         // A new window: 1 of 100 ms does not grow it again.
-        s.collected_at(CollectionKind::Young, MIB, true, 1_000_000, 0, at(210));
+        s.collected_at(
+            CollectionKind::Young,
+            MIB,
+            true,
+            Cost::paused(1_000_000),
+            0,
+            at(210),
+        );
         assert_eq!(s.target(), 32 * MIB);
     }
 
@@ -543,7 +572,7 @@ mod tests {
             CollectionKind::Full,
             100 * MIB,
             true,
-            20_000_000,
+            Cost::paused(20_000_000),
             80 * MIB,
             at(100),
         );
@@ -563,7 +592,7 @@ mod tests {
                 CollectionKind::Young,
                 110 * MIB,
                 true,
-                1_000_000,
+                Cost::paused(1_000_000),
                 16 * MIB,
                 at(now),
             );
@@ -580,7 +609,7 @@ mod tests {
             CollectionKind::Full,
             100 * MIB,
             false,
-            20_000_000,
+            Cost::paused(20_000_000),
             80 * MIB,
             at(100),
         );
@@ -617,5 +646,25 @@ mod tests {
         }));
         assert!(bad(AdaptiveSizing { initial: 0, ..d }));
         assert!(HeapSizing::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_generational_concurrent_cycle_starts_within_half_the_young_budget() {
+        let s = Sizing::new(HeapSizing::Maximum, 256 * MIB);
+        let target = s.target();
+        // Single generation: a quarter of the target, or what the mutators
+        // took during the cycle and half again.
+        s.concurrent_cycle(0, 16 * MIB, false);
+        assert!(!s.should_start_cycle(target / 4 + 1));
+        assert!(s.should_start_cycle(target / 4));
+        // Two generations and a young budget smaller than a quarter of the
+        // target: the cycle starts with half the budget left, not at once.
+        s.concurrent_cycle(0, 16 * MIB, true);
+        assert!(!s.should_start_cycle(8 * MIB + 1));
+        assert!(s.should_start_cycle(8 * MIB));
+        // A fast allocator still gets what it took last time and half.
+        s.concurrent_cycle(12 * MIB as u64, 16 * MIB, true);
+        assert!(s.should_start_cycle(18 * MIB));
+        assert!(!s.should_start_cycle(18 * MIB + 1));
     }
 }

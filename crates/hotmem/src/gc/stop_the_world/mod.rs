@@ -24,6 +24,7 @@ use crate::gc::core::generational_policy::GenerationalPolicy;
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::in_collection;
+use crate::gc::core::mem_balancer::Cost;
 use crate::gc::core::pause::Pause;
 use crate::gc::core::phases::GcPhase;
 use crate::gc::core::stats::CollectStats;
@@ -107,7 +108,7 @@ impl<B: Binding> StopTheWorld<B> {
                     stats.kind,
                     stats.used_after,
                     generational,
-                    stats.pause_ns,
+                    Cost::paused(stats.pause_ns),
                     heap.mutator_alloc.source().take_allocated(),
                     Instant::now(),
                 );
