@@ -1,6 +1,7 @@
 //! Instructions of the store barriers on a store-heavy loop, for callgrind:
-//! an old holder of 1024 reference slots into which a mutator stores, over
-//! and over, references to young objects (each store is an old-to-young
+//! an old holder of reference slots (1024, or `SLOTS=N` in the
+//! environment) into which a mutator stores, over and over, in turn,
+//! references to young objects (each store is an old-to-young
 //! store the remembered set must see), with no collection running. Two
 //! generations on every side; one side at a time:
 //!
@@ -41,12 +42,22 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// The holder's reference slots.
-const SLOTS: usize = 1024;
+/// The holder's reference slots unless `SLOTS` says otherwise.
+const DEFAULT_SLOTS: usize = 1024;
 /// Young objects whose references are stored.
 const TARGETS: usize = 64;
 /// Stores per round.
-const STORES: u64 = 64 * SLOTS as u64;
+const STORES: u64 = 1 << 16;
+
+/// The holder's reference slots: `SLOTS` in the environment (a power of
+/// two, 1 to 65536), or 1024.
+fn slots() -> usize {
+    std::env::var("SLOTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| n.is_power_of_two() && *n <= STORES as usize)
+        .unwrap_or(DEFAULT_SLOTS)
+}
 
 #[derive(Copy, Clone, PartialEq, Eq)]
 enum Side {
@@ -92,15 +103,17 @@ fn slot(holder: ObjectReference, i: usize) -> SimpleSlot {
     unsafe { SimpleSlot::new(Address::new(holder.get() + HEADER + 8 * i)) }
 }
 
-/// One round: every slot written 64 times, with the targets in turn.
+/// One round: `STORES` stores, the holder's `n` slots in turn, with the
+/// targets in turn.
 #[inline]
 fn round(
     holder: ObjectReference,
+    n: usize,
     targets: &[ObjectReference],
     mut store: impl FnMut(SimpleSlot, ObjectReference),
 ) {
-    for k in 0..(STORES as usize / SLOTS) {
-        for i in 0..SLOTS {
+    for k in 0..(STORES as usize / n) {
+        for i in 0..n {
             store(slot(holder, i), targets[(i + k) % TARGETS]);
         }
     }
@@ -110,6 +123,7 @@ fn round(
 struct SetStores<'a> {
     me: &'a Mutator,
     holder: ObjectReference,
+    n: usize,
     targets: &'a [ObjectReference],
     rounds: u64,
 }
@@ -118,7 +132,9 @@ impl WithBarriers for SetStores<'_> {
     type Output = ();
     fn run<B: BarrierSet>(self, b: B) {
         for _ in 0..self.rounds {
-            round(self.holder, self.targets, |s, t| b.store_ref(self.me, s, t));
+            round(self.holder, self.n, self.targets, |s, t| {
+                b.store_ref(self.me, s, t)
+            });
         }
     }
 }
@@ -155,7 +171,8 @@ fn main() -> ExitCode {
     let roots = objects.root_table();
     let mut ids = Ids::from(1);
     // The holder, old after a full collection; then young targets.
-    build::object(&mut me, &roots, SLOTS, 0, ids.next()).expect("the holder");
+    let n = slots();
+    build::object(&mut me, &roots, n, 0, ids.next()).expect("the holder");
     let full = me.collect().expect("a full collection");
     assert!(
         full.kind == CollectionKind::Full || full.concurrent.is_some(),
@@ -173,24 +190,25 @@ fn main() -> ExitCode {
     match (side, path) {
         (Side::Raw, _) => {
             for _ in 0..rounds {
-                round(holder, &targets, |s, t| s.store(t));
+                round(holder, n, &targets, |s, t| s.store(t));
             }
         }
         (_, Path::Mutator) => {
             for _ in 0..rounds {
-                round(holder, &targets, |s, t| me.store_ref(s, t));
+                round(holder, n, &targets, |s, t| me.store_ref(s, t));
             }
         }
         (_, Path::Set) => rt.with_barriers(SetStores {
             me,
             holder,
+            n,
             targets: &targets,
             rounds,
         }),
     }
     let took = start.elapsed();
     println!(
-        "{} stores in {rounds} rounds: {:.2} ns per store (wall time; instructions are the comparison)",
+        "{} stores into {n} slots in {rounds} rounds: {:.2} ns per store (wall time; instructions are the comparison)",
         rounds * STORES,
         took.as_nanos() as f64 / (rounds * STORES) as f64
     );

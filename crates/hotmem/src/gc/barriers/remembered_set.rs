@@ -18,20 +18,39 @@ use std::sync::Arc;
 /// (Smaller under Miri, so that its unit test interprets in seconds.)
 const COMPACT_AFTER: usize = if cfg!(miri) { 1 << 8 } else { 1 << 16 };
 
+/// Entries of a buffer's filter of recently remembered slots.
+const RECENT: usize = 256;
+
 /// The slots one mutator's store barrier remembered.
-#[derive(Default)]
 pub(crate) struct SlotBuffer {
     slots: Vec<usize>,
     compacted_len: usize,
+    /// Recently remembered slots, direct-mapped by address (0: none): a
+    /// slot found here is in `slots` already, so a store that repeats it
+    /// (a field updated in a loop) costs a compare. Emptied whenever
+    /// `slots` is, so that it never names a slot the collector took.
+    recent: [usize; RECENT],
+}
+
+impl Default for SlotBuffer {
+    fn default() -> Self {
+        SlotBuffer {
+            slots: Vec::new(),
+            compacted_len: 0,
+            recent: [0; RECENT],
+        }
+    }
 }
 
 impl SlotBuffer {
-    /// Remembers `slot` (a repeat of the last one is dropped at once).
+    /// Remembers `slot` (a repeat of a recent one is dropped at once).
     #[inline]
     pub(crate) fn push(&mut self, slot: usize) {
-        if self.slots.last() == Some(&slot) {
+        let recent = &mut self.recent[(slot >> 3) % RECENT];
+        if *recent == slot {
             return;
         }
+        *recent = slot;
         self.slots.push(slot);
         if self.slots.len() - self.compacted_len > COMPACT_AFTER {
             self.slots.sort_unstable();
@@ -43,7 +62,7 @@ impl SlotBuffer {
     /// Takes every remembered slot (in the order remembered, repeats and
     /// all) and empties the buffer: one swap.
     pub(crate) fn take(&mut self) -> Vec<usize> {
-        self.compacted_len = 0;
+        self.forget_recent();
         std::mem::take(&mut self.slots)
     }
 
@@ -51,7 +70,14 @@ impl SlotBuffer {
     /// buffer.
     pub(crate) fn drain_into(&mut self, all: &mut Vec<usize>) {
         all.append(&mut self.slots);
+        self.forget_recent();
+    }
+
+    /// The slots were taken: the next store of any of them must remember
+    /// it again.
+    fn forget_recent(&mut self) {
         self.compacted_len = 0;
+        self.recent = [0; RECENT];
     }
 }
 
@@ -246,5 +272,33 @@ mod tests {
                 .map(|i| BASE + i * 8)
                 .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn a_recent_slot_is_dropped_until_the_collector_takes_the_buffer() {
+        let mut b = SlotBuffer::default();
+        // Stores into a few fields in turn: each remembered once.
+        for _ in 0..100 {
+            for f in 0..4 {
+                b.push(BASE + f * 8);
+            }
+        }
+        assert_eq!(b.slots, [BASE, BASE + 8, BASE + 16, BASE + 24]);
+        // A slot that shares a filter entry pushes the other out: both
+        // stay remembered, the evicted one is pushed again (a repeat the
+        // next compaction or the collector's sort drops).
+        let alias = BASE + RECENT * 8;
+        b.push(alias);
+        b.push(BASE);
+        assert_eq!(b.slots.len(), 6);
+        // Once the collector took them, the next store of any is
+        // remembered again: the filter never hides a taken slot.
+        assert_eq!(b.take().len(), 6);
+        b.push(BASE + 8);
+        assert_eq!(b.slots, [BASE + 8]);
+        let mut all = Vec::new();
+        b.drain_into(&mut all);
+        b.push(BASE + 8);
+        assert_eq!(b.slots, [BASE + 8]);
     }
 }
