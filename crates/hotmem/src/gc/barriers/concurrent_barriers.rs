@@ -125,11 +125,21 @@ impl ConcurrentBarriers {
 
     /// Takes the set a `kind` cycle installed out of the barrier (at a
     /// safepoint, once nothing reachable refers into it); the caller drops
-    /// it after the safepoint.
+    /// it after the safepoint. Its granules leave the index: left there,
+    /// every load of an object later allocated on them took the slow path
+    /// and found no set. No other installed set covers them: the two sets'
+    /// pages are disjoint, and a set's pages are not reused while it is
+    /// installed.
     pub(crate) fn uninstall(&self, kind: CollectionKind) -> Option<std::sync::Arc<RelocationSet>> {
         let mut installed = self.installed.lock();
         self.relocation[set_slot(kind)].store(std::ptr::null_mut(), Ordering::Release);
-        installed[set_slot(kind)].take()
+        let set = installed[set_slot(kind)].take();
+        if let Some(set) = &set {
+            for (_, start, size) in set.page_ranges() {
+                self.index.set(start, size, None);
+            }
+        }
+        set
     }
 
     /// The installed sets, for the collector: the full cycle's and the
