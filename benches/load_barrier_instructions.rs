@@ -39,10 +39,14 @@
 
 #![allow(missing_docs)]
 
+#[path = "common/barrier_args.rs"]
+mod barrier_args;
+use barrier_args::Path;
+
 use hotmem::objects::{HEADER, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Address, BarrierSet, CollectorMode, Generations, HeapSizing, Mutator, NumaConfig,
-    ObjectReference, Runtime, SimpleSlot, Slot, WithBarriers,
+    Address, BarrierSet, CollectorMode, Generations, Mutator, ObjectReference, Runtime, SimpleSlot,
+    Slot, WithBarriers,
 };
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -60,15 +64,6 @@ enum Side {
     Stw,
     Idle,
     Installed,
-}
-
-/// How a barrier-taking side reads a slot.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Path {
-    /// `Mutator::load_ref`: the runtime's barriers tested at every call.
-    Mutator,
-    /// `BarrierSet::load_ref`: the set's code compiled in.
-    Set,
 }
 
 /// `rounds` walks through the runtime's barrier set.
@@ -89,29 +84,17 @@ impl WithBarriers for SetWalks<'_> {
     }
 }
 
-fn parse() -> Result<(u64, Side, Path), String> {
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    let rounds = match args.next() {
-        Some(r) => r.parse().map_err(|e| format!("rounds: {e}"))?,
-        None => 10,
-    };
-    let side = match args.next().as_deref() {
-        None | Some("installed") => Side::Installed,
-        Some("raw") => Side::Raw,
-        Some("stw") => Side::Stw,
-        Some("idle") => Side::Idle,
-        Some(other) => {
-            return Err(format!(
-                "side {other}: expected raw, stw, idle or installed"
-            ));
-        }
-    };
-    let path = match args.next().as_deref() {
-        None => Path::Mutator,
-        Some("set") => Path::Set,
-        Some(other) => return Err(format!("{other}: expected `set` or nothing")),
-    };
-    Ok((rounds, side, path))
+/// The side `arg` names.
+fn side(arg: Option<&str>) -> Result<Side, String> {
+    match arg {
+        None | Some("installed") => Ok(Side::Installed),
+        Some("raw") => Ok(Side::Raw),
+        Some("stw") => Ok(Side::Stw),
+        Some("idle") => Ok(Side::Idle),
+        Some(other) => Err(format!(
+            "side {other}: expected raw, stw, idle or installed"
+        )),
+    }
 }
 
 /// Walks the tree at `root`, reading slot `i` of an object with
@@ -146,17 +129,7 @@ fn runtime(side: Side, objects: &Arc<SimpleObjects>) -> Runtime {
         Side::Raw | Side::Stw => CollectorMode::StopTheWorld,
         Side::Idle | Side::Installed => CollectorMode::Concurrent,
     };
-    Runtime::builder()
-        .heap_max(256 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
-        .collector(collector)
-        .generations(Generations::Single)
-        // No cycle starts on its own: the walks run with no collection.
-        .heap_sizing(HeapSizing::Maximum)
-        .binding(objects.clone())
-        .build()
-        .expect("a runtime")
+    barrier_args::runtime(collector, Generations::Single, objects)
 }
 
 /// The tree (root 0 of `roots`); for `installed`, then a cycle that
@@ -185,12 +158,9 @@ fn setup(side: Side, me: &mut Mutator, roots: &RootTable) {
 }
 
 fn main() -> ExitCode {
-    let (rounds, side, path) = match parse() {
+    let (rounds, side, path) = match barrier_args::parse_or_exit(side) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let objects = SimpleObjects::new();
     let rt = runtime(side, &objects);

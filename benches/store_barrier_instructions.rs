@@ -33,10 +33,14 @@
 
 #![allow(missing_docs)]
 
+#[path = "common/barrier_args.rs"]
+mod barrier_args;
+use barrier_args::Path;
+
 use hotmem::objects::{HEADER, Ids, SimpleObjects, build};
 use hotmem::{
-    Address, BarrierSet, CollectionKind, CollectorMode, Generations, HeapSizing, Mutator,
-    NumaConfig, ObjectReference, Runtime, SimpleSlot, Slot, WithBarriers,
+    Address, BarrierSet, CollectionKind, CollectorMode, Generations, Mutator, ObjectReference,
+    Runtime, SimpleSlot, Slot, WithBarriers,
 };
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -66,33 +70,14 @@ enum Side {
     Concurrent,
 }
 
-/// How a barrier-taking side writes a slot.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Path {
-    /// `Mutator::store_ref`: the runtime's barriers tested at every call.
-    Mutator,
-    /// `BarrierSet::store_ref`: the set's code compiled in.
-    Set,
-}
-
-fn parse() -> Result<(u64, Side, Path), String> {
-    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
-    let rounds = match args.next() {
-        Some(r) => r.parse().map_err(|e| format!("rounds: {e}"))?,
-        None => 10,
-    };
-    let side = match args.next().as_deref() {
-        None | Some("stw") => Side::Stw,
-        Some("raw") => Side::Raw,
-        Some("concurrent") => Side::Concurrent,
-        Some(other) => return Err(format!("side {other}: expected raw, stw or concurrent")),
-    };
-    let path = match args.next().as_deref() {
-        None => Path::Mutator,
-        Some("set") => Path::Set,
-        Some(other) => return Err(format!("{other}: expected `set` or nothing")),
-    };
-    Ok((rounds, side, path))
+/// The side `arg` names.
+fn side(arg: Option<&str>) -> Result<Side, String> {
+    match arg {
+        None | Some("stw") => Ok(Side::Stw),
+        Some("raw") => Ok(Side::Raw),
+        Some("concurrent") => Ok(Side::Concurrent),
+        Some(other) => Err(format!("side {other}: expected raw, stw or concurrent")),
+    }
 }
 
 /// Slot `i` of the holder.
@@ -144,26 +129,13 @@ fn runtime(side: Side, objects: &Arc<SimpleObjects>) -> Runtime {
         Side::Raw | Side::Stw => CollectorMode::StopTheWorld,
         Side::Concurrent => CollectorMode::Concurrent,
     };
-    Runtime::builder()
-        .heap_max(256 << 20)
-        .numa(NumaConfig::Off)
-        .gc_workers(1)
-        .collector(collector)
-        .generations(Generations::YoungAndOld)
-        // No cycle starts on its own: the stores run with no collection.
-        .heap_sizing(HeapSizing::Maximum)
-        .binding(objects.clone())
-        .build()
-        .expect("a runtime")
+    barrier_args::runtime(collector, Generations::YoungAndOld, objects)
 }
 
 fn main() -> ExitCode {
-    let (rounds, side, path) = match parse() {
+    let (rounds, side, path) = match barrier_args::parse_or_exit(side) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let objects = SimpleObjects::new();
     let rt = runtime(side, &objects);
