@@ -378,7 +378,10 @@ impl Sizing {
         allocated: usize,
         now: Instant,
     ) -> Next {
-        let pause_ns = cost.stopped_ns;
+        // Adaptive sizing's share of time in collections counts a
+        // concurrent cycle's whole length, as it did before costs had two
+        // figures.
+        let pause_ns = cost.length_ns;
         let a = match self.policy {
             HeapSizing::Adaptive(a) => a,
             HeapSizing::Balanced(b) => {
