@@ -73,10 +73,28 @@ fn new_object(
     // still needs is in a handle or a root table.
     m.poll();
     let addr = m.alloc(size)?;
-    // SAFETY: a fresh allocation of `size` bytes (`alloc` refused a size
-    // that overflowed).
-    Ok(unsafe { SimpleObjects::init(addr, size, slots, id) })
+    if payload_words <= SEGMENT_WORDS {
+        // SAFETY: a fresh allocation of `size` bytes (`alloc` refused a
+        // size that overflowed).
+        return Ok(unsafe { SimpleObjects::init(addr, size, slots, id) });
+    }
+    // A large payload in segments with a poll between them: written in
+    // one go, a 1 MiB object kept a safepoint waiting for its whole
+    // payload (the demo's time to safepoint). The object is in a handle
+    // across each poll, its header and null slots written first.
+    // SAFETY: as above.
+    let (obj, mut payload) = unsafe { SimpleObjects::begin_init(addr, size, slots, id) };
+    let h = m.handle(obj);
+    // SAFETY: the object's current address, read from its handle after
+    // the last poll; nothing collects until the next one.
+    while !unsafe { SimpleObjects::init_more(h.get(), &mut payload, SEGMENT_WORDS) } {
+        m.poll();
+    }
+    Ok(h.get())
 }
+
+/// Payload words written between two polls (64 KiB).
+const SEGMENT_WORDS: usize = 8192;
 
 /// [`new_object`], kept in a handle of `m` (the builders' working set:
 /// scanned by the runtime whatever root table the result goes to).

@@ -126,6 +126,16 @@ impl GraphSummary {
     }
 }
 
+/// Where [`SimpleObjects::init_more`] is in writing an object's payload.
+pub(crate) struct Payload {
+    state: u64,
+    hash: u64,
+    /// The next word to write.
+    next: usize,
+    /// The object's size in words.
+    end: usize,
+}
+
 #[inline]
 fn word(obj: ObjectReference, i: usize) -> *mut u64 {
     obj.to_address().as_ptr::<u64>().wrapping_add(i)
@@ -176,31 +186,77 @@ impl SimpleObjects {
     /// If `size` is not a multiple of 8 or too small for the header and
     /// the slots.
     pub unsafe fn init(addr: Address, size: usize, slots: usize, id: u64) -> ObjectReference {
+        // SAFETY: passed on.
+        let (obj, mut payload) = unsafe { Self::begin_init(addr, size, slots, id) };
+        // SAFETY: `obj` was just written; nothing collects meanwhile.
+        let done = unsafe { Self::init_more(obj, &mut payload, usize::MAX) };
+        debug_assert!(done);
+        obj
+    }
+
+    /// [`SimpleObjects::init`] in steps, for a builder that polls between
+    /// them (a VM clears a large object in segments, polling between
+    /// them): the header and the null slots now, with no checksum yet, so
+    /// that a collection can trace and move the object; the payload by
+    /// [`SimpleObjects::init_more`].
+    ///
+    /// # Safety
+    /// As [`SimpleObjects::init`].
+    pub(crate) unsafe fn begin_init(
+        addr: Address,
+        size: usize,
+        slots: usize,
+        id: u64,
+    ) -> (ObjectReference, Payload) {
         assert!(
             size % 8 == 0 && size >= Self::size_for(slots, 0),
             "object size {size} for {slots} slots"
         );
         let obj = ObjectReference::from_address(addr).expect("an allocation is aligned");
-        let first = HEADER / 8 + slots;
-        let mut state = seed(id);
-        let mut hash = FNV;
-        for i in first..size / 8 {
-            let w = next(&mut state);
-            hash = mix(hash, w);
-            // SAFETY: word `i` lies inside the `size` bytes the caller owns.
-            unsafe { word(obj, i).write(w) };
-        }
         // SAFETY: the header and the slots lie inside the allocation.
         unsafe {
             word(obj, 0).write(size as u64);
             word(obj, 1).write(id);
             word(obj, 2).write(slots as u64);
-            word(obj, 3).write(hash);
+            word(obj, 3).write(0);
             for i in 0..slots {
                 word(obj, HEADER / 8 + i).write(0);
             }
         }
-        obj
+        let payload = Payload {
+            state: seed(id),
+            hash: FNV,
+            next: HEADER / 8 + slots,
+            end: size / 8,
+        };
+        (obj, payload)
+    }
+
+    /// Writes up to `words` more words of `obj`'s payload, and its checksum
+    /// once the last is written: whether it was.
+    ///
+    /// # Safety
+    /// `obj` is the current address of the object `payload` came from
+    /// ([`SimpleObjects::begin_init`]), and no collection runs meanwhile.
+    pub(crate) unsafe fn init_more(
+        obj: ObjectReference,
+        payload: &mut Payload,
+        words: usize,
+    ) -> bool {
+        let stop = payload.end.min(payload.next.saturating_add(words));
+        for i in payload.next..stop {
+            let w = next(&mut payload.state);
+            payload.hash = mix(payload.hash, w);
+            // SAFETY: word `i` lies inside the object (below its size).
+            unsafe { word(obj, i).write(w) };
+        }
+        payload.next = stop;
+        if stop < payload.end {
+            return false;
+        }
+        // SAFETY: the checksum word of the object's header.
+        unsafe { word(obj, 3).write(payload.hash) };
+        true
     }
 
     /// The object's header: size, id, slot count, stored checksum.
