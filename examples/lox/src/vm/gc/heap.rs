@@ -42,6 +42,7 @@ impl<B: BarrierSet> Heap<B> {
     /// `barriers`, its runtime's set; collections at every allocation if
     /// `gc` is [`GcMode::Stress`] and the collector stops the world.
     pub(crate) fn new(me: Mutator, gc: GcMode, barriers: B) -> Heap<B> {
+        debug_assert_eq!(me.runtime().barrier_kind(), B::KIND, "the runtime's set");
         let collector = me.runtime().config().collector();
         let pacing = match collector {
             CollectorMode::StopTheWorld if gc == GcMode::Stress => {
@@ -137,7 +138,9 @@ impl<B: BarrierSet> Heap<B> {
     /// may collect.
     #[inline(always)]
     pub(crate) unsafe fn load(&self, word: *mut u64) -> Value {
-        // SAFETY: the caller's slot; `me` is the VM's mutator.
+        // SAFETY: the caller's slot; `me` is the VM's mutator and
+        // `barriers` the set its runtime handed out (`Heap::new`'s caller
+        // got it from `Runtime::barrier_set`).
         unsafe { barriers::load(self.barriers, &self.me, word) }
     }
 
@@ -148,7 +151,8 @@ impl<B: BarrierSet> Heap<B> {
     /// As [`Heap::load`]; `value` is valid now.
     #[inline(always)]
     pub(crate) unsafe fn store(&self, word: *mut u64, value: Value) {
-        // SAFETY: the caller's slot and value; `me` is the VM's mutator.
+        // SAFETY: the caller's slot and value; `me` is the VM's mutator and
+        // `barriers` its runtime's set, as in `Heap::load`.
         unsafe { barriers::store(self.barriers, &self.me, word, value) }
     }
 
