@@ -8,7 +8,10 @@
 
 use super::world::World;
 use hotmem::objects::{RootTable, SimpleObjects, build};
-use hotmem::{AllocError, Mutator, ObjectReference, PinGuard, ShadowStack, SimpleSlot};
+use hotmem::{
+    AllocError, BarrierKind, BarrierSet, ConcurrentBarrierSet, Mutator, ObjectReference, PinGuard,
+    ShadowStack, SimpleSlot, StopTheWorldBarriers, WithBarriers,
+};
 
 /// A small xorshift generator: each thread's ops from the case's seed.
 pub(super) struct Rng(u64);
@@ -175,6 +178,22 @@ impl<'w> MutatorThread<'w> {
                             let mut word = a;
                             // SAFETY: a word of this frame, used only here.
                             let _ = self.me.load_ref(unsafe { SimpleSlot::from_ref(&mut word) });
+                            // The same through the runtime's barrier set,
+                            // and the other set refused.
+                            w.rt.with_barriers(Probe {
+                                me: &self.me,
+                                r,
+                                word: a,
+                            });
+                            let wrong = match w.rt.barrier_kind() {
+                                BarrierKind::StopTheWorld => {
+                                    w.rt.barrier_set::<ConcurrentBarrierSet>().is_ok()
+                                }
+                                _ => w.rt.barrier_set::<StopTheWorldBarriers>().is_ok(),
+                            };
+                            if wrong {
+                                return Err("the runtime handed out the other barrier set".into());
+                            }
                         }
                     }
                 }
@@ -378,4 +397,22 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
         _ => w.check_at_safepoint()?,
     }
     Ok(())
+}
+
+/// [`MutatorThread`]'s load-barrier probe, through the runtime's barrier
+/// set: `resolve` and `load_ref` on a made-up address.
+struct Probe<'a> {
+    me: &'a Mutator,
+    r: ObjectReference,
+    word: usize,
+}
+
+impl WithBarriers for Probe<'_> {
+    type Output = ();
+    fn run<B: BarrierSet>(self, b: B) {
+        let _ = b.resolve(self.me, self.r);
+        let mut word = self.word;
+        // SAFETY: a word of this frame, used only here.
+        let _ = b.load_ref(self.me, unsafe { SimpleSlot::from_ref(&mut word) });
+    }
 }
