@@ -336,6 +336,23 @@ pub enum FinalizerError {
     AlreadyRegistered(ObjectReference),
 }
 
+/// Why a [`WeakSet`](crate::WeakSet) operation refused. Nothing was added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum WeakSetError {
+    /// The address is not in the heap: it cannot be an object of this
+    /// runtime.
+    #[error("{0} is not in the heap: only heap objects can be put in a weak set")]
+    NotInHeap(ObjectReference),
+    /// Called from a binding callback, while a collection of the set's
+    /// runtime decides what lives.
+    #[error("a weak set cannot be used from inside a collection of its runtime")]
+    InsideCollection,
+    /// The mutator is another runtime's.
+    #[error("the mutator is not one of the weak set's runtime")]
+    OtherRuntime,
+}
+
 /// Why [`Mutator::new_shadow_stack`](crate::Mutator::new_shadow_stack)
 /// refused.
 #[derive(Debug, Error)]

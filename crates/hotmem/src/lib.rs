@@ -76,10 +76,17 @@
 //! ```
 //!
 //! ## Weak references, ephemerons, finalization
-//! A binding with weak references of its own (a VM's string table) clears
-//! them in [`Binding::process_weak_refs`], after marking, and gives the
+//! A VM's string intern table belongs in a [`WeakSet`]
+//! ([`Runtime::weak_set`]): objects found by hash and equality, each held
+//! weakly, which the runtime sweeps and forwards outside its pauses (a
+//! concurrent cycle's pauses only flip the set's state; see its docs).
+//!
+//! A binding with weak references a set cannot express clears them in
+//! [`Binding::process_weak_refs`], after marking, and gives the
 //! survivors their new addresses in [`Binding::forward_weak_refs`], after
-//! relocation. Here, a weak intern table of boxed numbers by value:
+//! relocation; both hooks run in a pause, so they cost pause time in
+//! proportion to the binding's references. Here, a weak intern table of
+//! boxed numbers by value:
 //!
 //! ```
 //! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
@@ -259,7 +266,7 @@ pub mod objects;
 
 pub use error::{
     AllocError, AttachError, BadReference, BarrierSetError, BuildError, FinalizerError, GcError,
-    NumaError, SafepointRequestError, ShadowStackError,
+    NumaError, SafepointRequestError, ShadowStackError, WeakSetError,
 };
 pub use gc::{
     AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
@@ -281,7 +288,7 @@ pub use runtime::safepoints::Safepoints;
 pub use vm::{
     Binding, ObjectReference, SimpleSlot, Slot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
 };
-pub use weak::{Ephemeron, WeakHandle};
+pub use weak::{Ephemeron, WeakHandle, WeakSet};
 
 pub use hotmem_chunk::{ArenaKind, MetadataType};
 pub use hotmem_nmt::Level as NmtLevel;

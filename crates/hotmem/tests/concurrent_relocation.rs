@@ -125,6 +125,7 @@ fn a_cycle_evacuates_sparse_pages_and_the_next_frees_them() {
         "Pause Mark Start ",
         "Concurrent Mark ",
         "Pause Mark End ",
+        "Concurrent Process Non-Strong References ",
         "Concurrent Select Relocation Set ",
         "Pause Relocate Start ",
         "Concurrent Relocate ",

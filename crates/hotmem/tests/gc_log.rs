@@ -243,12 +243,14 @@ fn check_message(l: &Line) -> Result<(), String> {
                 " enqueued, ",
                 " retained; binding ",
                 " pass(es), ",
+                " retained; weak set ",
+                " found, ",
             ] {
                 let (n, r) = rest.split_once(next).ok_or(next)?;
                 digits(n)?;
                 rest = r;
             }
-            digits(rest.strip_suffix(" retained").ok_or("binding retained")?)?;
+            digits(rest.strip_suffix(" cleared").ok_or("weak set cleared")?)?;
         }
         "gc,stats" => {
             if m.is_empty() {

@@ -158,7 +158,7 @@ pub enum LogEvent {
     /// `gc,ref`, info: reference processing at a collection, per strength:
     /// references found, cleared, objects retained, queued; and the
     /// binding's hook.
-    /// `GC(12) Reference Processing 1.234ms: weak 1000 found, 900 cleared; ephemeron 10 found, 7 retained, 3 cleared; finalizable 5 found, 5 enqueued, 20 retained; binding 1 pass(es), 0 retained`
+    /// `GC(12) Reference Processing 1.234ms: weak 1000 found, 900 cleared; ephemeron 10 found, 7 retained, 3 cleared; finalizable 5 found, 5 enqueued, 20 retained; binding 1 pass(es), 0 retained; weak set 0 found, 0 cleared`
     References {
         /// What the processing found and did, and its time.
         refs: RefStats,
@@ -378,7 +378,7 @@ impl fmt::Display for LogEvent {
             ),
             LogEvent::References { refs } => write!(
                 f,
-                "Reference Processing {}: weak {} found, {} cleared; ephemeron {} found, {} retained, {} cleared; finalizable {} found, {} enqueued, {} retained; binding {} pass(es), {} retained",
+                "Reference Processing {}: weak {} found, {} cleared; ephemeron {} found, {} retained, {} cleared; finalizable {} found, {} enqueued, {} retained; binding {} pass(es), {} retained; weak set {} found, {} cleared",
                 Ms(refs.ns),
                 refs.weak.found,
                 refs.weak.cleared,
@@ -389,7 +389,9 @@ impl fmt::Display for LogEvent {
                 refs.finalizable.enqueued,
                 refs.finalizable.retained,
                 refs.binding_passes,
-                refs.binding_retained
+                refs.binding_retained,
+                refs.weak_set.found,
+                refs.weak_set.cleared
             ),
             LogEvent::Stats { line, .. } => f.write_str(line.trim_end()),
             LogEvent::CollectionFailed {

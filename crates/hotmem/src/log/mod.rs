@@ -67,6 +67,7 @@
 //!            " (" cause ") " M "->" M "(" M ") " ms      (minor, major: young, full, with generations)
 //! cause   := "Explicit" | "Allocation Failure" | "Allocation Rate" | "Allocation Stall"
 //! cphase  := ["Y: " | "O: "] ("Pause Mark Start" | "Concurrent Mark" | "Pause Mark End"
+//!            | "Concurrent Process Non-Strong References"
 //!            | "Concurrent Select Relocation Set" | "Pause Relocate Start"
 //!            | "Concurrent Relocate") " " ms
 //! failed  := "Pause " ("Young" | "Full") " (" cause ") failed: " text   (warning; no GC id)
@@ -84,7 +85,8 @@
 //! metaspace := "Metaspace: " K "(" K ") NonClass: " K "(" K ") Class: " K "(" K ")"
 //! refs    := "Reference Processing " ms ": weak " n " found, " n " cleared; ephemeron " n
 //!            " found, " n " retained, " n " cleared; finalizable " n " found, " n " enqueued, "
-//!            n " retained; binding " n " pass(es), " n " retained"
+//!            n " retained; binding " n " pass(es), " n " retained; weak set " n " found, "
+//!            n " cleared"
 //! safepoint := "Safepoint \"" name "\", Time since last: " n " ns, Reaching safepoint: " n
 //!            " ns, At safepoint: " n " ns, Leaving safepoint: " n " ns, Total: " n " ns"
 //! unseen  := n " safepoint(s) ended unseen (their times are in the safepoint statistics)"

@@ -77,6 +77,14 @@ impl Mutator {
         self.handle.poll();
     }
 
+    /// Leaves a leaked native region, if any (see
+    /// [`MutatorHandle::ensure_managed`](hotmem_safepoint::MutatorHandle::ensure_managed)):
+    /// whether it did.
+    #[inline]
+    pub(crate) fn ensure_managed(&self) -> bool {
+        self.handle.ensure_managed()
+    }
+
     /// Whether [`Mutator::poll`] would stop or run something now: the
     /// poll's check without its work. An interpreter that keeps heap
     /// addresses in locals publishes them (to its shadow stack) and polls

@@ -3,7 +3,7 @@
 use super::Runtime;
 use crate::error::FinalizerError;
 use crate::vm::ObjectReference;
-use crate::weak::{Ephemeron, WeakHandle};
+use crate::weak::{Ephemeron, WeakHandle, WeakSet};
 
 impl Runtime {
     /// A weak reference to `obj` that any thread may hold: it does not keep
@@ -12,6 +12,15 @@ impl Runtime {
     /// not a live object of this heap is cleared by the next collection.
     pub fn weak_handle(&self, obj: ObjectReference) -> WeakHandle {
         self.inner.gc.weak.handles.add(obj)
+    }
+
+    /// A new, empty [`WeakSet`] of this runtime: objects found by hash and
+    /// equality, each held weakly (a VM's string intern table), processed
+    /// by the collections outside their pauses.
+    pub fn weak_set(&self) -> WeakSet {
+        let reserved = self.inner.gc.pages.reserved();
+        let start = reserved.start().get();
+        self.inner.gc.weak.weak_set(start..start + reserved.len())
     }
 
     /// An ephemeron: `value` is kept alive through it exactly while `key`

@@ -7,12 +7,19 @@
 //! nothing; the racy baseline (`global_handle(weak.get()?)`, no gate) is
 //! shown to keep a handle to an object the pause found dead.
 //!
+//! And of a weak set's lookup racing Pause Mark End and the sweep after
+//! it: what a lookup returns was kept alive before the pause drained the
+//! log (so marking reached it), or the lookup ran after the pause and saw
+//! the sweep's verdict; the racy baseline (keep alive after letting go of
+//! the gate, no epoch) is shown to return an object the pause found dead.
+//!
 //! Run: `cargo xtask loom`.
 
-use super::WeakTable;
+use super::{KeepAlive, Sweeps, WeakSet, WeakSets, WeakTable};
 use crate::pause_gate::PauseGate;
 use crate::roots::table_gc::GcTable;
 use crate::roots::{Handle, HandleTable};
+use crate::sync::Mutex;
 use crate::vm::ObjectReference;
 use hotmem_os::Address;
 use std::sync::Arc;
@@ -61,4 +68,56 @@ fn loom_an_upgrade_racing_a_pause_keeps_only_what_the_pause_marked() {
 fn loom_the_two_step_upgrade_can_keep_a_dead_object() {
     // Before the fix: read (no gate), then a handle made.
     race(|w, strong| w.read_without_gate().map(|x| strong.add_handle(x)));
+}
+
+/// The keep-alive log of a concurrent marking.
+#[derive(Default)]
+struct Log(Mutex<Vec<usize>>);
+
+impl KeepAlive for Log {
+    fn keep_alive(&self, obj: ObjectReference) {
+        self.0.lock().push(obj.get());
+    }
+}
+
+fn lookup_race(find: fn(&WeakSet) -> Option<ObjectReference>) {
+    loom::model(move || {
+        let gate = Arc::new(PauseGate::default());
+        let log = Arc::new(Log::default());
+        let sets = WeakSets::default();
+        let set = sets.add(Some(log.clone()), gate.clone(), 0..usize::MAX);
+        let table = set.table().clone();
+        table.insert_for_model(1, r(0x1000));
+        let gc = loom::thread::spawn(move || {
+            // Pause Mark End: what was logged is marked; the set's sweep
+            // begins with that verdict and runs after the pause.
+            let closed = gate.close();
+            let marked = log.0.lock().contains(&0x1000);
+            let live = move |_: ObjectReference| marked;
+            let sweeps = Sweeps::begin(vec![table], &live);
+            drop(closed);
+            sweeps.run();
+            marked
+        });
+        let found = find(&set);
+        let marked = gc.join().unwrap();
+        assert!(
+            found.is_none() || marked,
+            "a lookup returned an object the pause found dead"
+        );
+    });
+}
+
+#[test]
+fn loom_a_weak_set_lookup_racing_mark_end_returns_only_what_marking_kept() {
+    lookup_race(|s| {
+        s.find_detached(1, |_| true)
+            .expect("not inside a collection")
+    });
+}
+
+#[test]
+#[should_panic(expected = "a lookup returned an object the pause found dead")]
+fn loom_a_lookup_that_keeps_alive_after_the_gate_can_return_a_dead_object() {
+    lookup_race(|s| s.table().find_unsettled(1));
 }

@@ -23,9 +23,10 @@ use crate::gc::core::phases::{GcPhase, PhaseMode, PhaseTimes};
 use crate::gc::core::relocation_set::{RelocationSet, heal};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::{ConcurrentTables, RootTableVisit};
-use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
+use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause, StrengthCounts};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
+use crate::weak::{SetMarking, Sweeps};
 use hotmem_os::Address;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -257,6 +258,10 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         barriers.new_pages.start();
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
+        // A weak set's lookups keep alive only what marking has not
+        // reached (the pages allocated from now on count as reached).
+        let reached = |r: ObjectReference| marker.is_live(r);
+        let set_marking = SetMarking::begin(heap.weak.sets.live(), &reached);
         self.end_pause(GcPhase::PauseMarkStart, pause);
         let snapshot = self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
@@ -265,7 +270,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let pause = self.pause(GcPhase::PauseMarkEnd)?;
         mark_logged(&marker, barriers.satb.take_all());
         marker.trace(heap, workers)?;
-        let refs = collection.process_weak_refs(&marker, workers)?;
+        let mut refs = collection.process_weak_refs(&marker, workers)?;
+        // The weak sets are swept after the pause, by this marking's
+        // verdict: the pause only flips their state.
+        let live = |r: ObjectReference| marker.is_live(r);
+        let sweeps = Sweeps::begin(heap.weak.sets.live(), &live);
+        drop(set_marking);
         barriers.set_phase(BarrierPhase::Idle);
         barriers.new_pages.stop();
         // A young cycle visited only the young objects' slots and the
@@ -281,11 +291,19 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             ],
         };
         let marked = marker.marked();
+        self.end_pause(GcPhase::PauseMarkEnd, pause);
+        let running = self.times.start(GcPhase::ConcurrentProcessNonStrong);
+        let (found, cleared) = sweeps.run();
+        self.times.stop(running);
+        refs.weak_set = StrengthCounts {
+            found,
+            cleared,
+            ..StrengthCounts::default()
+        };
         drop(marker);
         collection.stats.objects_marked = marked;
         collection.stats.live_objects = marked;
         collection.stats.refs = refs;
-        self.end_pause(GcPhase::PauseMarkEnd, pause);
         drop((retired, previous));
         Ok(Marked {
             collection,
@@ -496,7 +514,13 @@ fn nanos(d: Duration) -> u64 {
 }
 
 /// Rounds of Concurrent Mark at most (see [`ConcurrentPhases::mark_rounds`]).
-const MAX_CONCURRENT_MARK_ROUNDS: u32 = 8;
+/// A round that marks something is followed by another: each marks
+/// objects of the snapshot (a mutator logs nothing allocated since mark
+/// start), so rounds end by themselves; this only bounds them. 8 left a
+/// program that looks up a weak set's 65k strings in a loop (each found
+/// string logged until marking reaches it) with 40-75k entries for Pause
+/// Mark End to mark (1-3 ms); it needed 14.
+const MAX_CONCURRENT_MARK_ROUNDS: u32 = 64;
 
 /// Marks what the mutators logged (references they overwrote, objects
 /// read from weak references), each once; how many were not marked yet.

@@ -54,6 +54,10 @@ pub enum GcPhase {
     /// A concurrent cycle's second pause: the mutators' logs, the end of
     /// the trace, the references that are not strong.
     PauseMarkEnd,
+    /// A concurrent cycle's processing of the weak sets
+    /// ([`WeakSet`](crate::WeakSet)) after Pause Mark End, while the
+    /// mutators run: their dead entries cleared.
+    ConcurrentProcessNonStrong,
     /// A concurrent cycle's choice of pages to evacuate, after the empty
     /// ones are freed, while the mutators run.
     ConcurrentSelectRelocationSet,
@@ -102,7 +106,7 @@ const MOVING_CONCURRENT: &[CollectorMode] = &[CollectorMode::Concurrent];
 
 /// Every phase, in the order a collection runs them: entry `i` is the
 /// phase whose discriminant is `i`.
-const PHASES: [Declared; 9] = [
+const PHASES: [Declared; 10] = [
     Declared {
         phase: GcPhase::Mark,
         name: "Mark",
@@ -149,6 +153,14 @@ const PHASES: [Declared; 9] = [
         mode: PhaseMode::Pause,
         collectors: CONCURRENT,
         safepoint: "GC Mark End",
+        figure: Figure::Own,
+    },
+    Declared {
+        phase: GcPhase::ConcurrentProcessNonStrong,
+        name: "Concurrent Process Non-Strong References",
+        mode: PhaseMode::Concurrent,
+        collectors: CONCURRENT,
+        safepoint: "",
         figure: Figure::Own,
     },
     Declared {
@@ -334,7 +346,7 @@ mod tests {
         }
         let moving: Vec<_> = GcPhase::of(CollectorMode::Concurrent).collect();
         let non_moving: Vec<_> = GcPhase::of(CollectorMode::ConcurrentNonMoving).collect();
-        assert_eq!(&moving[..4], &non_moving[..]);
+        assert_eq!(&moving[..5], &non_moving[..]);
     }
 
     #[test]

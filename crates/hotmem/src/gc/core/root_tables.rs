@@ -16,10 +16,10 @@ use super::heap::GcHeap;
 use super::in_collection::Collected;
 use super::mark::{MarkPolicy, Marker};
 use crate::GcError;
-use crate::roots::table_gc::{GcTable, RootForwarder, Step, TableBusy};
+use crate::roots::table_gc::{GcTable, RootForwarder, RootWord, Step, TableBusy};
 use crate::roots::{HandleTable, RootTable};
 use crate::vm::{Binding, ObjectReference};
-use crate::weak::WeakTable;
+use crate::weak::{WeakSetTable, WeakTable};
 use serde::Serialize;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -69,6 +69,8 @@ pub(crate) struct ConcurrentTables {
     tables: Vec<Arc<RootTable>>,
     /// The weak handles, once forwarding began.
     weak: Option<Arc<WeakTable>>,
+    /// The weak sets, once forwarding began.
+    sets: Vec<Arc<WeakSetTable>>,
     /// Entries marked after Pause Mark Start.
     pub(crate) entries: u64,
 }
@@ -85,6 +87,9 @@ macro_rules! each_table {
             $body;
         }
         if let Some($t) = &$set.weak {
+            $body;
+        }
+        for $t in &$set.sets {
             $body;
         }
     }};
@@ -104,6 +109,7 @@ impl ConcurrentTables {
             handles: heap.roots.tables(),
             tables: Vec::new(),
             weak: None,
+            sets: Vec::new(),
             entries: 0,
         };
         for h in &set.handles {
@@ -158,13 +164,18 @@ impl ConcurrentTables {
     ) -> Result<(), GcError> {
         self.handles = heap.roots.tables();
         self.weak = Some(heap.weak.handles.clone());
+        self.sets = heap.weak.sets.live();
         let reported = binding_tables(binding);
         if let Ok(tables) = &reported {
             self.tables.clone_from(tables);
         }
         let owner = self.owner;
         each_table!(self, |t| if t.begin_forwarding(owner, &to).is_err() {
-            t.for_each_word(|r| r.iter_mut().for_each(|r| *r = to.forward(*r)));
+            t.for_each_word(|w| {
+                if let Some(r) = w.object() {
+                    w.replace(to.forward(r));
+                }
+            });
         });
         reported.map(drop)
     }

@@ -134,11 +134,14 @@ pub struct ConcurrentPhases {
     /// Rounds of Concurrent Mark: a trace, then what the mutators logged
     /// meanwhile. Marking leaves for Pause Mark End after a round that
     /// found nothing new to mark, or after
-    /// `MAX_CONCURRENT_MARK_ROUNDS` (8) rounds, whatever the mutators do.
+    /// `MAX_CONCURRENT_MARK_ROUNDS` (64) rounds, whatever the mutators do.
     pub mark_rounds: u32,
     /// Pause Mark End: the mutators' logs, the end of the trace, the
     /// references that are not strong.
     pub mark_end_ns: u64,
+    /// Concurrent Process Non-Strong References: the weak sets' dead
+    /// entries cleared.
+    pub process_non_strong_ns: u64,
     /// Concurrent Select Relocation Set: the pages found empty freed (the
     /// last cycle's relocation set among them), the pages to evacuate
     /// chosen.
@@ -271,6 +274,7 @@ impl ConcurrentPhases {
             GcPhase::PauseMarkStart => &mut self.mark_start_ns,
             GcPhase::ConcurrentMark => &mut self.concurrent_mark_ns,
             GcPhase::PauseMarkEnd => &mut self.mark_end_ns,
+            GcPhase::ConcurrentProcessNonStrong => &mut self.process_non_strong_ns,
             GcPhase::ConcurrentSelectRelocationSet => &mut self.select_ns,
             GcPhase::PauseRelocateStart => &mut self.relocate_start_ns,
             GcPhase::ConcurrentRelocate => &mut self.concurrent_relocate_ns,
@@ -316,6 +320,9 @@ pub struct RefStats {
     pub ephemeron: StrengthCounts,
     /// Objects registered for finalization.
     pub finalizable: StrengthCounts,
+    /// Entries of [`WeakSet`](crate::WeakSet)s (swept after Pause Mark
+    /// End in a concurrent cycle).
+    pub weak_set: StrengthCounts,
     /// Calls of [`Binding::process_weak_refs`](crate::Binding::process_weak_refs).
     pub binding_passes: u32,
     /// Objects the binding's hook retained that were not live otherwise.
@@ -330,6 +337,7 @@ impl RefStats {
         self.weak.add(&o.weak);
         self.ephemeron.add(&o.ephemeron);
         self.finalizable.add(&o.finalizable);
+        self.weak_set.add(&o.weak_set);
         self.binding_passes += o.binding_passes;
         self.binding_retained += o.binding_retained;
         self.ns += o.ns;

@@ -206,6 +206,23 @@ impl<B: Binding> Collection<'_, B> {
         }
     }
 
+    /// A stop-the-world collection's weak sets, in its pause after the
+    /// rest of the processing: every entry whose object is dead cleared
+    /// (an object a finalizer keeps stays, as in a concurrent cycle's
+    /// sweep, which follows the whole processing).
+    pub(crate) fn sweep_weak_sets<P: MarkPolicy>(
+        &self,
+        marker: &Marker<'_, B, P>,
+    ) -> StrengthCounts {
+        let mut counts = StrengthCounts::default();
+        for set in self.heap.weak.sets.live() {
+            let (found, cleared) = set.sweep_in_pause(&|r| marker.is_live(r));
+            counts.found += found;
+            counts.cleared += cleared;
+        }
+        counts
+    }
+
     /// Step 2: clears the weak handles whose object is dead.
     fn clear_weak_handles<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> StrengthCounts {
         let mut counts = StrengthCounts::default();
@@ -252,6 +269,9 @@ pub(crate) fn forward_weak_refs<B: Binding>(
     let weak = &heap.weak;
     if handles == RootTableVisit::InPause {
         weak.handles.update(|r| Some(forwarder.forwarded(r)));
+        for set in weak.sets.live() {
+            set.forward_in_pause(&|r| forwarder.forwarded(r));
+        }
     }
     weak.ephemerons.with_pairs(|pairs| {
         for (key, value) in pairs.iter_mut().flatten() {

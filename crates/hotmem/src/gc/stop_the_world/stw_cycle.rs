@@ -185,7 +185,8 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         marker.trace(c.heap, workers)?;
         self.times.stop(running);
         let c = &self.c;
-        let refs = c.process_weak_refs(&marker, workers)?;
+        let mut refs = c.process_weak_refs(&marker, workers)?;
+        refs.weak_set = c.sweep_weak_sets(&marker);
         let marked = marker.marked();
         let remembered = marker.take_remembered();
         drop(marker);
