@@ -1,8 +1,10 @@
 //! The public calls the suite's threads make: a mutator's (allocation,
 //! links through the barriers, native regions entered and leaked,
 //! shadow-stack words, pins, finalizers, weak handles and ephemerons made
-//! from current references, collections) and an outsider's, a thread that
-//! is no mutator (clones, weak reads and upgrades, drops, collections,
+//! from current references, a weak set's insertions and lookups with
+//! equalities that poll, re-enter and panic, collections) and an
+//! outsider's, a thread that is no mutator (clones, weak reads and
+//! upgrades, weak-set lookups, drops, collections,
 //! checks at a safepoint). Each op checks what the contract promises of
 //! its result right away where the thread may read the heap.
 
@@ -198,6 +200,7 @@ impl<'w> MutatorThread<'w> {
                     }
                 }
             }
+            96..=99 => self.strings(rng)?,
             _ => {
                 let up = w.weak.with(rng.index(), |(wk, id)| (wk.upgrade(), *id));
                 if let Some((h, id)) = up
@@ -207,6 +210,56 @@ impl<'w> MutatorThread<'w> {
                     w.strong.push((h, id));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The shared weak set: a pooled object interned under its id, or
+    /// looked up by id with an equality that reads the candidates' headers
+    /// (the set hands out only live, current objects), and sometimes polls,
+    /// re-enters the set or panics.
+    fn strings(&mut self, rng: &mut Rng) -> Result<(), String> {
+        let w = self.world;
+        let Some((obj, id)) = self.pick(rng) else {
+            return Ok(());
+        };
+        let hash = id % STRING_HASHES;
+        if rng.below(2) == 0 {
+            return w
+                .strings
+                .insert(&self.me, hash, obj)
+                .map_err(|e| e.to_string());
+        }
+        let me = &self.me;
+        let quirk = rng.below(8);
+        let look = || {
+            w.strings.find(me, hash, |o| {
+                // SAFETY: a candidate the set handed out, in managed code:
+                // a live object at its current address.
+                let same = unsafe { SimpleObjects::header(o)[1] } == id;
+                match quirk {
+                    0 => me.poll(),
+                    1 => {
+                        let _ = w.strings.find(me, (hash + 1) % STRING_HASHES, |_| false);
+                    }
+                    2 => {
+                        let _ = w.strings.insert(me, hash, o);
+                    }
+                    3 if same => panic!("the embedder's equality panics"),
+                    _ => {}
+                }
+                same
+            })
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(look)) {
+            Ok(found) => {
+                if let Some(o) = found.map_err(|e| e.to_string())? {
+                    check_now(o, id, "weak-set entry")?;
+                    w.strong.push((self.me.handle(o), id));
+                }
+            }
+            Err(_) if quirk == 3 => {}
+            Err(p) => std::panic::resume_unwind(p),
         }
         Ok(())
     }
@@ -394,10 +447,27 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
         },
         75..=84 => w.collected(w.rt.collect())?,
         85..=89 => w.collected(w.rt.collect_young())?,
+        90..=94 => {
+            // The weak set from a thread that is no mutator: is a pooled
+            // handle's object in it? (Addresses compared in the equality,
+            // the handle read there: nothing read from the heap.)
+            let i = rng.index();
+            let probe = w.strong.with(i, |(_, id)| *id);
+            if let Some(id) = probe {
+                w.strings
+                    .find_detached(id % STRING_HASHES, |o| {
+                        w.strong.with(i, |(h, _)| h.get()) == Some(o)
+                    })
+                    .map_err(|e| format!("find_detached: {e}"))?;
+            }
+        }
         _ => w.check_at_safepoint()?,
     }
     Ok(())
 }
+
+/// Hashes the mutators intern pooled objects under (by id).
+const STRING_HASHES: u64 = 64;
 
 /// [`MutatorThread`]'s load-barrier probe, through the runtime's barrier
 /// set: `resolve` and `load_ref` on a made-up address.

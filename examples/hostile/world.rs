@@ -4,7 +4,7 @@
 
 use super::binding::Hostile;
 use hotmem::objects::{RootTable, SimpleObjects};
-use hotmem::{Ephemeron, GcError, Handle, ObjectReference, Runtime, WeakHandle};
+use hotmem::{Ephemeron, GcError, Handle, ObjectReference, Runtime, WeakHandle, WeakSet};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -64,6 +64,10 @@ pub(super) struct World {
     pub(super) weak: Pool<(WeakHandle, u64)>,
     /// Ephemerons and their key's and value's ids.
     pub(super) ephemerons: Pool<(Ephemeron, u64, u64)>,
+    /// A weak set every thread uses: the mutators intern pooled objects
+    /// under `id % STRING_HASHES` and find them by id; the outsiders look
+    /// pooled handles' objects up by address.
+    pub(super) strings: WeakSet,
     /// A root table every thread reads (the outsiders too, which forward
     /// its entries after a Pause Relocate Start as a mutator does), and
     /// its entries' ids; the ids' lock is taken around every change of
@@ -84,6 +88,7 @@ pub(super) struct World {
 impl World {
     pub(super) fn new(rt: Runtime, binding: Arc<Hostile>) -> World {
         let objects_table = binding.objects.root_table();
+        let strings = rt.weak_set();
         World {
             objects: binding.objects.clone(),
             rt,
@@ -91,6 +96,7 @@ impl World {
             strong: Pool::default(),
             weak: Pool::default(),
             ephemerons: Pool::default(),
+            strings,
             shared: objects_table,
             shared_ids: parking_lot::Mutex::new(Vec::new()),
             ids: AtomicU64::new(1),
