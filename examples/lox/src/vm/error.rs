@@ -27,6 +27,10 @@ pub enum HeapError {
     /// A collection failed: a bug of the VM (its binding answered wrong).
     #[error("internal error: collection failed: {0}")]
     Collector(hotmem::GcError),
+    /// The intern table refused: a bug of the VM (a string outside the
+    /// heap, or interning from inside a collection).
+    #[error("internal error: intern table: {0}")]
+    Strings(#[from] hotmem::WeakSetError),
 }
 
 /// One line of a runtime error's stack trace: a frame.

@@ -61,7 +61,7 @@ use std::sync::Arc;
 
 use hotmem::{
     ArenaKind, BarrierKind, BarrierSet, ClassLoader, CollectorMode, ConcurrentBarrierSet,
-    Generations, Runtime, StopTheWorldBarriers,
+    Generations, Runtime, StopTheWorldBarriers, WeakSet,
 };
 
 pub use error::{HeapError, RuntimeError, TraceFrame, VmError};
@@ -152,8 +152,8 @@ pub(crate) struct Machine<B: BarrierSet> {
     frame_count: usize,
     /// Where code and line tables go.
     loader: ClassLoader,
-    /// Words of the intern table that are not empty (live or tombstones).
-    interned: usize,
+    /// The intern table: the runtime's weak set of strings, by bytes.
+    strings: WeakSet,
     /// Keys in the global-name table.
     global_names: u32,
     /// Global slots handed out.
@@ -215,7 +215,7 @@ impl Vm {
     pub fn new(options: VmOptions, out: Box<dyn Write>) -> Result<Vm, VmError> {
         let mut builder = Runtime::builder()
             .log(options.log)
-            .binding(Arc::new(LoxBinding::default()));
+            .binding(Arc::new(LoxBinding));
         builder = match options.gc {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
@@ -316,11 +316,6 @@ impl<B: BarrierSet> Machine<B> {
         let heap = Heap::new(runtime.attach_mutator()?, gc, barriers);
         let roots = Roots::new(heap.mutator())?;
         let stack = Stack::new(heap.mutator())?;
-        // SAFETY: the root block's intern word, a word of a shadow stack of
-        // this VM's mutator holding nil (the table comes later); `Drop`
-        // sets null again while the mutator is attached, before the root
-        // block goes.
-        unsafe { lox_binding(&runtime).set_intern_root(roots.word(roots::INTERN)) };
         let base = stack.base();
         let mut vm = Machine {
             frames: Box::new(
@@ -331,7 +326,7 @@ impl<B: BarrierSet> Machine<B> {
             ),
             frame_count: 0,
             loader: runtime.class_loader(ArenaKind::Standard),
-            interned: 0,
+            strings: runtime.weak_set(),
             global_names: 0,
             global_slots: 0,
             out: std::io::BufWriter::with_capacity(1 << 16, out),
@@ -399,13 +394,6 @@ impl<B: BarrierSet> Machine<B> {
     }
 }
 
-/// The binding `runtime` calls: the VM's, which `Vm::new` built it with.
-fn lox_binding(runtime: &Runtime) -> &LoxBinding {
-    runtime
-        .binding::<LoxBinding>()
-        .expect("a VM's runtime is built with a LoxBinding")
-}
-
 impl<B: BarrierSet> Drop for Machine<B> {
     fn drop(&mut self) {
         let _ = self.out.flush();
@@ -415,9 +403,6 @@ impl<B: BarrierSet> Drop for Machine<B> {
             let _native = self.heap.mutator_mut().enter_native();
             cycles.stop();
         }
-        // The binding must not read the root block once it is gone.
-        // SAFETY: null: the weak hooks do nothing from now on.
-        unsafe { lox_binding(&self.runtime).set_intern_root(std::ptr::null_mut()) };
     }
 }
 

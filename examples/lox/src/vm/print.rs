@@ -64,7 +64,7 @@ impl<B: BarrierSet> Machine<B> {
             }
             Some(Kind::Native) => out.extend_from_slice(b"<native fn>"),
             Some(Kind::Upvalue) => out.extend_from_slice(b"upvalue"),
-            Some(Kind::Entries | Kind::Array | Kind::WeakArray) | None => {
+            Some(Kind::Entries | Kind::Array) | None => {
                 out.extend_from_slice(b"<internal>");
             }
         }

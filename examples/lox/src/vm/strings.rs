@@ -1,7 +1,7 @@
 //! Strings: interned, so that equal strings are one object and compare by
-//! address. The table is the binding's weak intern table
-//! ([`InternTable`], rooted in the root block): a string nothing else
-//! refers to dies, and the binding's weak hooks replace it by a tombstone.
+//! address. The table is the runtime's [`WeakSet`](hotmem::WeakSet),
+//! keyed by the strings' bytes: a string nothing else refers to dies, and
+//! the collector clears it from the set, outside its pauses.
 //!
 //! A new string is looked up before it is allocated (hashing and comparing
 //! the two halves of a concatenation in place), so that a concatenation
@@ -10,14 +10,9 @@
 use super::Machine;
 use super::bytes;
 use super::error::HeapError;
-use super::gc::intern::InternTable;
-use super::gc::roots::INTERN;
-use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes};
+use super::object::{Kind, MAX_COUNT, Obj, header, size_of, string, string_bytes, string_hash};
 use super::value::Value;
-use hotmem::BarrierSet;
-
-/// The first intern table's capacity.
-const MIN_CAPACITY: usize = 64;
+use hotmem::{Address, BarrierSet, ObjectReference};
 
 impl<B: BarrierSet> Machine<B> {
     /// The interned string with these bytes (`bytes` is Rust memory, not
@@ -55,18 +50,6 @@ impl<B: BarrierSet> Machine<B> {
         })
     }
 
-    /// The intern table, read from its root now (`None` before the
-    /// first string).
-    fn intern_table(&self) -> Option<InternTable> {
-        let array = self.roots.get(INTERN);
-        // SAFETY: the root holds nil or the table's `WeakArray`, valid now
-        // (read from the root); the caller uses it before the next call
-        // that may collect.
-        array
-            .is_object()
-            .then(|| unsafe { InternTable::new(Obj::new(array)) })
-    }
-
     /// The interned string whose bytes are the two parts `parts` returns;
     /// `parts` is called again after every call that may collect (the
     /// parts may have moved) and its slices are not kept across one.
@@ -77,17 +60,23 @@ impl<B: BarrierSet> Machine<B> {
         let [head, tail] = parts(self);
         let len = head.len() + tail.len();
         let h = bytes::hash(head, tail);
-        if let Some(table) = self.intern_table() {
-            // SAFETY: the table is never full (see `reserve_interned`), and
-            // read from its root since the last call that may collect.
-            if let Ok(found) = unsafe { table.probe(h, [head, tail]) } {
-                // Read from a weak table: kept alive if the concurrent
-                // collector marks now (the snapshot may not have it).
-                if let Some(obj) = Value::object(found).as_object() {
-                    self.heap.mutator().keep_alive(obj);
-                }
-                return Ok(Value::object(found));
+        // The runtime's weak set hands out live strings at their current
+        // address only (and keeps what it returns alive for a concurrent
+        // marking); this thread does not reach a safepoint in `find`.
+        let found = self.strings.find(self.heap.mutator(), u64::from(h), |s| {
+            // SAFETY: a live string of the heap, handed out by the set, read
+            // before anything may collect.
+            unsafe {
+                let s = Obj::at(s.get());
+                string_hash(s) == h
+                    && s.count() as usize == len
+                    && bytes::equals(string_bytes(s), head, tail)
             }
+        })?;
+        if let Some(s) = found {
+            // SAFETY: as above: a live string, valid until the next call
+            // that may collect.
+            return Ok(unsafe { Obj::at(s.get()) }.value());
         }
         if len > MAX_COUNT {
             return Err(HeapError::OutOfMemory {
@@ -95,7 +84,6 @@ impl<B: BarrierSet> Machine<B> {
                 heap_max: self.runtime.config().heap_max(),
             });
         }
-        self.reserve_interned()?;
         let addr = self.heap.alloc(size_of(Kind::String, len as u32))?;
         let [head, tail] = parts(self);
         // SAFETY: a fresh string of `len` bytes: header, hash and bytes are
@@ -112,53 +100,16 @@ impl<B: BarrierSet> Machine<B> {
                 .copy_from_nonoverlapping(tail.as_ptr(), tail.len());
             s
         };
-        let table = self
-            .intern_table()
-            .expect("reserve_interned made the intern table");
-        // SAFETY: the table, read again (the allocation may have moved it),
-        // has a free word (`reserve_interned`) and no string with these
-        // bytes (it had none, and nothing was added since).
-        let Err(free) = (unsafe { table.probe(h, [head, tail]) }) else {
-            unreachable!("the string was not interned before its allocation");
-        };
-        if table.insert_at(free, addr) {
-            self.interned += 1;
-        }
+        let obj =
+            ObjectReference::from_address(Address::new(addr)).expect("an allocation is not null");
+        self.strings
+            .insert(self.heap.mutator(), u64::from(h), obj)?;
         Ok(s.value())
     }
 
-    /// Makes sure the intern table has room for one more string: grows (or
-    /// rehashes away its tombstones) once three quarters of its words are
-    /// used. **May collect.**
-    fn reserve_interned(&mut self) -> Result<(), HeapError> {
-        let capacity = self.intern_table().map_or(0, InternTable::capacity);
-        if (self.interned + 1) * 4 <= capacity * 3 {
-            return Ok(());
-        }
-        let live = self.count_interned();
-        let mut new_capacity = MIN_CAPACITY.max(capacity);
-        while (live + 1) * 2 > new_capacity {
-            new_capacity *= 2;
-        }
-        let addr = self
-            .heap
-            .alloc(size_of(Kind::WeakArray, new_capacity as u32))?;
-        // SAFETY: a fresh `WeakArray` of `new_capacity` (a power of two)
-        // words, allocated just now.
-        let new = unsafe { InternTable::init(addr, new_capacity) };
-        // SAFETY: the old table is read from its root after the allocation
-        // (which may have collected: its dead strings are tombstones and
-        // the others forwarded), so its strings are live.
-        self.interned = self
-            .intern_table()
-            .map_or(0, |old| unsafe { new.rehash(old) });
-        self.roots.set(INTERN, new.array().value());
-        Ok(())
-    }
-
-    /// Live strings in the intern table.
+    /// Live strings in the intern table (and dead ones no collection has
+    /// cleared yet).
     pub(crate) fn count_interned(&self) -> usize {
-        self.intern_table()
-            .map_or(0, |table| table.strings().count())
+        self.strings.len()
     }
 }

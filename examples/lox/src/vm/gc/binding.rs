@@ -7,62 +7,18 @@
 //! - **Roots**: all are shadow-stack words (the value stack and the root
 //!   block, see `roots`), which the runtime scans itself and hands back
 //!   through [`Binding::slot_at`]; the binding reports no roots of its own.
-//! - **Weak references**: the intern table's words ([`InternTable`]): after
-//!   marking, [`Binding::process_weak_refs`] replaces each dead string by a
-//!   tombstone, and after relocation [`Binding::forward_weak_refs`] gives
-//!   each survivor its new address.
+//! - **Weak references**: none of its own; the intern table is the
+//!   runtime's [`WeakSet`](hotmem::WeakSet), which the collector sweeps
+//!   and forwards itself, outside its pauses.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use hotmem::{Address, Binding, ObjectReference, SlotVisitor, WeakForwarding, WeakPass, WeakRefs};
+use hotmem::{Address, Binding, ObjectReference, SlotVisitor};
 
 use super::super::object::{Kind, Obj, size_of, slot_words};
-use super::super::value::Value;
-use super::intern::InternTable;
 use super::slot::ValueSlot;
 
 /// The Lox VM's binding.
 #[derive(Debug, Default)]
-pub(crate) struct LoxBinding {
-    /// The address of the root word that holds the intern table's
-    /// `WeakArray` (0 while there is none to process).
-    intern_root: AtomicUsize,
-}
-
-impl LoxBinding {
-    /// Tells the weak hooks where the intern table's root word is (null:
-    /// nowhere, the hooks do nothing).
-    ///
-    /// # Safety
-    /// Unless null, `word` is a word of a shadow stack of a mutator
-    /// attached to the runtime this binding serves, holding nil or the
-    /// intern table's `WeakArray`, and it stays so until this is called
-    /// again (with null, while that mutator is still attached, before the
-    /// shadow stack is dropped).
-    pub(crate) unsafe fn set_intern_root(&self, word: *mut u64) {
-        self.intern_root.store(word as usize, Ordering::Release);
-    }
-
-    /// The intern table, if there is one. Called by the weak hooks only,
-    /// at a safepoint.
-    fn intern_table(&self) -> Option<InternTable> {
-        let root = self.intern_root.load(Ordering::Acquire) as *const u64;
-        if root.is_null() {
-            return None;
-        }
-        // SAFETY: `set_intern_root`'s contract: a word of a live shadow
-        // stack; the weak hooks run at a safepoint, with the VM's thread
-        // stopped, so nothing writes it meanwhile.
-        let table = Value::from_bits(unsafe { root.read() });
-        if !table.is_object() {
-            return None;
-        }
-        // SAFETY: a root holding a reference to a live (strongly reachable)
-        // `WeakArray`, read at the safepoint: the runtime updated the root
-        // before the hooks that follow relocation run.
-        Some(unsafe { InternTable::new(Obj::new(table)) })
-    }
-}
+pub(crate) struct LoxBinding;
 
 impl Binding for LoxBinding {
     type Slot = ValueSlot;
@@ -100,18 +56,5 @@ impl Binding for LoxBinding {
         // of a shadow stack, valid for the collection, with the mutator
         // stopped; every such word of this VM holds a `Value`.
         Some(unsafe { ValueSlot::new(addr.as_ptr()) })
-    }
-
-    fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
-        if let Some(table) = self.intern_table() {
-            table.sweep(|s| refs.is_live(s));
-        }
-        WeakPass::Done
-    }
-
-    fn forward_weak_refs(&self, refs: &WeakForwarding<'_>) {
-        if let Some(table) = self.intern_table() {
-            table.forward(|s| refs.forwarded(s));
-        }
     }
 }

@@ -191,7 +191,7 @@ mod tests {
             _ => Generations::Single,
         };
         Runtime::builder()
-            .binding(Arc::new(LoxBinding::default()))
+            .binding(Arc::new(LoxBinding))
             .collector(collector)
             .generations(generations)
             .heap_max(16 << 20)

@@ -3,10 +3,11 @@
 //!
 //! What the runtime calls (the embedder's side of the contract):
 //! - [`binding`]: [`LoxBinding`], the runtime's [`hotmem::Binding`]:
-//!   object sizes and slots, `slot_at` for the roots, the weak hooks;
-//! - [`slot`]: [`ValueSlot`], a word holding a NaN-boxed value;
-//! - [`intern`]: the weak intern table, which the weak hooks sweep and
-//!   forward.
+//!   object sizes and slots, `slot_at` for the roots;
+//! - [`slot`]: [`ValueSlot`], a word holding a NaN-boxed value.
+//!
+//! The intern table is the runtime's own weak set (`vm/strings.rs`): the
+//! binding has no weak references to process.
 //!
 //! What the VM calls:
 //! - [`heap`]: [`Heap`], the VM's mutator: allocation, polls, collections,
@@ -19,12 +20,11 @@
 //! folder imports only the VM's leaf modules (`value`, `object`, `bytes`,
 //! `error`) and the command line's `GcMode`, never `Vm` or the
 //! interpreter. Inside it, `binding` and `heap` own their parts
-//! (`slot`, `intern`; `barriers`), which import no owner.
+//! (`slot`; `barriers`), which import no owner.
 
 pub(crate) mod barriers;
 pub(crate) mod binding;
 pub(crate) mod heap;
-pub(crate) mod intern;
 pub(crate) mod roots;
 pub(crate) mod slot;
 pub(crate) mod stack;

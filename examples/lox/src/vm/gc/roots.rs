@@ -11,8 +11,7 @@ use super::super::value::Value;
 pub(crate) const GLOBAL_NAMES: usize = 0;
 /// The global variables' values, by slot: an `Array`.
 pub(crate) const GLOBAL_VALUES: usize = 1;
-/// The intern table: a `WeakArray` (its words are weak, the array strong).
-pub(crate) const INTERN: usize = 2;
+// Word 2 is free (it held the intern table, now the runtime's).
 /// The string `init`.
 pub(crate) const INIT: usize = 3;
 /// The open upvalues, highest stack slot first (a list through `NEXT`).

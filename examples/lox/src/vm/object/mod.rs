@@ -20,7 +20,6 @@
 //! | `Native` | (the native's number is the count) | none |
 //! | `Entries` | key, value pairs of an open-addressing table | all |
 //! | `Array` | values | all |
-//! | `WeakArray` | raw string addresses (the weak intern table) | none |
 //!
 //! [`Obj`] is the address of an object; [`size_of`] and [`slot_words`]
 //! are what the binding tells the collector.
@@ -55,8 +54,6 @@ pub(crate) enum Kind {
     Entries,
     /// An array of values (the globals).
     Array,
-    /// An array of weak references (the intern table).
-    WeakArray,
 }
 
 impl Kind {
@@ -75,7 +72,6 @@ impl Kind {
             8 => Native,
             9 => Entries,
             10 => Array,
-            11 => WeakArray,
             _ => return None,
         })
     }
@@ -213,7 +209,7 @@ pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
         Kind::BoundMethod => bound::WORDS,
         Kind::Native => 2,
         Kind::Entries => 1 + 2 * n,
-        Kind::Array | Kind::WeakArray => 1 + n,
+        Kind::Array => 1 + n,
     }
 }
 
@@ -224,7 +220,7 @@ pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
 pub(crate) fn slot_words(kind: Kind, count: u32) -> std::ops::Range<usize> {
     let n = count as usize;
     match kind {
-        Kind::String | Kind::Native | Kind::WeakArray => 0..0,
+        Kind::String | Kind::Native => 0..0,
         Kind::Function => function::CONSTANTS..function::CONSTANTS + n,
         Kind::Closure => closure::FUNCTION..closure::UPVALUES + n,
         Kind::Upvalue => upvalue::CLOSED..upvalue::WORDS,
@@ -250,7 +246,8 @@ mod tests {
                 assert_eq!(kind as u8, byte);
             }
         }
-        assert_eq!(Kind::from_byte(11), Some(Kind::WeakArray));
+        assert_eq!(Kind::from_byte(10), Some(Kind::Array));
+        assert_eq!(Kind::from_byte(11), None);
     }
 
     #[test]
@@ -267,7 +264,6 @@ mod tests {
             Native,
             Entries,
             Array,
-            WeakArray,
         ] {
             for count in [0, 1, 7, 100] {
                 let words = size_of(kind, count) / 8;
