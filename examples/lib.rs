@@ -1,7 +1,9 @@
 //! Code the examples share: the `--report DIR` page of charts (see
-//! [`report`]), the demo's and the soak's workload, and the
-//! hostile-embedder suite ([`hostile`]).
+//! [`report`]), the demo's and the soak's workload, the
+//! hostile-embedder suite ([`hostile`]), and the pause examples' cycles
+//! ([`back_to_back`]).
 
+pub mod back_to_back;
 pub mod demo_run;
 pub mod hostile;
 pub mod report;

@@ -31,7 +31,8 @@
 
 use hotmem::objects::{Ids, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
-use hotmem::{CollectorMode, Generations, HeapSizing, RootTableVisit, Runtime};
+use hotmem::{CollectorMode, HeapSizing, RootTableVisit, Runtime};
+use hotmem_examples::back_to_back::{CycleArgs, counts, us, wait_until_ready};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,35 +40,24 @@ use std::time::Instant;
 
 struct Options {
     roots: Vec<usize>,
-    cycles: usize,
     visits: Vec<RootTableVisit>,
-    generations: Generations,
+    cycles: CycleArgs,
 }
 
 fn parse() -> Result<Options, String> {
     let mut o = Options {
         roots: vec![10_000, 100_000, 1_000_000],
-        cycles: 12,
         visits: vec![RootTableVisit::Concurrent, RootTableVisit::InPause],
-        generations: Generations::Single,
+        cycles: CycleArgs::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        if o.cycles.take(&arg, &mut value)? {
+            continue;
+        }
         match arg.as_str() {
-            "--roots" => {
-                o.roots = (value()?.split(','))
-                    .map(|n| n.parse().map_err(|e| format!("--roots: {e}")))
-                    .collect::<Result<_, _>>()?
-            }
-            "--cycles" => o.cycles = value()?.parse().map_err(|e| format!("--cycles: {e}"))?,
-            "--generations" => {
-                o.generations = match value()?.as_str() {
-                    "single" => Generations::Single,
-                    "young" => Generations::YoungAndOld,
-                    v => return Err(format!("--generations: {v}? (single|young)")),
-                }
-            }
+            "--roots" => o.roots = counts("--roots", &value()?)?,
             "--visit" => {
                 o.visits = match value()?.as_str() {
                     "both" => vec![RootTableVisit::Concurrent, RootTableVisit::InPause],
@@ -86,15 +76,8 @@ fn parse() -> Result<Options, String> {
             a => return Err(format!("unknown argument {a}")),
         }
     }
-    if o.cycles < 3 {
-        return Err("--cycles must be at least 3 (the first two are left out)".into());
-    }
+    o.cycles.check()?;
     Ok(o)
-}
-
-/// Nanoseconds as microseconds.
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
 }
 
 /// What one configuration measured.
@@ -108,17 +91,12 @@ struct Measured {
     wall_ms: f64,
 }
 
-fn run(
-    n: usize,
-    visit: RootTableVisit,
-    cycles: usize,
-    generations: Generations,
-) -> Result<Measured, String> {
+fn run(n: usize, visit: RootTableVisit, cycles: CycleArgs) -> Result<Measured, String> {
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()
         .heap_max(1 << 30)
         .collector(CollectorMode::Concurrent)
-        .generations(generations)
+        .generations(cycles.generations)
         .root_table_visit(visit)
         // Cycles run when the collector thread asks, not on the budget.
         .heap_sizing(HeapSizing::Maximum)
@@ -166,12 +144,7 @@ fn run(
             Ok(())
         })
     };
-    while !ready.load(Ordering::Acquire) {
-        if mutator.is_finished() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_ready(&ready, &mutator);
     let started = Instant::now();
     let mut m = Measured {
         mark_start: Histogram::new(),
@@ -182,19 +155,8 @@ fn run(
         table_entries: 0,
         wall_ms: 0.0,
     };
-    for i in 0..cycles {
-        if mutator.is_finished() {
-            break;
-        }
-        let young = generations == Generations::YoungAndOld && i % 4 != 3;
-        let s = match young {
-            true => rt.collect_young(),
-            false => rt.collect(),
-        }
-        .map_err(|e| e.to_string())?;
-        let c = s.concurrent.ok_or("not a concurrent cycle")?;
-        // The first two cycles move the freshly built roots the most.
-        if i >= 2 {
+    cycles.run(&rt, &mutator, |c, counted| {
+        if counted {
             m.mark_start.record(c.mark_start_ns);
             if c.relocate_start_ns > 0 {
                 m.relocate_start.record(c.relocate_start_ns);
@@ -202,8 +164,7 @@ fn run(
         }
         m.relocated_for_tables += c.relocated_for_root_tables;
         m.table_entries += c.root_table_entries;
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    })?;
     m.wall_ms = started.elapsed().as_secs_f64() * 1e3;
     let sp = rt.safepoints().stats();
     m.total = sp.total;
@@ -223,11 +184,8 @@ fn main() -> ExitCode {
     };
     println!(
         "root_pauses: concurrent collector ({}), 1 mutator, {} cycles per configuration (the first 2 left out of the pause percentiles)",
-        match o.generations {
-            Generations::YoungAndOld => "young and full cycles, 3 to 1",
-            _ => "full cycles",
-        },
-        o.cycles
+        o.cycles.describe(),
+        o.cycles.cycles
     );
     println!(
         "{:>9} {:>10} | {:>27} | {:>27} | {:>27} | {:>13} | {:>13} {:>11} | {:>7}",
@@ -243,7 +201,7 @@ fn main() -> ExitCode {
     );
     for &n in &o.roots {
         for &visit in &o.visits {
-            match run(n, visit, o.cycles, o.generations) {
+            match run(n, visit, o.cycles) {
                 Ok(m) => println!(
                     "{:>9} {:>10} | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>6.0} {:>6.0} | {:>13} {:>11} | {:>7.0}",
                     n,

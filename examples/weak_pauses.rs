@@ -21,9 +21,10 @@
 use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
 use hotmem::{
-    Address, Binding, CollectorMode, Generations, HeapSizing, Mutator, ObjectReference, Runtime,
-    SimpleSlot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs, WeakSet,
+    Address, Binding, CollectorMode, HeapSizing, Mutator, ObjectReference, Runtime, SimpleSlot,
+    SlotVisitor, WeakForwarding, WeakPass, WeakRefs, WeakSet,
 };
+use hotmem_examples::back_to_back::{CycleArgs, counts, us, wait_until_ready};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -43,41 +44,30 @@ enum Table {
 
 struct Options {
     entries: Vec<usize>,
-    cycles: usize,
     tables: Vec<Table>,
-    generations: Generations,
+    cycles: CycleArgs,
 }
 
 fn parse() -> Result<Options, String> {
     let mut o = Options {
         entries: vec![10_000, 100_000, 1_000_000],
-        cycles: 12,
         tables: vec![Table::Set, Table::Hooks],
-        generations: Generations::Single,
+        cycles: CycleArgs::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        if o.cycles.take(&arg, &mut value)? {
+            continue;
+        }
         match arg.as_str() {
-            "--entries" => {
-                o.entries = (value()?.split(','))
-                    .map(|n| n.parse().map_err(|e| format!("--entries: {e}")))
-                    .collect::<Result<_, _>>()?
-            }
-            "--cycles" => o.cycles = value()?.parse().map_err(|e| format!("--cycles: {e}"))?,
+            "--entries" => o.entries = counts("--entries", &value()?)?,
             "--table" => {
                 o.tables = match value()?.as_str() {
                     "both" => vec![Table::Set, Table::Hooks],
                     "set" => vec![Table::Set],
                     "hooks" => vec![Table::Hooks],
                     v => return Err(format!("--table: {v}? (both|set|hooks)")),
-                }
-            }
-            "--generations" => {
-                o.generations = match value()?.as_str() {
-                    "single" => Generations::Single,
-                    "young" => Generations::YoungAndOld,
-                    v => return Err(format!("--generations: {v}? (single|young)")),
                 }
             }
             "-h" | "--help" => {
@@ -90,9 +80,7 @@ fn parse() -> Result<Options, String> {
             a => return Err(format!("unknown argument {a}")),
         }
     }
-    if o.cycles < 3 {
-        return Err("--cycles must be at least 3 (the first two are left out)".into());
-    }
+    o.cycles.check()?;
     Ok(o)
 }
 
@@ -175,11 +163,6 @@ fn intern(
     Ok(obj)
 }
 
-/// Nanoseconds as microseconds.
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1e3
-}
-
 /// What one configuration measured.
 struct Measured {
     mark_end: Histogram,
@@ -189,12 +172,7 @@ struct Measured {
     interned: u64,
 }
 
-fn run(
-    n: usize,
-    table: Table,
-    cycles: usize,
-    generations: Generations,
-) -> Result<Measured, String> {
+fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     let objects = SimpleObjects::new();
     let hooks = Arc::new(HookTable {
         objects: objects.clone(),
@@ -203,7 +181,7 @@ fn run(
     let rt = Runtime::builder()
         .heap_max(1 << 30)
         .collector(CollectorMode::Concurrent)
-        .generations(generations)
+        .generations(cycles.generations)
         // Cycles run when the collector thread asks, not on the budget.
         .heap_sizing(HeapSizing::Maximum)
         .numa(hotmem::NumaConfig::Off)
@@ -258,12 +236,7 @@ fn run(
             }
         })
     };
-    while !ready.load(Ordering::Acquire) {
-        if mutator.is_finished() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_ready(&ready, &mutator);
     let started = Instant::now();
     let before = lookups.load(Ordering::Relaxed);
     let mut m = Measured {
@@ -273,25 +246,14 @@ fn run(
         lookups_per_s: 0.0,
         interned: 0,
     };
-    for i in 0..cycles {
-        if mutator.is_finished() {
-            break;
-        }
-        let young = generations == Generations::YoungAndOld && i % 4 != 3;
-        let s = match young {
-            true => rt.collect_young(),
-            false => rt.collect(),
-        }
-        .map_err(|e| e.to_string())?;
-        let c = s.concurrent.ok_or("not a concurrent cycle")?;
-        if i >= 2 {
+    cycles.run(&rt, &mutator, |c, counted| {
+        if counted {
             m.mark_end.record(c.mark_end_ns);
             if c.relocate_start_ns > 0 {
                 m.relocate_start.record(c.relocate_start_ns);
             }
         }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    })?;
     m.lookups_per_s =
         (lookups.load(Ordering::Relaxed) - before) as f64 / started.elapsed().as_secs_f64();
     m.total = rt.safepoints().stats().total;
@@ -314,11 +276,8 @@ fn main() -> ExitCode {
     };
     println!(
         "weak_pauses: concurrent collector ({}), 1 mutator interning, {} cycles per configuration (the first 2 left out of the pause percentiles)",
-        match o.generations {
-            Generations::YoungAndOld => "young and full cycles, 3 to 1",
-            _ => "full cycles",
-        },
-        o.cycles
+        o.cycles.describe(),
+        o.cycles.cycles
     );
     println!(
         "{:>9} {:>9} | {:>27} | {:>27} | {:>27} | {:>12} | {:>9}",
@@ -332,7 +291,7 @@ fn main() -> ExitCode {
     );
     for &n in &o.entries {
         for &table in &o.tables {
-            match run(n, table, o.cycles, o.generations) {
+            match run(n, table, o.cycles) {
                 Ok(m) => println!(
                     "{:>9} {:>9} | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>12.0} | {:>9}",
                     n,
