@@ -207,7 +207,7 @@
 //!    whose threads the collection needs, and runs no handshake
 //!    operation: [`GcError::Safepoint`] otherwise.
 //! 6. **Bounded phases.** Concurrent marking leaves for its last pause
-//!    after at most 8 rounds, whatever the mutators do.
+//!    after at most 64 rounds, whatever the mutators do.
 //!
 //! What your `unsafe` promises in return: a [`Slot`] you implement keeps
 //! its contract (it is an `unsafe trait`: the collector frees memory on
