@@ -285,7 +285,11 @@ fn the_mapping_of_an_address_is_found_as_smaps_shows_it() {
     let s = procfs::mappings_overlapping(MemRange::new(inside, 8).unwrap()).unwrap();
     assert_eq!(s.len(), 1);
     for range in [m.range, s[0].range] {
-        assert!(range.contains_range(r.range()), "{range:?} holds {:?}", r.range());
+        assert!(
+            range.contains_range(r.range()),
+            "{range:?} holds {:?}",
+            r.range()
+        );
     }
     assert_eq!(s[0].perms, m.perms);
     // The calling thread's stack.

@@ -5,8 +5,8 @@
 
 use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Binding, CollectionKind, FinalizerError, GcError, Generations, Mutator, ObjectReference,
-    Runtime, SimpleSlot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
+    Binding, CollectionKind, CollectorMode, FinalizerError, GcError, Generations, Mutator,
+    ObjectReference, Runtime, SimpleSlot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,16 @@ use std::sync::{Arc, Mutex};
 mod common;
 
 fn runtime(generations: Generations, binding: Arc<impl Binding>) -> Runtime {
+    runtime_of(CollectorMode::StopTheWorld, generations, binding)
+}
+
+fn runtime_of(
+    mode: CollectorMode,
+    generations: Generations,
+    binding: Arc<impl Binding>,
+) -> Runtime {
     common::builder(64 << 20, Some(2))
+        .collector(mode)
         .generations(generations)
         .binding(binding)
         .build()
@@ -46,13 +55,42 @@ fn collect(me: &mut Mutator, kind: CollectionKind) -> hotmem::CollectStats {
 
 #[test]
 fn a_weak_handle_is_cleared_when_its_object_dies_and_follows_it_when_it_moves() {
-    for (generations, kind) in [
-        (Generations::Single, CollectionKind::Full),
-        (Generations::YoungAndOld, CollectionKind::Young),
-        (Generations::YoungAndOld, CollectionKind::Full),
+    // The concurrent cycles clear the weak handles after Pause Mark End
+    // (no finalizer here): the same handles, the same counts.
+    for (mode, generations, kind) in [
+        (
+            CollectorMode::StopTheWorld,
+            Generations::Single,
+            CollectionKind::Full,
+        ),
+        (
+            CollectorMode::StopTheWorld,
+            Generations::YoungAndOld,
+            CollectionKind::Young,
+        ),
+        (
+            CollectorMode::StopTheWorld,
+            Generations::YoungAndOld,
+            CollectionKind::Full,
+        ),
+        (
+            CollectorMode::Concurrent,
+            Generations::Single,
+            CollectionKind::Full,
+        ),
+        (
+            CollectorMode::Concurrent,
+            Generations::YoungAndOld,
+            CollectionKind::Young,
+        ),
+        (
+            CollectorMode::Concurrent,
+            Generations::YoungAndOld,
+            CollectionKind::Full,
+        ),
     ] {
         let objects = SimpleObjects::new();
-        let rt = runtime(generations, objects.clone());
+        let rt = runtime_of(mode, generations, objects.clone());
         let mut me = rt.attach_mutator().unwrap();
         let roots = objects.root_table();
         let mut ids = Ids::from(1);
@@ -77,7 +115,14 @@ fn a_weak_handle_is_cleared_when_its_object_dies_and_follows_it_when_it_moves() 
             let wc = me.runtime().weak_handle(c);
             build::garbage(&mut me, &roots, 256, &mut ids).unwrap();
             let stats = collect(&mut me, kind);
-            assert_eq!(stats.refs.weak.found, 3, "{generations:?} {kind:?}");
+            assert_eq!(
+                stats.refs.weak.found, 3,
+                "{mode:?} {generations:?} {kind:?}"
+            );
+            let after_the_pause = stats
+                .concurrent
+                .is_some_and(|c| c.process_non_strong_ns > 0);
+            assert_eq!(after_the_pause, mode == CollectorMode::Concurrent);
             assert_eq!(wb.get(), None, "B died: cleared ({kind:?})");
             assert!(wb.is_cleared());
             let a_now = roots.get(ia).unwrap();
@@ -170,8 +215,16 @@ fn a_three_level_ephemeron_chain_survives_exactly_as_far_as_it_is_reachable() {
 
 #[test]
 fn a_finalizer_resurrects_its_object_intact_and_runs_once() {
+    // The concurrent collector clears weak handles in Pause Mark End, before
+    // finalization, when finalization keeps objects alive.
+    for mode in [CollectorMode::StopTheWorld, CollectorMode::Concurrent] {
+        finalizer_resurrects(mode);
+    }
+}
+
+fn finalizer_resurrects(mode: CollectorMode) {
     let objects = SimpleObjects::new();
-    let rt = runtime(Generations::YoungAndOld, objects.clone());
+    let rt = runtime_of(mode, Generations::YoungAndOld, objects.clone());
     let mut me = rt.attach_mutator().unwrap();
     let roots = objects.root_table();
     let mut ids = Ids::from(1);

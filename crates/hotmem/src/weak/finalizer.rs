@@ -71,6 +71,20 @@ impl Finalizers {
         (found, queued)
     }
 
+    /// Whether [`Finalizers::queue_dead`] would queue anything now (a
+    /// registered object that is an object and dead): whether finalization
+    /// will keep objects alive in this collection.
+    pub(crate) fn any_to_queue(
+        &self,
+        is_live: impl Fn(ObjectReference) -> bool,
+        is_object: impl Fn(ObjectReference) -> bool,
+    ) -> bool {
+        self.registered
+            .lock()
+            .iter()
+            .any(|&r| is_object(r) && !is_live(r))
+    }
+
     /// Rewrites every registered object's address (`f` gives the new one).
     /// At a safepoint, after relocation.
     pub(crate) fn update_registered(&self, f: impl Fn(ObjectReference) -> ObjectReference) {

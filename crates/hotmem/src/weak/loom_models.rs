@@ -7,8 +7,8 @@
 //! nothing; the racy baseline (`global_handle(weak.get()?)`, no gate) is
 //! shown to keep a handle to an object the pause found dead.
 //!
-//! And of a weak set's lookup racing Pause Mark End and the sweep after
-//! it: what a lookup returns was kept alive before the pause drained the
+//! And of a weak set's lookup, and of a weak handle's read, racing Pause
+//! Mark End and the sweep after it: what a lookup returns was kept alive before the pause drained the
 //! log (so marking reached it), or the lookup ran after the pause and saw
 //! the sweep's verdict; the racy baseline (keep alive after letting go of
 //! the gate, no epoch) is shown to return an object the pause found dead.
@@ -94,7 +94,7 @@ fn lookup_race(find: fn(&WeakSet) -> Option<ObjectReference>) {
             let closed = gate.close();
             let marked = log.0.lock().contains(&0x1000);
             let live = move |_: ObjectReference| marked;
-            let sweeps = Sweeps::begin(vec![table], &live);
+            let sweeps = Sweeps::begin(vec![table], None, &live);
             drop(closed);
             sweeps.run();
             marked
@@ -120,4 +120,45 @@ fn loom_a_weak_set_lookup_racing_mark_end_returns_only_what_marking_kept() {
 #[should_panic(expected = "a lookup returned an object the pause found dead")]
 fn loom_a_lookup_that_keeps_alive_after_the_gate_can_return_a_dead_object() {
     lookup_race(|s| s.table().find_unsettled(1));
+}
+
+/// A weak handle read racing Pause Mark End of a concurrent cycle that
+/// clears the weak handles after the pause: as for the sets, what the read
+/// returns was logged before the pause drained the log, or the read saw
+/// the sweep's verdict.
+fn handle_race(read: fn(&super::WeakHandle) -> Option<ObjectReference>) {
+    loom::model(move || {
+        let gate = Arc::new(PauseGate::default());
+        let log = Arc::new(Log::default());
+        let strong = Arc::new(HandleTable::default());
+        let keep: Arc<dyn KeepAlive> = log.clone();
+        let table = Arc::new(WeakTable::new(Some(keep), gate.clone(), strong));
+        let w = table.add(r(0x1000));
+        let gc = loom::thread::spawn(move || {
+            let closed = gate.close();
+            let marked = log.0.lock().contains(&0x1000);
+            let live = move |_: ObjectReference| marked;
+            let sweeps = Sweeps::begin(Vec::new(), Some(table), &live);
+            drop(closed);
+            sweeps.run();
+            marked
+        });
+        let got = read(&w);
+        let marked = gc.join().unwrap();
+        assert!(
+            got.is_none() || marked,
+            "a weak read returned an object the pause found dead"
+        );
+    });
+}
+
+#[test]
+fn loom_a_weak_read_racing_a_deferred_clearing_returns_only_what_marking_kept() {
+    handle_race(|w| w.get());
+}
+
+#[test]
+#[should_panic(expected = "a weak read returned an object the pause found dead")]
+fn loom_a_weak_read_without_the_gate_can_return_a_dead_object() {
+    handle_race(|w| w.read_without_gate());
 }

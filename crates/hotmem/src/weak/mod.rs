@@ -11,6 +11,7 @@
 mod ephemeron;
 mod finalizer;
 mod keep_alive;
+mod liveness;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
 mod weak_handle;

@@ -2,16 +2,123 @@
 //! updates when it moves.
 
 use super::keep_alive::KeepAlive;
+use super::liveness::Liveness;
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
-use crate::roots::table_gc::{GcTable, Guarded};
+use crate::roots::table_gc::{CHUNK, GcTable, Guarded, RootWords, Step};
 use crate::roots::{Handle, HandleTable};
 use crate::slot_table::SlotTable;
 use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+
+/// The weak handles' entries behind the table's lock, and their sweep.
+#[derive(Default)]
+pub(crate) struct WeakSlots {
+    slots: SlotTable<ObjectReference>,
+    sweep: HandleSweep,
+}
+
+/// A concurrent cycle's sweep of the weak handles after Pause Mark End
+/// (when its finalization kept nothing alive: the verdict is then the one
+/// before finalization, by which weak handles are cleared).
+#[derive(Default)]
+enum HandleSweep {
+    #[default]
+    Idle,
+    /// The entries from `cursor` on are judged by `live` when read or
+    /// passed, but for the `fresh` ones (made since the sweep began: they
+    /// hold current references). `found` and `cleared` count the entries
+    /// judged.
+    Sweeping {
+        cursor: usize,
+        live: Liveness,
+        fresh: HashSet<usize>,
+        found: u64,
+        cleared: u64,
+    },
+}
+
+impl RootWords for WeakSlots {
+    type Word = Option<ObjectReference>;
+    fn words(&mut self) -> &mut [Option<ObjectReference>] {
+        self.slots.entries_mut()
+    }
+}
+
+impl WeakSlots {
+    /// A new entry holding `value` (not judged by a sweep in progress).
+    fn add(&mut self, value: Option<ObjectReference>) -> usize {
+        let index = self.slots.add(value);
+        if let HandleSweep::Sweeping { fresh, .. } = &mut self.sweep {
+            fresh.insert(index);
+        }
+        index
+    }
+
+    /// Clears entry `index` if the sweep in progress has not passed it and
+    /// finds its object dead.
+    #[inline]
+    fn judge(&mut self, index: usize) {
+        let HandleSweep::Sweeping {
+            cursor,
+            live,
+            fresh,
+            found,
+            cleared,
+        } = &mut self.sweep
+        else {
+            return;
+        };
+        if index < *cursor || fresh.contains(&index) {
+            return;
+        }
+        if let Some(r) = self.slots.get(index)
+            && !live.says_live(r)
+        {
+            self.slots.set(index, None);
+            *found += 1;
+            *cleared += 1;
+        }
+    }
+
+    /// One chunk of the sweep: up to [`CHUNK`] entries judged.
+    fn sweep_step(&mut self) -> Step {
+        let WeakSlots { slots, sweep } = self;
+        let HandleSweep::Sweeping {
+            cursor,
+            live,
+            fresh,
+            found,
+            cleared,
+        } = sweep
+        else {
+            return Step::Done;
+        };
+        let entries = slots.entries_mut();
+        let end = entries.len().min(cursor.saturating_add(CHUNK));
+        for (i, entry) in entries.iter_mut().enumerate().take(end).skip(*cursor) {
+            if fresh.contains(&i) {
+                continue;
+            }
+            if let Some(r) = *entry {
+                *found += 1;
+                if !live.says_live(r) {
+                    *entry = None;
+                    *cleared += 1;
+                }
+            }
+        }
+        *cursor = end;
+        match end < entries.len() {
+            true => Step::More,
+            false => Step::Done,
+        }
+    }
+}
 
 /// Every weak handle of a runtime: an entry per handle, `None` once cleared.
 pub(crate) struct WeakTable {
@@ -20,7 +127,7 @@ pub(crate) struct WeakTable {
     /// Pause Relocate Start, as it does the roots' tables
     /// ([`TableGc`](crate::roots::table_gc::TableGc): a read forwards
     /// first): Pause Relocate Start does not grow with the weak handles.
-    entries: Mutex<Guarded<SlotTable<ObjectReference>>>,
+    entries: Mutex<Guarded<WeakSlots>>,
     /// Keeps what a handle hands out alive while the concurrent collector
     /// marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -55,7 +162,11 @@ impl WeakTable {
 
     /// [`WeakTable::read`], the gate open already.
     fn read_between_pauses(&self, index: usize) -> Option<ObjectReference> {
-        let r = self.entries.lock().read(index);
+        let r = {
+            let mut g = self.entries.lock();
+            g.slots.judge(index);
+            g.read(index)
+        };
         if let (Some(r), Some(k)) = (r, &self.keep_alive) {
             k.keep_alive(r);
         }
@@ -84,10 +195,42 @@ impl WeakTable {
         }
     }
 
+    /// In Pause Mark End: the entries are to be judged by `live` after the
+    /// pause (see [`HandleSweep`]).
+    pub(crate) fn begin_sweeping(&self, live: Liveness) {
+        let mut g = self.entries.lock();
+        debug_assert!(
+            matches!(g.slots.sweep, HandleSweep::Idle),
+            "one sweep at a time"
+        );
+        g.slots.sweep = HandleSweep::Sweeping {
+            cursor: 0,
+            live,
+            fresh: HashSet::new(),
+            found: 0,
+            cleared: 0,
+        };
+    }
+
+    /// Sweeps to the end, a chunk per lock acquisition; the table is idle
+    /// again. Returns the entries judged and cleared (by the sweep and by
+    /// the reads meanwhile).
+    pub(crate) fn finish_sweeping(&self) -> (u64, u64) {
+        loop {
+            let mut g = self.entries.lock();
+            if g.slots.sweep_step() == Step::Done {
+                return match std::mem::take(&mut g.slots.sweep) {
+                    HandleSweep::Sweeping { found, cleared, .. } => (found, cleared),
+                    HandleSweep::Idle => (0, 0),
+                };
+            }
+        }
+    }
+
     /// Calls `f` with every uncleared entry; `f` returns the entry's new
     /// value (`None` clears it). At a safepoint.
     pub(crate) fn update(&self, mut f: impl FnMut(ObjectReference) -> Option<ObjectReference>) {
-        for slot in self.entries.lock().slots.entries_mut() {
+        for slot in self.entries.lock().slots.slots.entries_mut() {
             if let Some(r) = *slot {
                 *slot = f(r);
             }
@@ -96,7 +239,7 @@ impl WeakTable {
 }
 
 impl GcTable for WeakTable {
-    type Slots = SlotTable<ObjectReference>;
+    type Slots = WeakSlots;
     fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
         self.entries.lock()
     }
@@ -175,6 +318,7 @@ impl Clone for WeakHandle {
     fn clone(&self) -> WeakHandle {
         let index = {
             let mut e = self.table.entries.lock();
+            e.slots.judge(self.index);
             let value = e.read(self.index);
             e.slots.add(value)
         };
@@ -187,12 +331,60 @@ impl Clone for WeakHandle {
 
 impl Drop for WeakHandle {
     fn drop(&mut self) {
-        self.table.entries.lock().slots.release(self.index);
+        self.table.entries.lock().slots.slots.release(self.index);
     }
 }
 
 impl fmt::Debug for WeakHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("WeakHandle").field(&self.get()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hotmem_os::Address;
+
+    fn r(v: usize) -> ObjectReference {
+        ObjectReference::from_address(Address::new(v)).unwrap()
+    }
+
+    static LIVE_EVEN: fn(ObjectReference) -> bool = |o| (o.get() / 8) % 2 == 0;
+
+    #[test]
+    fn a_sweep_judges_each_entry_once_and_spares_the_handles_made_meanwhile() {
+        let mut w = WeakSlots::default();
+        for i in 1..=10 {
+            w.add(Some(r(i * 8)));
+        }
+        w.sweep = HandleSweep::Sweeping {
+            cursor: 0,
+            live: Liveness::of(&LIVE_EVEN),
+            fresh: HashSet::new(),
+            found: 0,
+            cleared: 0,
+        };
+        // A read judges its entry first: object 1 is dead.
+        w.judge(0);
+        assert_eq!(w.slots.get(0), None);
+        w.judge(1);
+        assert_eq!(w.slots.get(1), Some(r(16)), "object 2 lives");
+        // A handle made during the sweep holds a current reference.
+        let made = w.add(Some(r(0x1008)));
+        while w.sweep_step() == Step::More {}
+        assert_eq!(w.slots.get(made), Some(r(0x1008)), "not judged");
+        let HandleSweep::Sweeping { found, cleared, .. } = w.sweep else {
+            panic!("the table ends the sweep, not the step");
+        };
+        assert_eq!((found, cleared), (10, 5), "each old entry judged once");
+        let left: Vec<_> = w
+            .slots
+            .entries_mut()
+            .iter()
+            .flatten()
+            .map(|o| o.get() / 8)
+            .collect();
+        assert_eq!(left, [2, 4, 6, 8, 10, 0x201]);
     }
 }

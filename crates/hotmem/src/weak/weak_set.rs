@@ -31,7 +31,9 @@
 //! overtook while the equality ran starts again: each phase change bumps
 //! the set's epoch, inside a pause.
 
+use super::WeakTable;
 use super::keep_alive::KeepAlive;
+use super::liveness::Liveness;
 use crate::Mutator;
 use crate::error::WeakSetError;
 use crate::gc::core::in_collection;
@@ -84,11 +86,6 @@ impl RootWord for Entry {
     }
 }
 
-/// The liveness a sweep asks: the marking of the cycle that swept,
-/// borrowed for the sweep's length (see [`Sweeps`]).
-#[derive(Copy, Clone)]
-struct Liveness(&'static (dyn Fn(ObjectReference) -> bool + Sync));
-
 /// A set's state in a collection.
 #[derive(Default)]
 enum Sweep {
@@ -118,7 +115,7 @@ impl Sweep {
                 cursor,
                 number,
                 live,
-            } => i >= *cursor && born != *number && !(live.0)(r),
+            } => i >= *cursor && born != *number && !live.says_live(r),
             Sweep::Idle | Sweep::Marking { .. } => false,
         }
     }
@@ -131,7 +128,7 @@ impl Sweep {
     fn keep(&self, r: ObjectReference) -> bool {
         match self {
             Sweep::Idle => true,
-            Sweep::Marking { marked } => !(marked.0)(r),
+            Sweep::Marking { marked } => !marked.says_live(r),
             Sweep::Sweeping { .. } => false,
         }
     }
@@ -326,7 +323,7 @@ impl Guarded<SetSlots> {
                 continue;
             }
             found += 1;
-            if !(live.0)(r) {
+            if !live.says_live(r) {
                 e.word = TOMBSTONE;
                 *len -= 1;
                 cleared += 1;
@@ -600,46 +597,62 @@ impl WeakSetTable {
     }
 }
 
-/// The sweeps of one concurrent cycle's weak sets, begun in Pause Mark End
-/// with the cycle's liveness (`'a`: the marking's), run after it. Dropping
-/// it finishes every sweep, so no set keeps the liveness past `'a` (also
+/// The sweeps of one concurrent cycle's weak sets, and of its weak handles
+/// when they are cleared after the pause, begun in Pause Mark End with the
+/// cycle's liveness (`'a`: the marking's), run after it. Dropping it
+/// finishes every sweep, so no table keeps the liveness past `'a` (also
 /// when the cycle fails); it is never leaked (the cycle owns it on its
 /// stack).
 pub(crate) struct Sweeps<'a> {
     sets: Vec<Arc<WeakSetTable>>,
+    handles: Option<Arc<WeakTable>>,
     _live: std::marker::PhantomData<&'a ()>,
 }
 
+/// What the sweeps after a pause judged and cleared: the weak sets'
+/// entries, the weak handles (when swept after the pause).
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Swept {
+    pub(crate) sets: (u64, u64),
+    pub(crate) handles: Option<(u64, u64)>,
+}
+
 impl<'a> Sweeps<'a> {
-    /// In Pause Mark End: every set of `sets` is to be swept by `live`.
+    /// In Pause Mark End: every set of `sets`, and the weak handles of
+    /// `handles` if given, are to be swept by `live`.
     pub(crate) fn begin(
         sets: Vec<Arc<WeakSetTable>>,
+        handles: Option<Arc<WeakTable>>,
         live: &'a (dyn Fn(ObjectReference) -> bool + Sync),
     ) -> Sweeps<'a> {
-        // SAFETY: the lifetime is erased only for the sets' states, which
-        // hold it until their sweep ends; `Sweeps`' drop ends every sweep
-        // begun here (each under its set's lock) before `'a` ends, and
-        // nothing else reads a state's liveness but under that lock.
-        let live: &'static (dyn Fn(ObjectReference) -> bool + Sync) =
-            unsafe { std::mem::transmute(live) };
+        // SAFETY: the erased verdict goes only into the tables' states,
+        // which hold it until their sweep ends; `Sweeps`' drop ends every
+        // sweep begun here (each under its table's lock) before `'a` ends,
+        // and nothing else reads a state's verdict but under that lock.
+        let live = unsafe { Liveness::erase(live) };
         for s in &sets {
-            s.begin_sweeping(Liveness(live));
+            s.begin_sweeping(live);
+        }
+        if let Some(h) = &handles {
+            h.begin_sweeping(live);
         }
         Sweeps {
             sets,
+            handles,
             _live: std::marker::PhantomData,
         }
     }
 
-    /// After the pause: sweeps every set; the entries found and cleared.
-    pub(crate) fn run(self) -> (u64, u64) {
-        let (mut found, mut cleared) = (0, 0);
+    /// After the pause: sweeps every table; what each judged and cleared.
+    pub(crate) fn run(self) -> Swept {
+        let mut swept = Swept::default();
         for s in &self.sets {
             let (f, c) = s.finish_sweeping();
-            found += f;
-            cleared += c;
+            swept.sets.0 += f;
+            swept.sets.1 += c;
         }
-        (found, cleared)
+        swept.handles = self.handles.as_ref().map(|h| h.finish_sweeping());
+        swept
     }
 }
 
@@ -647,6 +660,9 @@ impl Drop for Sweeps<'_> {
     fn drop(&mut self) {
         for s in &self.sets {
             s.finish_sweeping();
+        }
+        if let Some(h) = &self.handles {
+            h.finish_sweeping();
         }
     }
 }
@@ -667,14 +683,13 @@ impl<'a> SetMarking<'a> {
         sets: Vec<Arc<WeakSetTable>>,
         marked: &'a (dyn Fn(ObjectReference) -> bool + Sync),
     ) -> SetMarking<'a> {
-        // SAFETY: the lifetime is erased only for the sets' states, which
+        // SAFETY: the erased verdict goes only into the sets' states, which
         // hold it while they are `Marking`; `SetMarking`'s drop ends every
         // such state (each under its set's lock) before `'a` ends, and
         // nothing reads a state's verdict but under that lock.
-        let marked: &'static (dyn Fn(ObjectReference) -> bool + Sync) =
-            unsafe { std::mem::transmute(marked) };
+        let marked = unsafe { Liveness::erase(marked) };
         for s in &sets {
-            s.begin_marking(Liveness(marked));
+            s.begin_marking(marked);
         }
         SetMarking {
             sets,
@@ -902,7 +917,7 @@ mod tests {
         g.slots.sweep = Sweep::Sweeping {
             cursor: 0,
             number: 1,
-            live: Liveness(&LIVE_EVEN),
+            live: Liveness::of(&LIVE_EVEN),
         };
         // Added during the sweep: not judged (allocated after marking).
         g.insert(2, r(0x10_0008));
@@ -938,7 +953,7 @@ mod tests {
         g.slots.sweep = Sweep::Sweeping {
             cursor: 0,
             number: 1,
-            live: Liveness(&LIVE_EVEN),
+            live: Liveness::of(&LIVE_EVEN),
         };
         g.rehash(64);
         assert_eq!(all(&mut g, 3).len(), 6);
@@ -1017,7 +1032,7 @@ mod tests {
                         g.slots.sweep = Sweep::Sweeping {
                             cursor: 0,
                             number: g.slots.sweeps,
-                            live: Liveness(&LIVE_ODD_HASH),
+                            live: Liveness::of(&LIVE_ODD_HASH),
                         };
                     }
                 }

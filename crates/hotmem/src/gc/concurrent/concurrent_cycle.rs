@@ -24,6 +24,7 @@ use crate::gc::core::relocation_set::{RelocationSet, heal};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::{ConcurrentTables, RootTableVisit};
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause, StrengthCounts};
+use crate::gc::core::weak_processing::HandleClearing;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
 use crate::weak::{SetMarking, Sweeps};
@@ -270,11 +271,14 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let pause = self.pause(GcPhase::PauseMarkEnd)?;
         mark_logged(&marker, barriers.satb.take_all());
         marker.trace(heap, workers)?;
-        let mut refs = collection.process_weak_refs(&marker, workers)?;
-        // The weak sets are swept after the pause, by this marking's
+        let (mut refs, handles) =
+            collection.process_weak_refs(&marker, workers, HandleClearing::AfterPause)?;
+        // The weak sets, and the weak handles unless finalization kept
+        // objects alive, are swept after the pause by this marking's
         // verdict: the pause only flips their state.
         let live = |r: ObjectReference| marker.is_live(r);
-        let sweeps = Sweeps::begin(heap.weak.sets.live(), &live);
+        let handles = (handles == HandleClearing::AfterPause).then(|| heap.weak.handles.clone());
+        let sweeps = Sweeps::begin(heap.weak.sets.live(), handles, &live);
         drop(set_marking);
         barriers.set_phase(BarrierPhase::Idle);
         barriers.new_pages.stop();
@@ -293,13 +297,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let marked = marker.marked();
         self.end_pause(GcPhase::PauseMarkEnd, pause);
         let running = self.times.start(GcPhase::ConcurrentProcessNonStrong);
-        let (found, cleared) = sweeps.run();
+        let swept = sweeps.run();
         self.times.stop(running);
-        refs.weak_set = StrengthCounts {
+        let counts = |(found, cleared)| StrengthCounts {
             found,
             cleared,
             ..StrengthCounts::default()
         };
+        refs.weak_set = counts(swept.sets);
+        if let Some(handles) = swept.handles {
+            refs.weak = counts(handles);
+        }
         drop(marker);
         collection.stats.objects_marked = marked;
         collection.stats.live_objects = marked;

@@ -56,7 +56,9 @@ pub enum GcPhase {
     PauseMarkEnd,
     /// A concurrent cycle's processing of the weak sets
     /// ([`WeakSet`](crate::WeakSet)) after Pause Mark End, while the
-    /// mutators run: their dead entries cleared.
+    /// mutators run: their dead entries cleared, and the weak handles whose
+    /// object died (unless finalization kept objects alive: then Pause Mark
+    /// End clears them, before finalization).
     ConcurrentProcessNonStrong,
     /// A concurrent cycle's choice of pages to evacuate, after the empty
     /// ones are freed, while the mutators run.

@@ -140,7 +140,8 @@ pub struct ConcurrentPhases {
     /// references that are not strong.
     pub mark_end_ns: u64,
     /// Concurrent Process Non-Strong References: the weak sets' dead
-    /// entries cleared.
+    /// entries cleared, and the dead weak handles unless finalization kept
+    /// objects alive.
     pub process_non_strong_ns: u64,
     /// Concurrent Select Relocation Set: the pages found empty freed (the
     /// last cycle's relocation set among them), the pages to evacuate

@@ -16,7 +16,10 @@
 //!    [`process_weak_refs`](crate::Binding::process_weak_refs) runs; both
 //!    repeat while the hook retains anything or asks for another pass;
 //! 2. **weak handles** whose object is dead are cleared (before
-//!    finalization, as Java clears its weak references);
+//!    finalization, as Java clears its weak references). A concurrent
+//!    cycle leaves this to after its pause ([`HandleClearing::AfterPause`])
+//!    when finalization will keep nothing alive: the verdict is then the
+//!    same, and Pause Mark End does not grow with the weak handles;
 //! 3. **finalization**: each registered object that is dead is retained,
 //!    with what it reaches, and queued for the embedder; the ephemerons run
 //!    to their fixpoint again (a resurrected object may be a key);
@@ -40,6 +43,17 @@ use crate::vm::{
     Binding, Forwarder, ObjectReference, WeakForwarding, WeakPass, WeakRefs, WeakTracer,
 };
 use std::time::Instant;
+
+/// When a collection clears the weak handles whose object died.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum HandleClearing {
+    /// In the pause, before finalization.
+    InPause,
+    /// After the pause, by the same verdict (the caller sweeps them: see
+    /// [`Sweeps`](crate::weak::Sweeps)). Asked for by a concurrent cycle,
+    /// granted when finalization keeps nothing alive in it.
+    AfterPause,
+}
 
 /// Calls of the binding's hook after which a collection gives up: a hook
 /// that asks for another pass forever (a binding bug) must not hang the
@@ -103,11 +117,15 @@ impl<B: Binding, P: MarkPolicy> Tracer<'_, '_, B, P> {
 impl<B: Binding> Collection<'_, B> {
     /// Processes weak handles, ephemerons, finalizers and the binding's
     /// weak references (see the module docs), after the strong closure.
+    /// `handles` says when the caller would clear the weak handles; the
+    /// answer says when they are (after the pause: left to the caller,
+    /// whose `RefStats::weak` is to be filled then).
     pub(crate) fn process_weak_refs<P: MarkPolicy>(
         &self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
-    ) -> Result<RefStats, GcError> {
+        handles: HandleClearing,
+    ) -> Result<(RefStats, HandleClearing), GcError> {
         let start = Instant::now();
         let mut stats = RefStats::default();
         let mut tracer = Tracer {
@@ -117,7 +135,19 @@ impl<B: Binding> Collection<'_, B> {
             error: None,
         };
         self.binding_fixpoint(&mut tracer, workers, &mut stats)?;
-        stats.weak = self.clear_weak_handles(marker);
+        let finalizing = || {
+            self.heap
+                .weak
+                .finalizers
+                .any_to_queue(|r| marker.is_live(r), |r| marker.is_object(r))
+        };
+        let handles = match handles {
+            HandleClearing::AfterPause if !finalizing() => HandleClearing::AfterPause,
+            _ => {
+                stats.weak = self.clear_weak_handles(marker);
+                HandleClearing::InPause
+            }
+        };
         let marked_before = marker.marked();
         let (found, queued) = self.heap.weak.finalizers.queue_dead(
             |r| marker.is_live(r),
@@ -136,7 +166,7 @@ impl<B: Binding> Collection<'_, B> {
         self.ephemeron_fixpoint(&mut tracer, workers, &mut stats.ephemeron)?;
         stats.ephemeron.cleared = self.clear_dead_ephemerons(marker);
         stats.ns = start.elapsed().as_nanos() as u64;
-        Ok(stats)
+        Ok((stats, handles))
     }
 
     /// Step 1: the runtime's ephemerons to their fixpoint, then the

@@ -38,6 +38,7 @@ use crate::gc::core::phases::{GcPhase, PhaseTimes};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::CollectStats;
+use crate::gc::core::weak_processing::HandleClearing;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_page::PageRef;
@@ -185,7 +186,7 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         marker.trace(c.heap, workers)?;
         self.times.stop(running);
         let c = &self.c;
-        let mut refs = c.process_weak_refs(&marker, workers)?;
+        let (mut refs, _) = c.process_weak_refs(&marker, workers, HandleClearing::InPause)?;
         refs.weak_set = c.sweep_weak_sets(&marker);
         let marked = marker.marked();
         let remembered = marker.take_remembered();
