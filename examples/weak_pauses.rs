@@ -7,14 +7,16 @@
 //! pauses) and, the baseline, the binding's own map processed by its weak
 //! hooks ([`Binding::process_weak_refs`] in Pause Mark End,
 //! [`Binding::forward_weak_refs`] in Pause Relocate Start), as a VM's
-//! string table was before the runtime had sets. It prints the
+//! string table was before the runtime had sets, and a map of the
+//! runtime's weak handles (cleared after Pause Mark End when nothing is to
+//! be finalized). It prints the
 //! percentiles of Pause Mark End and Pause Relocate Start, the
 //! safepoints' total (reaching + at + leaving), and the mutator's
 //! lookups per second.
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example weak_pauses -- \
-//!     [--entries 10000,100000,1000000] [--cycles 12] [--table both|set|hooks]
+//!     [--entries 10000,100000,1000000] [--cycles 12] [--table all|set|hooks|handles]
 //!     [--generations single|young]
 //! ```
 
@@ -22,7 +24,7 @@ use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
 use hotmem::{
     Address, Binding, CollectorMode, HeapSizing, Mutator, ObjectReference, Runtime, SimpleSlot,
-    SlotVisitor, WeakForwarding, WeakPass, WeakRefs, WeakSet,
+    SlotVisitor, WeakForwarding, WeakHandle, WeakPass, WeakRefs, WeakSet,
 };
 use hotmem_examples::back_to_back::{CycleArgs, counts, us, wait_until_ready};
 use parking_lot::Mutex;
@@ -40,6 +42,10 @@ enum Table {
     /// The binding's map, swept and forwarded by its weak hooks in the
     /// pauses: the baseline.
     Hooks,
+    /// A map of the runtime's weak handles (`WeakHandle` per key), which
+    /// a concurrent cycle clears after Pause Mark End when nothing is to
+    /// be finalized, and forwards after Pause Relocate Start.
+    Handles,
 }
 
 struct Options {
@@ -51,7 +57,7 @@ struct Options {
 fn parse() -> Result<Options, String> {
     let mut o = Options {
         entries: vec![10_000, 100_000, 1_000_000],
-        tables: vec![Table::Set, Table::Hooks],
+        tables: vec![Table::Set, Table::Hooks, Table::Handles],
         cycles: CycleArgs::default(),
     };
     let mut args = std::env::args().skip(1);
@@ -64,16 +70,17 @@ fn parse() -> Result<Options, String> {
             "--entries" => o.entries = counts("--entries", &value()?)?,
             "--table" => {
                 o.tables = match value()?.as_str() {
-                    "both" => vec![Table::Set, Table::Hooks],
+                    "all" => vec![Table::Set, Table::Hooks, Table::Handles],
                     "set" => vec![Table::Set],
                     "hooks" => vec![Table::Hooks],
-                    v => return Err(format!("--table: {v}? (both|set|hooks)")),
+                    "handles" => vec![Table::Handles],
+                    v => return Err(format!("--table: {v}? (all|set|hooks|handles)")),
                 }
             }
             "-h" | "--help" => {
                 return Err(
                     "usage: weak_pauses [--entries 10000,100000,1000000] [--cycles 12] \
-                            [--table both|set|hooks] [--generations single|young]"
+                            [--table all|set|hooks|handles] [--generations single|young]"
                         .into(),
                 );
             }
@@ -89,6 +96,8 @@ fn parse() -> Result<Options, String> {
 struct HookTable {
     objects: Arc<SimpleObjects>,
     map: Mutex<HashMap<u64, ObjectReference>>,
+    /// `Table::Handles`' map (the hooks do not see it).
+    handles: Mutex<HashMap<u64, WeakHandle>>,
 }
 
 impl Binding for HookTable {
@@ -150,6 +159,8 @@ fn intern(
             }
             found
         }
+        // A weak handle's read keeps its object alive for a marking itself.
+        Table::Handles => hooks.handles.lock().get(&key).and_then(WeakHandle::get),
     };
     if let Some(o) = found {
         return Ok(o);
@@ -159,6 +170,12 @@ fn intern(
     match table {
         Table::Set => set.insert(me, key, obj).map_err(|e| e.to_string())?,
         Table::Hooks => drop(hooks.map.lock().insert(key, obj)),
+        Table::Handles => drop(
+            hooks
+                .handles
+                .lock()
+                .insert(key, me.runtime().weak_handle(obj)),
+        ),
     }
     Ok(obj)
 }
@@ -177,6 +194,7 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     let hooks = Arc::new(HookTable {
         objects: objects.clone(),
         map: Mutex::new(HashMap::new()),
+        handles: Mutex::new(HashMap::new()),
     });
     let rt = Runtime::builder()
         .heap_max(1 << 30)
@@ -260,6 +278,12 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     m.interned = match table {
         Table::Set => set.len() as u64,
         Table::Hooks => hooks.map.lock().len() as u64,
+        Table::Handles => hooks
+            .handles
+            .lock()
+            .values()
+            .filter(|w| !w.is_cleared())
+            .count() as u64,
     };
     stop.store(true, Ordering::Relaxed);
     mutator.join().map_err(|_| "the mutator panicked")??;
@@ -298,6 +322,7 @@ fn main() -> ExitCode {
                     match table {
                         Table::Set => "weak set",
                         Table::Hooks => "hooks",
+                        Table::Handles => "handles",
                     },
                     us(m.mark_end.quantile(0.5)),
                     us(m.mark_end.quantile(0.99)),
