@@ -7,24 +7,25 @@
 //! pauses) and, the baseline, the binding's own map processed by its weak
 //! hooks ([`Binding::process_weak_refs`] in Pause Mark End,
 //! [`Binding::forward_weak_refs`] in Pause Relocate Start), as a VM's
-//! string table was before the runtime had sets, and a map of the
-//! runtime's weak handles (cleared after Pause Mark End when nothing is to
-//! be finalized). It prints the
+//! string table was before the runtime had sets, a map of the runtime's
+//! weak handles (cleared after Pause Mark End when nothing is to be
+//! finalized) and one of its ephemerons (their fixpoint still in Pause
+//! Mark End, their forwarding after Pause Relocate Start). It prints the
 //! percentiles of Pause Mark End and Pause Relocate Start, the
 //! safepoints' total (reaching + at + leaving), and the mutator's
 //! lookups per second.
 //!
 //! ```text
 //! cargo run --release -p hotmem-examples --example weak_pauses -- \
-//!     [--entries 10000,100000,1000000] [--cycles 12] [--table all|set|hooks|handles]
+//!     [--entries 10000,100000,1000000] [--cycles 12] [--table all|set|hooks|handles|ephemerons]
 //!     [--generations single|young]
 //! ```
 
 use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
 use hotmem::{
-    Address, Binding, CollectorMode, HeapSizing, Mutator, ObjectReference, Runtime, SimpleSlot,
-    SlotVisitor, WeakForwarding, WeakHandle, WeakPass, WeakRefs, WeakSet,
+    Address, Binding, CollectorMode, Ephemeron, HeapSizing, Mutator, ObjectReference, Runtime,
+    SimpleSlot, SlotVisitor, WeakForwarding, WeakHandle, WeakPass, WeakRefs, WeakSet,
 };
 use hotmem_examples::back_to_back::{CycleArgs, counts, us, wait_until_ready};
 use parking_lot::Mutex;
@@ -46,6 +47,10 @@ enum Table {
     /// a concurrent cycle clears after Pause Mark End when nothing is to
     /// be finalized, and forwards after Pause Relocate Start.
     Handles,
+    /// A map of the runtime's ephemerons (the object as key and value):
+    /// their fixpoint is still Pause Mark End's, their forwarding after
+    /// Pause Relocate Start.
+    Ephemerons,
 }
 
 struct Options {
@@ -57,7 +62,7 @@ struct Options {
 fn parse() -> Result<Options, String> {
     let mut o = Options {
         entries: vec![10_000, 100_000, 1_000_000],
-        tables: vec![Table::Set, Table::Hooks, Table::Handles],
+        tables: vec![Table::Set, Table::Hooks, Table::Handles, Table::Ephemerons],
         cycles: CycleArgs::default(),
     };
     let mut args = std::env::args().skip(1);
@@ -70,17 +75,20 @@ fn parse() -> Result<Options, String> {
             "--entries" => o.entries = counts("--entries", &value()?)?,
             "--table" => {
                 o.tables = match value()?.as_str() {
-                    "all" => vec![Table::Set, Table::Hooks, Table::Handles],
+                    "all" => vec![Table::Set, Table::Hooks, Table::Handles, Table::Ephemerons],
                     "set" => vec![Table::Set],
                     "hooks" => vec![Table::Hooks],
                     "handles" => vec![Table::Handles],
-                    v => return Err(format!("--table: {v}? (all|set|hooks|handles)")),
+                    "ephemerons" => vec![Table::Ephemerons],
+                    v => {
+                        return Err(format!("--table: {v}? (all|set|hooks|handles|ephemerons)"));
+                    }
                 }
             }
             "-h" | "--help" => {
                 return Err(
                     "usage: weak_pauses [--entries 10000,100000,1000000] [--cycles 12] \
-                            [--table all|set|hooks|handles] [--generations single|young]"
+                            [--table all|set|hooks|handles|ephemerons] [--generations single|young]"
                         .into(),
                 );
             }
@@ -98,6 +106,8 @@ struct HookTable {
     map: Mutex<HashMap<u64, ObjectReference>>,
     /// `Table::Handles`' map (the hooks do not see it).
     handles: Mutex<HashMap<u64, WeakHandle>>,
+    /// `Table::Ephemerons`' map.
+    ephemerons: Mutex<HashMap<u64, Ephemeron>>,
 }
 
 impl Binding for HookTable {
@@ -161,6 +171,8 @@ fn intern(
         }
         // A weak handle's read keeps its object alive for a marking itself.
         Table::Handles => hooks.handles.lock().get(&key).and_then(WeakHandle::get),
+        // So does an ephemeron's.
+        Table::Ephemerons => hooks.ephemerons.lock().get(&key).and_then(Ephemeron::value),
     };
     if let Some(o) = found {
         return Ok(o);
@@ -175,6 +187,12 @@ fn intern(
                 .handles
                 .lock()
                 .insert(key, me.runtime().weak_handle(obj)),
+        ),
+        Table::Ephemerons => drop(
+            hooks
+                .ephemerons
+                .lock()
+                .insert(key, me.runtime().ephemeron(obj, obj)),
         ),
     }
     Ok(obj)
@@ -195,6 +213,7 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
         objects: objects.clone(),
         map: Mutex::new(HashMap::new()),
         handles: Mutex::new(HashMap::new()),
+        ephemerons: Mutex::new(HashMap::new()),
     });
     let rt = Runtime::builder()
         .heap_max(1 << 30)
@@ -284,6 +303,12 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
             .values()
             .filter(|w| !w.is_cleared())
             .count() as u64,
+        Table::Ephemerons => hooks
+            .ephemerons
+            .lock()
+            .values()
+            .filter(|e| e.get().is_some())
+            .count() as u64,
     };
     stop.store(true, Ordering::Relaxed);
     mutator.join().map_err(|_| "the mutator panicked")??;
@@ -323,6 +348,7 @@ fn main() -> ExitCode {
                         Table::Set => "weak set",
                         Table::Hooks => "hooks",
                         Table::Handles => "handles",
+                        Table::Ephemerons => "ephemerons",
                     },
                     us(m.mark_end.quantile(0.5)),
                     us(m.mark_end.quantile(0.99)),

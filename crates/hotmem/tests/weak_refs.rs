@@ -453,3 +453,38 @@ fn a_misbehaving_weak_hook_fails_the_collection_and_leaves_the_heap_intact() {
         assert_eq!(sum.objects, 100);
     }
 }
+
+#[test]
+fn an_ephemeron_follows_its_key_and_value_when_a_concurrent_cycle_moves_them() {
+    // Forwarded after Pause Relocate Start (a read heals first), as the
+    // root tables are.
+    let objects = SimpleObjects::new();
+    let rt = runtime_of(
+        CollectorMode::Concurrent,
+        Generations::Single,
+        objects.clone(),
+    );
+    let mut me = rt.attach_mutator().unwrap();
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    let mut moved = 0;
+    for round in 0..8u64 {
+        let ik = roots.len();
+        let k = build::object(&mut me, &roots, 0, 2, 1000 + round).unwrap();
+        let v = unrooted(&mut me, &roots, 0, 2000 + round);
+        let e = rt.ephemeron(k, v);
+        for filler in 0..4 {
+            build::garbage(&mut me, &roots, 1 << 10, &mut ids).unwrap();
+            build::object(&mut me, &roots, 0, 2, 4000 + filler).unwrap();
+        }
+        let stats = me.collect().unwrap();
+        assert!(stats.concurrent.is_some());
+        let (k_now, v_now) = e.get().expect("the key is rooted");
+        assert_eq!(k_now, roots.get(ik).unwrap(), "the key's new address");
+        assert_eq!((id_of(k_now), id_of(v_now)), (1000 + round, 2000 + round));
+        moved += usize::from(k_now != k) + usize::from(v_now != v);
+        // SAFETY: no collection runs during the verification.
+        unsafe { objects.verify() }.expect("the heap is intact");
+    }
+    assert!(moved > 0, "a key or value moved at least once");
+}

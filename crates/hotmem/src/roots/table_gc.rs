@@ -47,6 +47,14 @@ pub(crate) trait RootForwarder: Send + Sync {
 pub(crate) trait RootWord {
     fn object(&self) -> Option<ObjectReference>;
     fn replace(&mut self, r: ObjectReference);
+
+    /// Forwards every reference the word holds through `to`, healing it.
+    /// A word of one reference forwards [`RootWord::object`]; a word of
+    /// several (an ephemeron's key and value) forwards each.
+    #[inline]
+    fn forward_all(&mut self, to: &dyn RootForwarder) {
+        forward_word(to, self);
+    }
 }
 
 impl RootWord for Option<ObjectReference> {
@@ -62,7 +70,10 @@ impl RootWord for Option<ObjectReference> {
 
 /// Forwards the reference in `word` through `to` and heals the word: what
 /// it holds now.
-fn forward_word<W: RootWord>(to: &dyn RootForwarder, word: &mut W) -> Option<ObjectReference> {
+fn forward_word<W: RootWord + ?Sized>(
+    to: &dyn RootForwarder,
+    word: &mut W,
+) -> Option<ObjectReference> {
     let v = word.object()?;
     let n = to.forward(v);
     if n != v {
@@ -261,6 +272,16 @@ impl TableGc {
         }
     }
 
+    /// Heals every reference of `word` while the table is being forwarded
+    /// (a word that [`TableGc::read`] cannot return whole: an ephemeron's
+    /// pair).
+    #[inline]
+    pub(crate) fn heal<W: RootWord>(&self, word: &mut W) {
+        if let TableGc::Forwarding { to, .. } = self {
+            word.forward_all(&**to);
+        }
+    }
+
     /// `word` as a reader must see it: forwarded (and healed) while the
     /// table is being forwarded.
     #[inline]
@@ -309,7 +330,7 @@ impl TableGc {
             }
             TableGc::Forwarding { cursor, to, .. } => {
                 for w in chunk {
-                    forward_word(&**to, w);
+                    w.forward_all(&**to);
                 }
                 *cursor = end;
                 if end < len {

@@ -3,8 +3,9 @@
 
 use super::keep_alive::KeepAlive;
 use crate::pause_gate::PauseGate;
+use crate::roots::table_gc::{GcTable, Guarded, RootForwarder, RootWord, RootWords};
 use crate::slot_table::SlotTable;
-use crate::sync::Mutex;
+use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
 use std::fmt;
 use std::sync::Arc;
@@ -15,7 +16,7 @@ type Pair = Option<(ObjectReference, ObjectReference)>;
 
 /// Every ephemeron of a runtime.
 pub(crate) struct EphemeronTable {
-    entries: Mutex<SlotTable<(ObjectReference, ObjectReference)>>,
+    entries: Mutex<Guarded<SlotTable<(ObjectReference, ObjectReference)>>>,
     /// Keeps what an ephemeron hands out alive while the concurrent
     /// collector marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -39,7 +40,13 @@ impl EphemeronTable {
     /// read between two pauses (as a weak handle is).
     fn read(&self, index: usize) -> Pair {
         self.gate.outside_pauses(|| {
-            let pair = self.entries.lock().get(index);
+            let pair = {
+                let mut g = self.entries.lock();
+                let Guarded { slots, gc } = &mut *g;
+                let word = slots.entries_mut().get_mut(index)?;
+                gc.heal(word);
+                *word
+            };
             if let (Some((k, v)), Some(keep)) = (pair, &self.keep_alive) {
                 keep.keep_alive(k);
                 keep.keep_alive(v);
@@ -49,7 +56,7 @@ impl EphemeronTable {
     }
 
     pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {
-        let index = self.entries.lock().add(Some((key, value)));
+        let index = self.entries.lock().slots.add(Some((key, value)));
         Ephemeron {
             table: self.clone(),
             index,
@@ -60,7 +67,43 @@ impl EphemeronTable {
     /// `None`s, in a stable order for as long as the lock is held). At a
     /// safepoint.
     pub(crate) fn with_pairs<R>(&self, f: impl FnOnce(&mut [Pair]) -> R) -> R {
-        f(self.entries.lock().entries_mut())
+        f(self.entries.lock().slots.entries_mut())
+    }
+}
+
+/// An ephemeron's words: its key and value, forwarded together.
+impl RootWord for Pair {
+    fn object(&self) -> Option<ObjectReference> {
+        self.map(|(k, _)| k)
+    }
+    fn replace(&mut self, r: ObjectReference) {
+        if let Some((k, _)) = self {
+            *k = r;
+        }
+    }
+    fn forward_all(&mut self, to: &dyn RootForwarder) {
+        if let Some((k, v)) = self {
+            *k = to.forward(*k);
+            *v = to.forward(*v);
+        }
+    }
+}
+
+impl RootWords for SlotTable<(ObjectReference, ObjectReference)> {
+    type Word = Pair;
+    fn words(&mut self) -> &mut [Pair] {
+        self.entries_mut()
+    }
+}
+
+/// The ephemerons as a concurrent cycle forwards them after Pause Relocate
+/// Start (as the root tables: a read forwards first), so that the pause
+/// does not grow with them. They are never marked through this (their
+/// processing is Pause Mark End's).
+impl GcTable for EphemeronTable {
+    type Slots = SlotTable<(ObjectReference, ObjectReference)>;
+    fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
+        self.entries.lock()
     }
 }
 
@@ -101,7 +144,7 @@ impl Ephemeron {
 
 impl Drop for Ephemeron {
     fn drop(&mut self) {
-        self.table.entries.lock().release(self.index);
+        self.table.entries.lock().slots.release(self.index);
     }
 }
 

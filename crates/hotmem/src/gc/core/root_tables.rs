@@ -19,7 +19,7 @@ use crate::GcError;
 use crate::roots::table_gc::{GcTable, RootForwarder, RootWord, Step, TableBusy};
 use crate::roots::{HandleTable, RootTable};
 use crate::vm::{Binding, ObjectReference};
-use crate::weak::{WeakSetTable, WeakTable};
+use crate::weak::{EphemeronTable, WeakSetTable, WeakTable};
 use serde::Serialize;
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -71,6 +71,8 @@ pub(crate) struct ConcurrentTables {
     weak: Option<Arc<WeakTable>>,
     /// The weak sets, once forwarding began.
     sets: Vec<Arc<WeakSetTable>>,
+    /// The ephemerons, once forwarding began.
+    ephemerons: Option<Arc<EphemeronTable>>,
     /// Entries marked after Pause Mark Start.
     pub(crate) entries: u64,
 }
@@ -92,6 +94,9 @@ macro_rules! each_table {
         for $t in &$set.sets {
             $body;
         }
+        if let Some($t) = &$set.ephemerons {
+            $body;
+        }
     }};
 }
 
@@ -110,6 +115,7 @@ impl ConcurrentTables {
             tables: Vec::new(),
             weak: None,
             sets: Vec::new(),
+            ephemerons: None,
             entries: 0,
         };
         for h in &set.handles {
@@ -147,8 +153,9 @@ impl ConcurrentTables {
     }
 
     /// In Pause Relocate Start: every table of `heap` and of `binding`
-    /// now, and the weak handles, are to be forwarded through `to` after
-    /// the pause, and read through it until then. Every table, not only
+    /// now, the weak handles, the weak sets and the ephemerons are to be
+    /// forwarded through `to` after the pause, and read through it until
+    /// then. Every table, not only
     /// those marked: one made since mark start holds references that were
     /// current when stored, and may name objects of the relocation set
     /// chosen since. A table another runtime's cycle took (a table two
@@ -165,17 +172,14 @@ impl ConcurrentTables {
         self.handles = heap.roots.tables();
         self.weak = Some(heap.weak.handles.clone());
         self.sets = heap.weak.sets.live();
+        self.ephemerons = Some(heap.weak.ephemerons.clone());
         let reported = binding_tables(binding);
         if let Ok(tables) = &reported {
             self.tables.clone_from(tables);
         }
         let owner = self.owner;
         each_table!(self, |t| if t.begin_forwarding(owner, &to).is_err() {
-            t.for_each_word(|w| {
-                if let Some(r) = w.object() {
-                    w.replace(to.forward(r));
-                }
-            });
+            t.for_each_word(|w| w.forward_all(&*to));
         });
         reported.map(drop)
     }

@@ -283,10 +283,10 @@ impl<B: Binding> Collection<'_, B> {
     }
 }
 
-/// The runtime's weak handles (unless `handles` leaves them for after the
-/// pause, with the root tables: [`root_tables`](super::root_tables)),
-/// ephemerons and registered finalizers of `heap` follow their objects to
-/// where `forwarder` says they are, and the binding forwards its own weak
+/// The runtime's weak handles, weak sets and ephemerons (unless `handles`
+/// leaves them for after the pause, with the root tables:
+/// [`root_tables`](super::root_tables)) and registered finalizers of
+/// `heap` follow their objects to where `forwarder` says they are, and the binding forwards its own weak
 /// references (the mutators are stopped). The runtime's tables are
 /// forwarded whatever the binding's hook does; its panic is the error
 /// returned.
@@ -302,13 +302,13 @@ pub(crate) fn forward_weak_refs<B: Binding>(
         for set in weak.sets.live() {
             set.forward_in_pause(&|r| forwarder.forwarded(r));
         }
+        weak.ephemerons.with_pairs(|pairs| {
+            for (key, value) in pairs.iter_mut().flatten() {
+                *key = forwarder.forwarded(*key);
+                *value = forwarder.forwarded(*value);
+            }
+        });
     }
-    weak.ephemerons.with_pairs(|pairs| {
-        for (key, value) in pairs.iter_mut().flatten() {
-            *key = forwarder.forwarded(*key);
-            *value = forwarder.forwarded(*value);
-        }
-    });
     weak.finalizers
         .update_registered(|r| forwarder.forwarded(r));
     call_model(|| binding.forward_weak_refs(&WeakForwarding::new(forwarder)))
