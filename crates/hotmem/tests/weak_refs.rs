@@ -45,50 +45,11 @@ fn unrooted(me: &mut Mutator, roots: &RootTable, slots: usize, id: u64) -> Objec
     obj
 }
 
-fn collect(me: &mut Mutator, kind: CollectionKind) -> hotmem::CollectStats {
-    match kind {
-        CollectionKind::Young => me.collect_young(),
-        _ => me.collect(),
-    }
-    .expect("a collection")
-}
-
 #[test]
 fn a_weak_handle_is_cleared_when_its_object_dies_and_follows_it_when_it_moves() {
     // The concurrent cycles clear the weak handles after Pause Mark End
     // (no finalizer here): the same handles, the same counts.
-    for (mode, generations, kind) in [
-        (
-            CollectorMode::StopTheWorld,
-            Generations::Single,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::StopTheWorld,
-            Generations::YoungAndOld,
-            CollectionKind::Young,
-        ),
-        (
-            CollectorMode::StopTheWorld,
-            Generations::YoungAndOld,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::Single,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::YoungAndOld,
-            CollectionKind::Young,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::YoungAndOld,
-            CollectionKind::Full,
-        ),
-    ] {
+    for (mode, generations, kind) in common::EVERY_COLLECTION {
         let objects = SimpleObjects::new();
         let rt = runtime_of(mode, generations, objects.clone());
         let mut me = rt.attach_mutator().unwrap();
@@ -114,7 +75,7 @@ fn a_weak_handle_is_cleared_when_its_object_dies_and_follows_it_when_it_moves() 
             let pin = me.pin(c);
             let wc = me.runtime().weak_handle(c);
             build::garbage(&mut me, &roots, 256, &mut ids).unwrap();
-            let stats = collect(&mut me, kind);
+            let stats = common::collect(&mut me, kind);
             assert_eq!(
                 stats.refs.weak.found, 3,
                 "{mode:?} {generations:?} {kind:?}"
@@ -134,7 +95,7 @@ fn a_weak_handle_is_cleared_when_its_object_dies_and_follows_it_when_it_moves() 
             // A dies with its root, C with its pin.
             roots.truncate(ia);
             drop(pin);
-            collect(&mut me, CollectionKind::Full);
+            common::collect(&mut me, CollectionKind::Full);
             assert_eq!((wa.get(), wc.get()), (None, None), "{kind:?}");
         }
         assert!(moved > 0, "A moved at least once ({kind:?})");

@@ -42,54 +42,15 @@ fn runtime(
         .expect("a runtime")
 }
 
-fn collect(me: &mut Mutator, kind: CollectionKind) -> hotmem::CollectStats {
-    match kind {
-        CollectionKind::Young => me.collect_young(),
-        _ => me.collect(),
-    }
-    .expect("a collection")
-}
-
 #[test]
 fn an_entry_goes_when_its_object_dies_and_follows_it_when_it_moves() {
     let mut moved_somewhere = 0;
-    for (mode, generations, kind) in [
-        (
-            CollectorMode::StopTheWorld,
-            Generations::Single,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::StopTheWorld,
-            Generations::YoungAndOld,
-            CollectionKind::Young,
-        ),
-        (
-            CollectorMode::StopTheWorld,
-            Generations::YoungAndOld,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::Single,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::YoungAndOld,
-            CollectionKind::Young,
-        ),
-        (
-            CollectorMode::Concurrent,
-            Generations::YoungAndOld,
-            CollectionKind::Full,
-        ),
-        (
-            CollectorMode::ConcurrentNonMoving,
-            Generations::Single,
-            CollectionKind::Full,
-        ),
-    ] {
+    let non_moving = (
+        CollectorMode::ConcurrentNonMoving,
+        Generations::Single,
+        CollectionKind::Full,
+    );
+    for (mode, generations, kind) in common::EVERY_COLLECTION.into_iter().chain([non_moving]) {
         let what = format!("{mode:?} {generations:?} {kind:?}");
         let objects = SimpleObjects::new();
         let rt = runtime(mode, generations, &objects);
@@ -112,7 +73,7 @@ fn an_entry_goes_when_its_object_dies_and_follows_it_when_it_moves() {
             build::garbage(&mut me, &roots, 8, &mut ids).unwrap();
         }
         assert_eq!(set.len(), n as usize, "{what}");
-        let stats = collect(&mut me, kind);
+        let stats = common::collect(&mut me, kind);
         let dead = n - n / 3;
         assert_eq!(stats.refs.weak_set.found, n, "{what}");
         assert_eq!(stats.refs.weak_set.cleared, dead, "{what}");
@@ -132,7 +93,7 @@ fn an_entry_goes_when_its_object_dies_and_follows_it_when_it_moves() {
             }
         }
         // Once more: nothing more dies, nothing is found twice.
-        let stats = collect(&mut me, kind);
+        let stats = common::collect(&mut me, kind);
         assert_eq!(stats.refs.weak_set.cleared, 0, "{what}");
         for &(id, index, _) in &rooted {
             assert_eq!(find(&me, &set, id), roots.get(index), "{what}: {id}");

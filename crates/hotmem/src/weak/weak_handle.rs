@@ -29,17 +29,27 @@ pub(crate) struct WeakSlots {
 enum HandleSweep {
     #[default]
     Idle,
-    /// The entries from `cursor` on are judged by `live` when read or
-    /// passed, but for the `fresh` ones (made since the sweep began: they
-    /// hold current references). `found` and `cleared` count the entries
-    /// judged.
-    Sweeping {
-        cursor: usize,
-        live: Liveness,
-        fresh: HashSet<usize>,
-        found: u64,
-        cleared: u64,
-    },
+    Sweeping(Sweeping),
+}
+
+/// A sweep in progress: the entries from `cursor` on are judged by `live`
+/// when read or passed, but for the `fresh` ones (made since the sweep
+/// began: they hold current references). `found` and `cleared` count the
+/// entries judged, each once.
+struct Sweeping {
+    cursor: usize,
+    live: Liveness,
+    fresh: HashSet<usize>,
+    found: u64,
+    cleared: u64,
+}
+
+impl Sweeping {
+    /// Whether entry `i`, holding `r`, is one this sweep clears.
+    #[inline]
+    fn dead(&self, i: usize, r: ObjectReference) -> bool {
+        !self.fresh.contains(&i) && !self.live.says_live(r)
+    }
 }
 
 impl RootWords for WeakSlots {
@@ -53,66 +63,50 @@ impl WeakSlots {
     /// A new entry holding `value` (not judged by a sweep in progress).
     fn add(&mut self, value: Option<ObjectReference>) -> usize {
         let index = self.slots.add(value);
-        if let HandleSweep::Sweeping { fresh, .. } = &mut self.sweep {
-            fresh.insert(index);
+        if let HandleSweep::Sweeping(s) = &mut self.sweep {
+            s.fresh.insert(index);
         }
         index
     }
 
     /// Clears entry `index` if the sweep in progress has not passed it and
-    /// finds its object dead.
+    /// finds its object dead (an entry it finds alive is the sweep's to
+    /// count when it passes).
     #[inline]
     fn judge(&mut self, index: usize) {
-        let HandleSweep::Sweeping {
-            cursor,
-            live,
-            fresh,
-            found,
-            cleared,
-        } = &mut self.sweep
-        else {
+        let HandleSweep::Sweeping(s) = &mut self.sweep else {
             return;
         };
-        if index < *cursor || fresh.contains(&index) {
-            return;
-        }
-        if let Some(r) = self.slots.get(index)
-            && !live.says_live(r)
+        if index >= s.cursor
+            && let Some(r) = self.slots.get(index)
+            && s.dead(index, r)
         {
             self.slots.set(index, None);
-            *found += 1;
-            *cleared += 1;
+            s.found += 1;
+            s.cleared += 1;
         }
     }
 
     /// One chunk of the sweep: up to [`CHUNK`] entries judged.
     fn sweep_step(&mut self) -> Step {
         let WeakSlots { slots, sweep } = self;
-        let HandleSweep::Sweeping {
-            cursor,
-            live,
-            fresh,
-            found,
-            cleared,
-        } = sweep
-        else {
+        let HandleSweep::Sweeping(s) = sweep else {
             return Step::Done;
         };
         let entries = slots.entries_mut();
-        let end = entries.len().min(cursor.saturating_add(CHUNK));
-        for (i, entry) in entries.iter_mut().enumerate().take(end).skip(*cursor) {
-            if fresh.contains(&i) {
+        let end = entries.len().min(s.cursor.saturating_add(CHUNK));
+        for (i, entry) in entries.iter_mut().enumerate().take(end).skip(s.cursor) {
+            let Some(r) = *entry else { continue };
+            if s.fresh.contains(&i) {
                 continue;
             }
-            if let Some(r) = *entry {
-                *found += 1;
-                if !live.says_live(r) {
-                    *entry = None;
-                    *cleared += 1;
-                }
+            s.found += 1;
+            if s.dead(i, r) {
+                *entry = None;
+                s.cleared += 1;
             }
         }
-        *cursor = end;
+        s.cursor = end;
         match end < entries.len() {
             true => Step::More,
             false => Step::Done,
@@ -203,13 +197,13 @@ impl WeakTable {
             matches!(g.slots.sweep, HandleSweep::Idle),
             "one sweep at a time"
         );
-        g.slots.sweep = HandleSweep::Sweeping {
+        g.slots.sweep = HandleSweep::Sweeping(Sweeping {
             cursor: 0,
             live,
             fresh: HashSet::new(),
             found: 0,
             cleared: 0,
-        };
+        });
     }
 
     /// Sweeps to the end, a chunk per lock acquisition; the table is idle
@@ -220,7 +214,7 @@ impl WeakTable {
             let mut g = self.entries.lock();
             if g.slots.sweep_step() == Step::Done {
                 return match std::mem::take(&mut g.slots.sweep) {
-                    HandleSweep::Sweeping { found, cleared, .. } => (found, cleared),
+                    HandleSweep::Sweeping(s) => (s.found, s.cleared),
                     HandleSweep::Idle => (0, 0),
                 };
             }
@@ -358,13 +352,13 @@ mod tests {
         for i in 1..=10 {
             w.add(Some(r(i * 8)));
         }
-        w.sweep = HandleSweep::Sweeping {
+        w.sweep = HandleSweep::Sweeping(Sweeping {
             cursor: 0,
             live: Liveness::of(&LIVE_EVEN),
             fresh: HashSet::new(),
             found: 0,
             cleared: 0,
-        };
+        });
         // A read judges its entry first: object 1 is dead.
         w.judge(0);
         assert_eq!(w.slots.get(0), None);
@@ -374,10 +368,10 @@ mod tests {
         let made = w.add(Some(r(0x1008)));
         while w.sweep_step() == Step::More {}
         assert_eq!(w.slots.get(made), Some(r(0x1008)), "not judged");
-        let HandleSweep::Sweeping { found, cleared, .. } = w.sweep else {
+        let HandleSweep::Sweeping(s) = &w.sweep else {
             panic!("the table ends the sweep, not the step");
         };
-        assert_eq!((found, cleared), (10, 5), "each old entry judged once");
+        assert_eq!((s.found, s.cleared), (10, 5), "each old entry judged once");
         let left: Vec<_> = w
             .slots
             .entries_mut()

@@ -9,7 +9,10 @@ mod holder;
 #[allow(unused_imports)] // not every test binary uses the holder scenario
 pub(crate) use holder::*;
 
-use hotmem::{HeapSizing, NumaConfig, Runtime, RuntimeBuilder};
+use hotmem::{
+    CollectStats, CollectionKind, CollectorMode, Generations, HeapSizing, Mutator, NumaConfig,
+    Runtime, RuntimeBuilder,
+};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -58,4 +61,49 @@ pub(crate) fn with_deadline<R: Send + 'static>(
             Ok(()) => unreachable!("sent nothing but returned"),
         },
     }
+}
+
+/// The collectors and collections the weak-reference tests run through:
+/// stop-the-world and concurrent, single-generation full collections and
+/// two-generation young and full ones.
+pub(crate) const EVERY_COLLECTION: [(CollectorMode, Generations, CollectionKind); 6] = [
+    (
+        CollectorMode::StopTheWorld,
+        Generations::Single,
+        CollectionKind::Full,
+    ),
+    (
+        CollectorMode::StopTheWorld,
+        Generations::YoungAndOld,
+        CollectionKind::Young,
+    ),
+    (
+        CollectorMode::StopTheWorld,
+        Generations::YoungAndOld,
+        CollectionKind::Full,
+    ),
+    (
+        CollectorMode::Concurrent,
+        Generations::Single,
+        CollectionKind::Full,
+    ),
+    (
+        CollectorMode::Concurrent,
+        Generations::YoungAndOld,
+        CollectionKind::Young,
+    ),
+    (
+        CollectorMode::Concurrent,
+        Generations::YoungAndOld,
+        CollectionKind::Full,
+    ),
+];
+
+/// A collection of `kind` from `me`.
+pub(crate) fn collect(me: &mut Mutator, kind: CollectionKind) -> CollectStats {
+    match kind {
+        CollectionKind::Young => me.collect_young(),
+        _ => me.collect(),
+    }
+    .expect("a collection")
 }
