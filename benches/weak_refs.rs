@@ -1,61 +1,21 @@
 //! Reference processing's cost: a full collection of a heap of 1M small
 //! objects of which 10% are reachable, without weak references, with a
 //! runtime [`WeakHandle`](hotmem::WeakHandle) to every object, and with the
-//! binding's own weak table (a `HashMap` by content, processed by the
-//! binding's hook) holding every object: the same heap and the same
+//! binding's own weak table ([`HookedObjects`]: a `HashMap` by content,
+//! processed by the binding's hook) holding every object: the same heap and the same
 //! collection in one group, so the difference is the processing of 1M weak
 //! references whose referents are 90% dead. One sample is one collection
 //! (the heap is rebuilt, untimed, before each).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use hotmem::objects::{RootTable, SimpleObjects, build};
-use hotmem::{
-    Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor, WeakForwarding,
-    WeakHandle, WeakPass, WeakRefs,
-};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use hotmem::objects::{HookedObjects, RootTable, SimpleObjects, build};
+use hotmem::{NumaConfig, Runtime, WeakHandle};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const OBJECTS: u64 = 1_000_000;
 /// One in this many objects stays reachable.
 const KEEP_EVERY: u64 = 10;
-
-/// [`SimpleObjects`] with a weak table by content (the object's id).
-#[derive(Default)]
-struct Interned {
-    objects: Arc<SimpleObjects>,
-    table: Mutex<HashMap<u64, ObjectReference>>,
-}
-
-impl Binding for Interned {
-    type Slot = SimpleSlot;
-    fn object_size(&self, obj: ObjectReference) -> usize {
-        self.objects.object_size(obj)
-    }
-    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, v: &mut V) {
-        self.objects.scan_object(obj, v)
-    }
-    fn scan_global_roots<V: SlotVisitor<SimpleSlot>>(&self, v: &mut V) {
-        self.objects.scan_global_roots(v)
-    }
-
-    fn root_tables(&self, report: &mut dyn FnMut(&Arc<hotmem::RootTable>)) {
-        self.objects.root_tables(report)
-    }
-    fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
-        self.table
-            .lock()
-            .unwrap()
-            .retain(|_, obj| refs.is_live(*obj));
-        WeakPass::Done
-    }
-    fn forward_weak_refs(&self, refs: &WeakForwarding<'_>) {
-        for obj in self.table.lock().unwrap().values_mut() {
-            *obj = refs.forwarded(*obj);
-        }
-    }
-}
 
 /// Which weak references the heap has.
 #[derive(Copy, Clone)]
@@ -68,7 +28,7 @@ enum Weak {
 /// One collection of a fresh heap with `weak` references: its duration
 /// and statistics.
 fn one_collection(weak: Weak) -> (Duration, hotmem::CollectStats) {
-    let vm = Arc::new(Interned::default());
+    let vm = HookedObjects::new(SimpleObjects::new());
     let rt = Runtime::builder()
         .heap_max(256 << 20)
         .numa(NumaConfig::Off)
@@ -76,8 +36,8 @@ fn one_collection(weak: Weak) -> (Duration, hotmem::CollectStats) {
         .build()
         .expect("the runtime builds");
     let mut me = rt.attach_mutator().expect("attach");
-    let scratch: Arc<RootTable> = vm.objects.root_table();
-    let kept = vm.objects.root_table();
+    let scratch: Arc<RootTable> = vm.objects().root_table();
+    let kept = vm.objects().root_table();
     let mut handles: Vec<WeakHandle> = Vec::new();
     for id in 1..=OBJECTS {
         let obj = build::object(&mut me, &scratch, 0, 1, id).expect("the heap holds them");
@@ -85,9 +45,7 @@ fn one_collection(weak: Weak) -> (Duration, hotmem::CollectStats) {
         match weak {
             Weak::None => {}
             Weak::Handles => handles.push(rt.weak_handle(obj)),
-            Weak::BindingTable => {
-                vm.table.lock().unwrap().insert(id, obj);
-            }
+            Weak::BindingTable => vm.insert(id, obj),
         }
         if id % KEEP_EVERY == 0 {
             kept.push(Some(obj));

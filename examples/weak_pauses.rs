@@ -5,8 +5,9 @@
 //! back to back. For N = 10k, 100k and 1M, in one run, the table is the
 //! runtime's [`WeakSet`](hotmem::WeakSet) (swept and forwarded after the
 //! pauses) and, the baseline, the binding's own map processed by its weak
-//! hooks ([`Binding::process_weak_refs`] in Pause Mark End,
-//! [`Binding::forward_weak_refs`] in Pause Relocate Start), as a VM's
+//! hooks ([`HookedObjects`]: [`Binding::process_weak_refs`](hotmem::Binding::process_weak_refs)
+//! in Pause Mark End, [`Binding::forward_weak_refs`](hotmem::Binding::forward_weak_refs)
+//! in Pause Relocate Start), as a VM's
 //! string table was before the runtime had sets, a map of the runtime's
 //! weak handles (cleared after Pause Mark End when nothing is to be
 //! finalized) and one of its ephemerons (their fixpoint still in Pause
@@ -21,11 +22,10 @@
 //!     [--generations single|young]
 //! ```
 
-use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
+use hotmem::objects::{HookedObjects, Ids, RootTable, SimpleObjects, build};
 use hotmem::safepoint::Histogram;
 use hotmem::{
-    Address, Binding, CollectorMode, Ephemeron, HeapSizing, Mutator, ObjectReference, Runtime,
-    SimpleSlot, SlotVisitor, WeakForwarding, WeakHandle, WeakPass, WeakRefs, WeakSet,
+    CollectorMode, Ephemeron, HeapSizing, Mutator, ObjectReference, Runtime, WeakHandle, WeakSet,
 };
 use hotmem_examples::back_to_back::{CycleArgs, counts, us, wait_until_ready};
 use parking_lot::Mutex;
@@ -99,40 +99,13 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-/// `SimpleObjects` with an intern map of its own, processed by the weak
-/// hooks: key to object.
-struct HookTable {
-    objects: Arc<SimpleObjects>,
-    map: Mutex<HashMap<u64, ObjectReference>>,
-    /// `Table::Handles`' map (the hooks do not see it).
+/// The maps of the tables that are not the runtime's weak set: the
+/// binding's (processed by its weak hooks), and maps of the runtime's weak
+/// handles and ephemerons.
+struct Maps {
+    hooks: Arc<HookedObjects>,
     handles: Mutex<HashMap<u64, WeakHandle>>,
-    /// `Table::Ephemerons`' map.
     ephemerons: Mutex<HashMap<u64, Ephemeron>>,
-}
-
-impl Binding for HookTable {
-    type Slot = SimpleSlot;
-    fn object_size(&self, obj: ObjectReference) -> usize {
-        self.objects.object_size(obj)
-    }
-    fn scan_object<V: SlotVisitor<SimpleSlot>>(&self, obj: ObjectReference, visitor: &mut V) {
-        self.objects.scan_object(obj, visitor);
-    }
-    fn slot_at(&self, addr: Address) -> Option<SimpleSlot> {
-        self.objects.slot_at(addr)
-    }
-    fn root_tables(&self, report: &mut dyn FnMut(&Arc<RootTable>)) {
-        self.objects.root_tables(report);
-    }
-    fn process_weak_refs(&self, refs: &mut WeakRefs<'_>) -> WeakPass {
-        self.map.lock().retain(|_, obj| refs.is_live(*obj));
-        WeakPass::Done
-    }
-    fn forward_weak_refs(&self, refs: &WeakForwarding<'_>) {
-        for obj in self.map.lock().values_mut() {
-            *obj = refs.forwarded(*obj);
-        }
-    }
 }
 
 /// The id in an object's header.
@@ -149,7 +122,7 @@ fn intern(
     me: &mut Mutator,
     table: Table,
     set: &WeakSet,
-    hooks: &HookTable,
+    maps: &Maps,
     scratch: &RootTable,
     key: u64,
 ) -> Result<ObjectReference, String> {
@@ -161,18 +134,11 @@ fn intern(
                 unsafe { id_of(o) == key }
             })
             .map_err(|e| e.to_string())?,
-        Table::Hooks => {
-            let found = hooks.map.lock().get(&key).copied();
-            // Read from a weak table: kept alive for a marking in progress.
-            if let Some(o) = found {
-                me.keep_alive(o);
-            }
-            found
-        }
+        Table::Hooks => maps.hooks.find(me, key),
         // A weak handle's read keeps its object alive for a marking itself.
-        Table::Handles => hooks.handles.lock().get(&key).and_then(WeakHandle::get),
+        Table::Handles => maps.handles.lock().get(&key).and_then(WeakHandle::get),
         // So does an ephemeron's.
-        Table::Ephemerons => hooks.ephemerons.lock().get(&key).and_then(Ephemeron::value),
+        Table::Ephemerons => maps.ephemerons.lock().get(&key).and_then(Ephemeron::value),
     };
     if let Some(o) = found {
         return Ok(o);
@@ -181,16 +147,14 @@ fn intern(
     scratch.pop();
     match table {
         Table::Set => set.insert(me, key, obj).map_err(|e| e.to_string())?,
-        Table::Hooks => drop(hooks.map.lock().insert(key, obj)),
+        Table::Hooks => maps.hooks.insert(key, obj),
         Table::Handles => drop(
-            hooks
-                .handles
+            maps.handles
                 .lock()
                 .insert(key, me.runtime().weak_handle(obj)),
         ),
         Table::Ephemerons => drop(
-            hooks
-                .ephemerons
+            maps.ephemerons
                 .lock()
                 .insert(key, me.runtime().ephemeron(obj, obj)),
         ),
@@ -209,9 +173,8 @@ struct Measured {
 
 fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     let objects = SimpleObjects::new();
-    let hooks = Arc::new(HookTable {
-        objects: objects.clone(),
-        map: Mutex::new(HashMap::new()),
+    let maps = Arc::new(Maps {
+        hooks: HookedObjects::new(objects.clone()),
         handles: Mutex::new(HashMap::new()),
         ephemerons: Mutex::new(HashMap::new()),
     });
@@ -222,7 +185,7 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
         // Cycles run when the collector thread asks, not on the budget.
         .heap_sizing(HeapSizing::Maximum)
         .numa(hotmem::NumaConfig::Off)
-        .binding(hooks.clone())
+        .binding(maps.hooks.clone())
         .build()
         .map_err(|e| e.to_string())?;
     let set = rt.weak_set();
@@ -230,7 +193,7 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     let ready = Arc::new(AtomicBool::new(false));
     let lookups = Arc::new(AtomicU64::new(0));
     let mutator = {
-        let (rt, set, hooks) = (rt.clone(), set.clone(), hooks.clone());
+        let (rt, set, maps) = (rt.clone(), set.clone(), maps.clone());
         let (stop, ready, lookups) = (stop.clone(), ready.clone(), lookups.clone());
         std::thread::spawn(move || -> Result<(), String> {
             let mut me = rt.attach_mutator().map_err(|e| e.to_string())?;
@@ -251,7 +214,7 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
                         .wrapping_add(1442695040888963407),
                 };
                 let k = key % n as u64;
-                let obj = intern(&mut me, table, &set, &hooks, &scratch, k)?;
+                let obj = intern(&mut me, table, &set, &maps, &scratch, k)?;
                 match kept.len() < ring {
                     true => drop(kept.push(Some(obj))),
                     false => drop(kept.set(i % ring, Some(obj))),
@@ -296,14 +259,14 @@ fn run(n: usize, table: Table, cycles: CycleArgs) -> Result<Measured, String> {
     m.total = rt.safepoints().stats().total;
     m.interned = match table {
         Table::Set => set.len() as u64,
-        Table::Hooks => hooks.map.lock().len() as u64,
-        Table::Handles => hooks
+        Table::Hooks => maps.hooks.len() as u64,
+        Table::Handles => maps
             .handles
             .lock()
             .values()
             .filter(|w| !w.is_cleared())
             .count() as u64,
-        Table::Ephemerons => hooks
+        Table::Ephemerons => maps
             .ephemerons
             .lock()
             .values()

@@ -591,3 +591,5 @@ impl Ids {
 
 pub mod build;
 pub use build::GraphError;
+mod hooked;
+pub use hooked::HookedObjects;
