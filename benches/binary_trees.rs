@@ -51,6 +51,7 @@ fn binary_trees(c: &mut Criterion) {
             generations,
             hotmem::HeapSizing::default(),
             hotmem::CollectorMode::StopTheWorld,
+            None,
         )
         .expect("the runtime builds");
         group.bench_function(BenchmarkId::new(name, DEPTH), |b| {

@@ -23,7 +23,7 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example binary_trees -- \
 //!     [--depth 20] [--heap 256] [--threads 1] [--variant all|box|arena|runtime|concurrent|concurrent-young] \
-//!     [--runs 1] [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
+//!     [--runs 1] [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] [--soft-max MIB] \
 //!     [--live-depth D] [--report DIR]
 //! ```
 //!
@@ -48,7 +48,7 @@ use trees_runtime::{RuntimeFigures, RuntimeTrees};
 const USAGE: &str = "usage: binary_trees [--depth 20] [--heap MIB] [--threads N] \
                      [--variant all|box|arena|runtime|concurrent|concurrent-young|LIST] [--runs N] \
                      [--generations young|single] [--sizing balanced|adaptive|maximum] [--young-max MIB] \
-                     [--live-depth D] [--report DIR]";
+                     [--soft-max MIB] [--live-depth D] [--report DIR]";
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Variant {
@@ -119,6 +119,8 @@ struct Options {
     generations: hotmem::Generations,
     /// The runtime variant's heap sizing.
     sizing: hotmem::HeapSizing,
+    /// `--soft-max MIB`: the runtime variants' soft maximum heap.
+    soft_max_mib: Option<usize>,
     /// `--live-depth`: an extra tree of this depth kept for the whole run.
     live: Option<u32>,
     /// Run one variant once and print its result as a `RESULT {json}` line.
@@ -138,6 +140,7 @@ fn parse() -> Result<Options, String> {
         runs: 1,
         generations: hotmem::Generations::YoungAndOld,
         sizing: hotmem::HeapSizing::default(),
+        soft_max_mib: None,
         live: None,
         child: false,
         report: None,
@@ -172,6 +175,10 @@ fn parse() -> Result<Options, String> {
                         ));
                     }
                 }
+            }
+            "--soft-max" => {
+                let mib = value()?.parse().map_err(|e| format!("--soft-max: {e}"))?;
+                o.soft_max_mib = Some(mib);
             }
             "--live-depth" => {
                 o.live = Some(value()?.parse().map_err(|e| format!("--live-depth: {e}"))?);
@@ -307,8 +314,16 @@ fn run_once(variant: Variant, o: &Options) -> Result<RunResult, String> {
                 )
             })?;
             let start = Instant::now();
-            let rt = RuntimeTrees::new(o.heap_mib << 20, log, generations, o.sizing, collector)
-                .map_err(|e| e.to_string())?;
+            let soft_max = o.soft_max_mib.map(|m| m << 20);
+            let rt = RuntimeTrees::new(
+                o.heap_mib << 20,
+                log,
+                generations,
+                o.sizing,
+                collector,
+                soft_max,
+            )
+            .map_err(|e| e.to_string())?;
             let built_ns = start.elapsed().as_nanos() as u64;
             let sampling = match &recorder {
                 Some(r) => Some(
@@ -369,6 +384,10 @@ fn run_child(variant: Variant, o: &Options) -> Result<RunResult, String> {
             },
         ])
         .args(sizing_args(o.sizing))
+        .args(match o.soft_max_mib {
+            Some(m) => vec!["--soft-max".to_string(), m.to_string()],
+            None => vec![],
+        })
         .args(match o.live {
             Some(d) => vec!["--live-depth".to_string(), d.to_string()],
             None => vec![],
@@ -619,6 +638,8 @@ fn figures_json(f: &RuntimeFigures) -> Value {
         "stalls": f.stalls,
         "stall_ns": f.stall_ns,
         "relocated_by_mutators": f.relocated_by_mutators,
+        "soft_max": f.soft_max,
+        "over_soft_max": f.over_soft_max,
     })
 }
 
@@ -628,6 +649,14 @@ fn describe(gc: &Value) -> String {
     let us = |k: &str| n(k) as f64 / 1e3;
     let mark_ms = ms(n("mark_ns"));
     let rate = gc["marking_rate"].as_f64().unwrap_or(0.0);
+    let soft = match n("soft_max") {
+        0 => String::new(),
+        bytes => format!(
+            "\n  soft maximum {} MiB, set aside (collections over the time limit) after {} collections",
+            bytes >> 20,
+            n("over_soft_max")
+        ),
+    };
     format!(
         "  runtime: heap {} MiB, {} GC workers, built in {:.1} ms (in the wall time); {} collections ({} young, {} on allocation failure)\n  \
          pause (safepoint total) p50 {:.0} us, p99 {:.0} us, max {:.0} us; ttsp p50 {:.0} us, max {:.0} us; pauses sum {:.1} ms\n  \
@@ -635,7 +664,7 @@ fn describe(gc: &Value) -> String {
          mark {:.1} ms, relocate {:.1} ms, update {:.1} ms (totals); {} objects marked ({:.0} per ms per worker), \
          {} objects / {:.1} MiB relocated, {} pages freed\n  \
          updates: {} of remembered slots only, {} of every live object; {} thread-local buffers taken\n  \
-         concurrent cycles {}, allocation stalls {} ({:.1} ms), objects relocated by mutators' load barriers {}",
+         concurrent cycles {}, allocation stalls {} ({:.1} ms), objects relocated by mutators' load barriers {}{soft}",
         n("heap_bytes") >> 20,
         n("gc_workers"),
         ms(n("build_ns")),

@@ -209,27 +209,34 @@ pub(crate) struct RuntimeFigures {
     pub(crate) stalls: u64,
     pub(crate) stall_ns: u64,
     pub(crate) relocated_by_mutators: u64,
+    /// The soft maximum (0 without one) and the collections after which
+    /// the time limit set it aside.
+    pub(crate) soft_max: u64,
+    pub(crate) over_soft_max: u64,
 }
 
 impl RuntimeTrees {
-    /// A runtime with a heap of `heap` bytes, sized by `sizing`, that logs
-    /// as `log` says.
+    /// A runtime with a heap of `heap` bytes, sized by `sizing` (below
+    /// `soft_max` bytes if given), that logs as `log` says.
     pub(crate) fn new(
         heap: usize,
         log: hotmem::log::LogConfig,
         generations: hotmem::Generations,
         sizing: hotmem::HeapSizing,
         collector: hotmem::CollectorMode,
+        soft_max: Option<usize>,
     ) -> Result<RuntimeTrees, hotmem::BuildError> {
         let nodes = Arc::new(Nodes::default());
-        let runtime = Runtime::builder()
+        let mut builder = Runtime::builder()
             .heap_max(heap)
             .log(log)
             .generations(generations)
             .heap_sizing(sizing)
-            .collector(collector)
-            .binding(nodes.clone())
-            .build()?;
+            .collector(collector);
+        if let Some(bytes) = soft_max {
+            builder = builder.soft_max_heap(bytes);
+        }
+        let runtime = builder.binding(nodes.clone()).build()?;
         Ok(RuntimeTrees { runtime, nodes })
     }
 
@@ -255,6 +262,8 @@ impl RuntimeTrees {
             stalls: t.stalls,
             stall_ns: t.stall_ns,
             relocated_by_mutators: t.relocated_by_mutators,
+            soft_max: self.runtime.heap_target().soft_max.unwrap_or(0) as u64,
+            over_soft_max: self.runtime.heap_target().over_soft_max,
             pause_p50_ns: sp.total.p50,
             pause_p99_ns: sp.total.p99,
             pause_max_ns: sp.total.max,

@@ -109,15 +109,18 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
         .binding(binding);
     let b = match mode {
         Mode::StopTheWorld => b,
-        // Young and full collections on the sizing the Lox VM runs on.
+        // Young and full collections on the sizing the Lox VM runs on,
+        // below a soft maximum that the time limit may set aside.
         Mode::Generational => b
             .generations(Generations::YoungAndOld)
-            .heap_sizing(hotmem::HeapSizing::Balanced(Default::default())),
+            .heap_sizing(hotmem::HeapSizing::Balanced(Default::default()))
+            .soft_max_heap(16 << 20),
         Mode::Concurrent => b.collector(CollectorMode::Concurrent),
         Mode::ConcurrentNonMoving => b.collector(CollectorMode::ConcurrentNonMoving),
         Mode::ConcurrentGenerational => b
             .collector(CollectorMode::Concurrent)
-            .generations(Generations::YoungAndOld),
+            .generations(Generations::YoungAndOld)
+            .soft_max_heap(16 << 20),
     };
     b.build().map_err(|e| e.to_string())
 }

@@ -419,6 +419,7 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
             }
             let _ = w.weak.with(rng.index(), |(wk, _)| wk.get());
             let _ = w.ephemerons.with(rng.index(), |(e, _, _)| e.get());
+            let _ = w.rt.heap_target();
         }
         60..=64 => {
             let clone = w.weak.with(rng.index(), |(wk, id)| (wk.clone(), *id));

@@ -270,7 +270,7 @@ pub use error::{
 };
 pub use gc::{
     AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
-    GcCause, GcTotals, Generations, HeapSizing, PhaseSummary, RefStats, RootTableVisit,
+    GcCause, GcTotals, Generations, HeapSizing, HeapTarget, PhaseSummary, RefStats, RootTableVisit,
     StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding,
 };
 pub use mutator::{

@@ -30,6 +30,7 @@ pub use self::core::generations::{CollectionKind, Generations};
 pub use self::core::mem_balancer::BalancedSizing;
 pub use self::core::root_tables::RootTableVisit;
 pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
+pub use self::core::soft_max::HeapTarget;
 pub use self::core::stats::{
     CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
 };
@@ -43,6 +44,7 @@ pub(crate) use self::core::in_collection;
 pub(crate) use self::core::poison::Poison;
 pub(crate) use self::core::record::GcRecord;
 pub(crate) use self::core::sizing::{BudgetedPages, Sizing};
+pub(crate) use self::core::soft_max::{self as soft_max, DEFAULT_TIME_LIMIT_PERCENT, SoftMax};
 pub(crate) use self::core::tlab::{Tlab, TlabShared, TlabSizing};
 pub(crate) use self::core::workers::GcWorkers;
 

@@ -11,7 +11,7 @@ use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
 use crate::gc::{
     self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Poison, Sizing,
-    TlabShared, TlabSizing,
+    SoftMax, TlabShared, TlabSizing,
 };
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
@@ -114,7 +114,10 @@ fn gc_heap(
     workers: GcWorkers,
 ) -> (GcHeap, BarrierSet, Option<Arc<ConcurrentState>>) {
     let constraints = gc::constraints(config.collector, config.generations);
-    let sizing = Sizing::new(config.heap_sizing, config.heap_max);
+    let soft = config
+        .soft_max_heap
+        .map(|bytes| SoftMax::new(bytes, config.gc_time_limit, Instant::now()));
+    let sizing = Sizing::new(config.heap_sizing, config.heap_max, soft);
     let reserved = pages.reserved();
     let sizes = pages.page_sizes();
     let barriers = BarrierSet::new(

@@ -4,8 +4,8 @@ use super::Runtime;
 use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
 use crate::gc::{
-    self, CollectorFactory, CollectorMode, ForBinding, Generations, HeapSizing, RootTableVisit,
-    Tlabs,
+    self, CollectorFactory, CollectorMode, DEFAULT_TIME_LIMIT_PERCENT, ForBinding, Generations,
+    HeapSizing, RootTableVisit, Tlabs, soft_max,
 };
 use crate::log::LogConfig;
 use crate::vm::Binding;
@@ -56,6 +56,8 @@ impl Default for RuntimeBuilder {
                 tlabs: Tlabs::DEFAULT,
                 generations: Generations::Single,
                 heap_sizing: HeapSizing::default(),
+                soft_max_heap: None,
+                gc_time_limit: DEFAULT_TIME_LIMIT_PERCENT,
                 collector: CollectorMode::StopTheWorld,
                 root_table_visit: RootTableVisit::Concurrent,
             },
@@ -176,6 +178,25 @@ impl RuntimeBuilder {
         self
     }
 
+    /// A heap size to stay under (ZGC's soft maximum; default none): the
+    /// sizing policy keeps its target at most this while collections take
+    /// no more than [`RuntimeBuilder::gc_time_limit`] of the time, and
+    /// sizes up to [`RuntimeBuilder::heap_max`] only when they would take
+    /// more (see [`Runtime::heap_target`]). At most `heap_max`.
+    pub fn soft_max_heap(mut self, bytes: usize) -> Self {
+        self.config.soft_max_heap = Some(bytes);
+        self
+    }
+
+    /// The share of wall time, in percent, collections may take before a
+    /// soft maximum ([`RuntimeBuilder::soft_max_heap`]) is set aside
+    /// (default 50, Go's GC CPU limit; 100 never sets it aside). Measured
+    /// over the last second, a concurrent cycle counting its whole length.
+    pub fn gc_time_limit(mut self, percent: f64) -> Self {
+        self.config.gc_time_limit = percent;
+        self
+    }
+
     /// Which collector runs (default: [`CollectorMode::StopTheWorld`]; see
     /// [`CollectorMode::Concurrent`] for what the concurrent one asks of
     /// the embedder).
@@ -232,6 +253,9 @@ impl RuntimeBuilder {
             return bad(why);
         }
         if let Err(why) = c.heap_sizing.validate() {
+            return bad(why);
+        }
+        if let Err(why) = soft_max::validate(c.soft_max_heap, c.gc_time_limit, c.heap_max) {
             return bad(why);
         }
         // Without a binding nothing is collected: only what the collector

@@ -44,6 +44,8 @@ pub struct RuntimeConfig {
     pub(crate) tlabs: Tlabs,
     pub(crate) generations: Generations,
     pub(crate) heap_sizing: HeapSizing,
+    pub(crate) soft_max_heap: Option<usize>,
+    pub(crate) gc_time_limit: f64,
     pub(crate) collector: CollectorMode,
     pub(crate) root_table_visit: RootTableVisit,
 }

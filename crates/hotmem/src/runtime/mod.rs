@@ -21,9 +21,9 @@ pub(crate) mod report;
 pub(crate) mod safepoints;
 mod weak;
 
-use crate::gc::GcTotals;
 use crate::gc::TlabStats;
 use crate::gc::in_collection;
+use crate::gc::{GcTotals, HeapTarget};
 use crate::roots::Handle;
 use crate::vm::ObjectReference;
 use crate::{AttachError, ClassLoader, Mutator, Report};
@@ -151,6 +151,13 @@ impl Runtime {
     /// embedder's own reservations made through it are tracked too.
     pub fn memory(&self) -> &Memory {
         &self.inner.memory
+    }
+
+    /// The heap sizing policy's target now, the soft maximum
+    /// ([`RuntimeBuilder::soft_max_heap`]) and how often collections set
+    /// it aside for taking more than the time limit.
+    pub fn heap_target(&self) -> HeapTarget {
+        self.inner.gc.sizing.heap_target()
     }
 
     /// The heap, read-only (only the collector frees its pages).

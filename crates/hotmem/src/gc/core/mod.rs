@@ -46,6 +46,7 @@ pub(crate) mod root_scan;
 pub(crate) mod root_tables;
 pub(crate) mod select;
 pub(crate) mod sizing;
+pub(crate) mod soft_max;
 pub(crate) mod stats;
 pub(crate) mod tlab;
 pub(crate) mod weak_processing;

@@ -21,12 +21,16 @@
 //!   the room left below the target, within the young bounds, and the
 //!   next collection is full once what survives reaches the target.
 //!
+//! With a soft maximum ([`soft_max`](super::soft_max)) the target stays
+//! below it while collections take at most the time limit's share.
+//!
 //! Memory the heap no longer uses goes back to the OS after the uncommit
 //! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
 
 use super::generations::CollectionKind;
 use super::mem_balancer::{BalancedSizing, Balancer, Cost};
 use super::meta::NewPages;
+use super::soft_max::{HeapTarget, SoftMax};
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
 use parking_lot::Mutex;
@@ -265,6 +269,8 @@ pub(crate) struct Sizing {
     trigger_margin: AtomicUsize,
     /// With [`HeapSizing::Balanced`]: the rates it sizes from.
     balancer: Option<Mutex<Balancer>>,
+    /// The soft maximum, if the runtime has one.
+    soft: Option<SoftMax>,
 }
 
 /// Collection time over a stretch of wall time.
@@ -274,12 +280,13 @@ struct Window {
 }
 
 impl Sizing {
-    pub(crate) fn new(policy: HeapSizing, heap_max: usize) -> Sizing {
+    pub(crate) fn new(policy: HeapSizing, heap_max: usize, soft: Option<SoftMax>) -> Sizing {
         let target = match policy {
             HeapSizing::Adaptive(a) => a.initial.min(heap_max),
             HeapSizing::Balanced(b) => b.initial.min(heap_max),
             HeapSizing::Maximum => heap_max,
         };
+        let target = soft.as_ref().map_or(target, |s| target.min(s.bytes()));
         let balancer = match policy {
             HeapSizing::Balanced(b) => Some(Mutex::new(Balancer::new(b, Instant::now()))),
             _ => None,
@@ -294,6 +301,25 @@ impl Sizing {
             }),
             trigger_margin: AtomicUsize::new(target / 2),
             balancer,
+            soft,
+        }
+    }
+
+    /// The target, the soft maximum and how often it was set aside.
+    pub(crate) fn heap_target(&self) -> HeapTarget {
+        HeapTarget {
+            bytes: self.target(),
+            soft_max: self.soft.as_ref().map(SoftMax::bytes),
+            over_soft_max: self.soft.as_ref().map_or(0, SoftMax::times_over),
+        }
+    }
+
+    /// The least budget the policy gives the mutators.
+    fn young_min(&self) -> usize {
+        match self.policy {
+            HeapSizing::Adaptive(a) => a.young_min,
+            HeapSizing::Balanced(b) => b.young_min,
+            HeapSizing::Maximum => AdaptiveSizing::default().young_min,
         }
     }
 
@@ -348,6 +374,7 @@ impl Sizing {
             HeapSizing::Adaptive(_) | HeapSizing::Balanced(_) => {
                 self.target.load(Ordering::Relaxed)
             }
+            HeapSizing::Maximum if self.soft.is_some() => self.target(),
             HeapSizing::Maximum => usize::MAX,
         }
     }
@@ -370,6 +397,42 @@ impl Sizing {
     /// at `now`, the mutators having taken `allocated` bytes of pages since
     /// the last one ended.
     pub(crate) fn collected_at(
+        &self,
+        kind: CollectionKind,
+        used: usize,
+        generational: bool,
+        cost: Cost,
+        allocated: usize,
+        now: Instant,
+    ) -> Next {
+        let next = self.policy_next(kind, used, generational, cost, allocated, now);
+        match &self.soft {
+            Some(soft) if soft.holds_after(cost.length_ns, now) => {
+                self.within_soft_max(soft.bytes(), next, used, now)
+            }
+            _ => next,
+        }
+    }
+
+    /// `next` kept under the soft maximum `soft`: the target no higher,
+    /// the budget no more than the room below it (at least the young
+    /// minimum, so that the mutators go on and the time limit can set the
+    /// soft maximum aside if the live set does not fit), full collections
+    /// once what survives reaches it.
+    fn within_soft_max(&self, soft: usize, next: Next, used: usize, now: Instant) -> Next {
+        if self.target() > soft {
+            self.target.store(soft, Ordering::Relaxed);
+            self.restart_window(now);
+        }
+        let room = soft.saturating_sub(used).max(self.young_min());
+        Next {
+            budget: next.budget.min(room),
+            full_at: next.full_at.min(soft),
+        }
+    }
+
+    /// What the sizing policy decides, before the soft maximum.
+    fn policy_next(
         &self,
         kind: CollectionKind,
         used: usize,
@@ -482,12 +545,13 @@ pub(crate) struct Next {
 mod tests {
     use super::*;
     use crate::gc::core::mem_balancer::BalancedSizing;
+    use crate::gc::core::soft_max::SoftMax;
 
     const MIB: usize = 1 << 20;
 
     #[test]
     fn the_target_follows_the_live_set_within_its_bounds() {
-        let s = Sizing::new(HeapSizing::default(), 256 * MIB);
+        let s = Sizing::new(HeapSizing::default(), 256 * MIB, None);
         assert_eq!(s.initial_budget(), 8 * MIB);
         // A small live set: the initial size stays the floor.
         let next = s.collected(CollectionKind::Full, MIB, false);
@@ -507,7 +571,7 @@ mod tests {
             young_max: 64 * MIB,
             ..AdaptiveSizing::default()
         };
-        let s = Sizing::new(HeapSizing::Adaptive(bounded), 1024 * MIB);
+        let s = Sizing::new(HeapSizing::Adaptive(bounded), 1024 * MIB, None);
         s.collected(CollectionKind::Full, 100 * MIB, true);
         assert_eq!(s.target(), 200 * MIB);
         let next = s.collected(CollectionKind::Young, 110 * MIB, true);
@@ -525,7 +589,7 @@ mod tests {
 
     #[test]
     fn the_target_grows_while_collections_take_too_much_of_the_time() {
-        let s = Sizing::new(HeapSizing::default(), 1024 * MIB);
+        let s = Sizing::new(HeapSizing::default(), 1024 * MIB, None);
         let t0 = Instant::now();
         s.restart_window(t0);
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
@@ -564,7 +628,11 @@ mod tests {
 
     #[test]
     fn balanced_sizing_puts_the_headroom_over_the_live_set_and_sizes_the_young_generation() {
-        let s = Sizing::new(HeapSizing::Balanced(BalancedSizing::default()), 1024 * MIB);
+        let s = Sizing::new(
+            HeapSizing::Balanced(BalancedSizing::default()),
+            1024 * MIB,
+            None,
+        );
         assert_eq!(s.initial_budget(), 8 * MIB);
         let t0 = Instant::now();
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
@@ -607,7 +675,11 @@ mod tests {
             "young ones keep the target"
         );
         // Without generations: the budget is the room below the target.
-        let single = Sizing::new(HeapSizing::Balanced(BalancedSizing::default()), 1024 * MIB);
+        let single = Sizing::new(
+            HeapSizing::Balanced(BalancedSizing::default()),
+            1024 * MIB,
+            None,
+        );
         let next = single.collected_at(
             CollectionKind::Full,
             100 * MIB,
@@ -621,7 +693,7 @@ mod tests {
 
     #[test]
     fn the_maximum_policy_never_limits() {
-        let s = Sizing::new(HeapSizing::Maximum, 64 * MIB);
+        let s = Sizing::new(HeapSizing::Maximum, 64 * MIB, None);
         assert_eq!(s.initial_budget(), usize::MAX);
         let next = s.collected(CollectionKind::Young, 60 * MIB, true);
         assert_eq!(
@@ -653,7 +725,7 @@ mod tests {
 
     #[test]
     fn a_generational_concurrent_cycle_starts_within_half_the_young_budget() {
-        let s = Sizing::new(HeapSizing::Maximum, 256 * MIB);
+        let s = Sizing::new(HeapSizing::Maximum, 256 * MIB, None);
         let target = s.target();
         // Single generation: a quarter of the target, or what the mutators
         // took during the cycle and half again.
@@ -669,5 +741,58 @@ mod tests {
         s.concurrent_cycle(12 * MIB as u64, 16 * MIB, true);
         assert!(s.should_start_cycle(18 * MIB));
         assert!(!s.should_start_cycle(18 * MIB + 1));
+    }
+
+    #[test]
+    fn a_soft_maximum_holds_until_collections_take_more_than_the_limit() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + std::time::Duration::from_millis(ms);
+        let soft = SoftMax::new(64 * MIB, 50.0, t0);
+        let s = Sizing::new(HeapSizing::default(), 1024 * MIB, Some(soft));
+        let full = |used, cost_ms: u64, end| {
+            let cost = Cost::paused(cost_ms * 1_000_000);
+            s.collected_at(CollectionKind::Full, used, false, cost, 0, end)
+        };
+        // 50 MiB survive: the policy's 100 MiB is held to 64.
+        let next = full(50 * MIB, 1, at(1_000));
+        assert_eq!((s.target(), next.budget), (64 * MIB, 14 * MIB));
+        // 100 MiB survive, more than the soft maximum: the mutators get the
+        // young minimum, and collections come back to back.
+        let next = full(100 * MIB, 5, at(1_010));
+        assert_eq!((s.target(), next.budget), (64 * MIB, 4 * MIB));
+        assert_eq!(s.heap_target().over_soft_max, 0);
+        // Once they take more than half of the last second, the soft
+        // maximum is set aside: the policy sizes from the live set.
+        let mut end = 1_010;
+        let mut next = next;
+        while s.heap_target().over_soft_max == 0 {
+            end += 2;
+            next = full(100 * MIB, 2, at(end));
+            assert!(end < 3_000, "the limit never set it aside");
+        }
+        assert!(s.target() > 64 * MIB && next.budget > 4 * MIB, "{next:?}");
+        assert_eq!(s.heap_target().soft_max, Some(64 * MIB));
+        // A quiet second later the soft maximum holds again.
+        let next = full(60 * MIB, 1, at(end + 2_000));
+        assert_eq!((s.target(), next.budget), (64 * MIB, 4 * MIB));
+        assert_eq!(next.full_at, 64 * MIB);
+    }
+
+    #[test]
+    fn with_the_maximum_policy_a_soft_maximum_is_where_collections_start() {
+        let t0 = Instant::now();
+        let soft = SoftMax::new(32 * MIB, 50.0, t0);
+        let s = Sizing::new(HeapSizing::Maximum, 256 * MIB, Some(soft));
+        assert_eq!(s.initial_budget(), 32 * MIB);
+        let end = t0 + std::time::Duration::from_secs(1);
+        let next = s.collected_at(
+            CollectionKind::Full,
+            10 * MIB,
+            false,
+            Cost::paused(1),
+            0,
+            end,
+        );
+        assert_eq!(next.budget, 22 * MIB);
     }
 }
