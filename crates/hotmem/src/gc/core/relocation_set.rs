@@ -316,7 +316,14 @@ impl RelocationSet {
             }
             None => from,
         };
-        let won = publish_copy(f, word, target, size, self.old_pages.as_deref());
+        // An object that could not be copied stays where it is, and its
+        // page stays as old or young as it was: marking the units under it
+        // old made a young page of the set old, and the slots of its other
+        // survivors into it (stale references to the objects that were
+        // copied) went unremembered, then unhealed when the set left the
+        // load barrier.
+        let old = self.old_pages.as_deref().filter(|_| target != from);
+        let won = publish_copy(f, word, target, size, old);
         let to = ObjectReference::from_address(won).expect("a heap address is not null");
         if won != target {
             if target != from {
