@@ -46,6 +46,7 @@ pub(crate) use self::core::record::GcRecord;
 pub(crate) use self::core::sizing::{BudgetedPages, Sizing};
 pub(crate) use self::core::soft_max::{self as soft_max, DEFAULT_TIME_LIMIT_PERCENT, SoftMax};
 pub(crate) use self::core::tlab::{Tlab, TlabShared, TlabSizing};
+pub(crate) use self::core::uncommitter::Uncommitter;
 pub(crate) use self::core::workers::GcWorkers;
 
 use barriers::BarrierSet;

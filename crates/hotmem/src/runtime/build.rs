@@ -11,7 +11,7 @@ use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
 use crate::gc::{
     self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Poison, Sizing,
-    SoftMax, TlabShared, TlabSizing,
+    SoftMax, TlabShared, TlabSizing, Uncommitter,
 };
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
@@ -172,6 +172,7 @@ fn gc_heap(
             totals: GcTotals::default(),
         }),
         epoch: AtomicU64::new(0),
+        uncommitter: Uncommitter::new(config.uncommit_delay),
         fragmentation_limit: config.fragmentation_limit,
         pages,
     };

@@ -139,7 +139,10 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Cached heap pages unused this long are uncommitted after a collection.
+    /// Cached heap pages unused this long go back to the OS (default 300
+    /// s, ZGC's): at each collection, and from the first one on by a
+    /// thread of the runtime's that looks every quarter of the delay, so
+    /// that an idle VM's heap shrinks too.
     pub fn uncommit_delay(mut self, delay: Duration) -> Self {
         self.config.uncommit_delay = delay;
         self

@@ -82,6 +82,7 @@ impl GcHeap {
         };
         cx.log.collection(parts, stats, safepoint);
         let _ = self.pages.uncommit(now);
+        self.uncommitter.start_once(&self.pages);
         self.epoch.fetch_add(1, Ordering::AcqRel);
     }
 }

@@ -7,6 +7,7 @@ use super::poison::Poison;
 use super::record::GcRecord;
 use super::sizing::{BudgetedPages, Sizing};
 use super::tlab::TlabShared;
+use super::uncommitter::Uncommitter;
 use super::workers::GcWorkers;
 use crate::pause_gate::PauseGate;
 use crate::roots::RootRegistry;
@@ -62,6 +63,8 @@ pub(crate) struct GcHeap {
     /// Completed collections; an allocation that failed before a collection
     /// finished retries instead of collecting again.
     pub(crate) epoch: AtomicU64,
+    /// Gives cached pages back to the OS between collections.
+    pub(crate) uncommitter: Uncommitter,
     /// A page is evacuated when at least this fraction of it is garbage.
     pub(crate) fragmentation_limit: f64,
 }

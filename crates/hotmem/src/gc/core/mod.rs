@@ -49,5 +49,6 @@ pub(crate) mod sizing;
 pub(crate) mod soft_max;
 pub(crate) mod stats;
 pub(crate) mod tlab;
+pub(crate) mod uncommitter;
 pub(crate) mod weak_processing;
 pub(crate) mod workers;

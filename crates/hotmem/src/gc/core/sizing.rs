@@ -25,7 +25,8 @@
 //! below it while collections take at most the time limit's share.
 //!
 //! Memory the heap no longer uses goes back to the OS after the uncommit
-//! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)).
+//! delay ([`RuntimeBuilder::uncommit_delay`](crate::RuntimeBuilder::uncommit_delay)),
+//! also while no collection runs ([`uncommitter`](super::uncommitter)).
 
 use super::generations::CollectionKind;
 use super::mem_balancer::{BalancedSizing, Balancer, Cost};
