@@ -12,7 +12,10 @@ use std::sync::Arc;
 
 /// One pair: its key and value while the key lives; `None` once cleared
 /// or free.
-type Pair = Option<(ObjectReference, ObjectReference)>;
+pub(crate) type Pair = Option<(ObjectReference, ObjectReference)>;
+
+/// Pairs a pass of concurrent marking looks at under one hold of the lock.
+const CHUNK: usize = 512;
 
 /// Every ephemeron of a runtime.
 pub(crate) struct EphemeronTable {
@@ -61,6 +64,48 @@ impl EphemeronTable {
             table: self.clone(),
             index,
         }
+    }
+
+    /// Runs `f` on every pair, by index, taking the lock for
+    /// [`CHUNK`] pairs at a time: for concurrent marking, while mutators
+    /// read and add pairs (each waits for one chunk at most). A pair added
+    /// meanwhile may or may not be seen.
+    pub(crate) fn for_each_chunked(&self, mut f: impl FnMut(usize, Pair)) {
+        let mut start = 0;
+        loop {
+            let mut g = self.entries.lock();
+            let pairs = g.slots.entries_mut();
+            if start >= pairs.len() {
+                return;
+            }
+            let end = (start + CHUNK).min(pairs.len());
+            for (i, pair) in pairs[start..end].iter().enumerate() {
+                f(start + i, *pair);
+            }
+            start = end;
+        }
+    }
+
+    /// Keeps the indices of `indices` for whose pair `keep` says so (an
+    /// index past the table's end is dropped), taking the lock for
+    /// [`CHUNK`] indices at a time (as [`EphemeronTable::for_each_chunked`]).
+    pub(crate) fn retain_chunked(
+        &self,
+        indices: &mut Vec<usize>,
+        mut keep: impl FnMut(Pair) -> bool,
+    ) {
+        let mut kept = Vec::with_capacity(indices.len());
+        for chunk in indices.chunks(CHUNK) {
+            let mut g = self.entries.lock();
+            let pairs = g.slots.entries_mut();
+            kept.extend(
+                chunk
+                    .iter()
+                    .copied()
+                    .filter(|&i| pairs.get(i).is_some_and(|p| keep(*p))),
+            );
+        }
+        *indices = kept;
     }
 
     /// Runs `f` on every pair (the live ones and the cleared or free

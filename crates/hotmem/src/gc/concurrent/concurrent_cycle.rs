@@ -13,6 +13,7 @@ use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, Remembere
 use crate::gc::core::binding_panic::call_model;
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::driver::DriverContext;
+use crate::gc::core::ephemeron_marking::{EphemeronScan, EphemeronStart};
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::in_collection;
@@ -264,15 +265,24 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let reached = |r: ObjectReference| marker.is_live(r);
         let set_marking = SetMarking::begin(heap.weak.sets.live(), &reached);
         self.end_pause(GcPhase::PauseMarkStart, pause);
-        let snapshot = self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
+        let (snapshot, ephemerons) =
+            self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
         let pause = self.pause(GcPhase::PauseMarkEnd)?;
         mark_logged(&marker, barriers.satb.take_all());
         marker.trace(heap, workers)?;
-        let (mut refs, handles) =
-            collection.process_weak_refs(&marker, workers, HandleClearing::AfterPause)?;
+        let ephemerons = match ephemerons {
+            Some(scan) => EphemeronStart::Scanned(scan),
+            None => EphemeronStart::All,
+        };
+        let (mut refs, handles) = collection.process_weak_refs(
+            &marker,
+            workers,
+            HandleClearing::AfterPause,
+            ephemerons,
+        )?;
         // The weak sets, and the weak handles unless finalization kept
         // objects alive, are swept after the pause by this marking's
         // verdict: the pause only flips their state.
@@ -385,17 +395,21 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// Concurrent Mark: the root tables' entries are marked (`tables`,
     /// when they were left out of the pause), then the workers trace while
     /// the mutators run; the logs of full buffers are traced as they come,
-    /// in rounds, until a round finds nothing new to mark. Mutators that keep logging (a loop of
+    /// in rounds, until a round finds nothing new to mark; a round whose
+    /// logs held nothing new retains the values of the ephemerons whose
+    /// key is marked ([`EphemeronScan`]), and tracing goes on from them.
+    /// Mutators that keep logging (a loop of
     /// stores, weak handles read in a loop) cannot hold marking here:
     /// after the last round allowed, Pause Mark End takes what is left, as
-    /// SATB collectors finish.
+    /// SATB collectors finish. Returns the slots to remember again and the
+    /// ephemerons' scan, if one ran.
     fn mark_concurrently<P: MarkPolicy>(
         &mut self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
         taken: Vec<Vec<usize>>,
         tables: Option<&mut ConcurrentTables>,
-    ) -> Result<Vec<usize>, GcError> {
+    ) -> Result<(Vec<usize>, Option<EphemeronScan>), GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
         // The remembered slots' values now: a value overwritten since mark
         // start was logged by the snapshot barrier.
@@ -413,10 +427,14 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let pool = workers.count();
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
+        let mut ephemerons = None;
         loop {
             marker.trace_concurrently(self.heap, workers, &allowed)?;
             self.phases.mark_rounds += 1;
-            let fresh = mark_logged(marker, self.barriers.satb.take_full());
+            let mut fresh = mark_logged(marker, self.barriers.satb.take_full());
+            if fresh == 0 {
+                fresh = EphemeronScan::pass(&mut ephemerons, &self.heap.weak.ephemerons, marker)?;
+            }
             if fresh == 0 || self.phases.mark_rounds >= MAX_CONCURRENT_MARK_ROUNDS {
                 break;
             }
@@ -424,7 +442,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.times.stop(running);
         // A young cycle that evacuates remembers them again at its end.
         let evacuates = self.evacuates_young(CollectionKind::Young) && marker.young_only();
-        Ok(if evacuates { addresses } else { Vec::new() })
+        let slots = if evacuates { addresses } else { Vec::new() };
+        Ok((slots, ephemerons))
     }
 
     /// Concurrent Select Relocation Set: the pages found empty (the last

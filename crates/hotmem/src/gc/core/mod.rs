@@ -29,6 +29,7 @@ pub(crate) mod collection;
 pub(crate) mod collector;
 pub(crate) mod collector_mode;
 pub(crate) mod driver;
+pub(crate) mod ephemeron_marking;
 pub(crate) mod free;
 pub(crate) mod generational_policy;
 pub(crate) mod generations;

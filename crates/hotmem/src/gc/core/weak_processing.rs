@@ -14,7 +14,11 @@
 //!    [`Ephemeron`](crate::Ephemeron) whose key is live retains its value,
 //!    until no pass retains more; then the binding's
 //!    [`process_weak_refs`](crate::Binding::process_weak_refs) runs; both
-//!    repeat while the hook retains anything or asks for another pass;
+//!    repeat while the hook retains anything or asks for another pass. A
+//!    concurrent cycle's marking has retained the values of the pairs
+//!    whose key it reached already
+//!    ([`ephemeron_marking`](super::ephemeron_marking)): the passes start
+//!    from the others;
 //! 2. **weak handles** whose object is dead are cleared (before
 //!    finalization, as Java clears its weak references). A concurrent
 //!    cycle leaves this to after its pause ([`HandleClearing::AfterPause`])
@@ -23,7 +27,8 @@
 //! 3. **finalization**: each registered object that is dead is retained,
 //!    with what it reaches, and queued for the embedder; the ephemerons run
 //!    to their fixpoint again (a resurrected object may be a key);
-//! 4. **ephemerons** whose key is dead are cleared.
+//! 4. **ephemerons** whose key is dead are cleared (only the pairs still
+//!    waiting are looked at).
 //!
 //! After relocation the runtime's tables follow the objects that moved, and
 //! the binding's [`forward_weak_refs`](crate::Binding::forward_weak_refs)
@@ -32,6 +37,7 @@
 
 use super::binding_panic::call_model;
 use super::collection::Collection;
+use super::ephemeron_marking::EphemeronStart;
 use super::generations::CollectionKind;
 use super::heap::GcHeap;
 use super::mark::{MarkPolicy, Marker};
@@ -119,22 +125,35 @@ impl<B: Binding> Collection<'_, B> {
     /// weak references (see the module docs), after the strong closure.
     /// `handles` says when the caller would clear the weak handles; the
     /// answer says when they are (after the pause: left to the caller,
-    /// whose `RefStats::weak` is to be filled then).
+    /// whose `RefStats::weak` is to be filled then). `ephemerons`: the
+    /// pairs to look at (all, or those a concurrent marking left waiting).
     pub(crate) fn process_weak_refs<P: MarkPolicy>(
         &self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
         handles: HandleClearing,
+        ephemerons: EphemeronStart,
     ) -> Result<(RefStats, HandleClearing), GcError> {
         let start = Instant::now();
         let mut stats = RefStats::default();
+        let mut waiting = match ephemerons {
+            EphemeronStart::All => self.heap.weak.ephemerons.with_pairs(|pairs| {
+                let live: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].is_some()).collect();
+                stats.ephemeron.found = live.len() as u64;
+                live
+            }),
+            EphemeronStart::Scanned(scan) => {
+                stats.ephemeron = scan.counts;
+                scan.waiting
+            }
+        };
         let mut tracer = Tracer {
             marker,
             pending: 0,
             retained: 0,
             error: None,
         };
-        self.binding_fixpoint(&mut tracer, workers, &mut stats)?;
+        self.binding_fixpoint(&mut waiting, &mut tracer, workers, &mut stats)?;
         let finalizing = || {
             self.heap
                 .weak
@@ -163,8 +182,8 @@ impl<B: Binding> Collection<'_, B> {
             retained: marker.marked() - marked_before,
             enqueued: queued,
         };
-        self.ephemeron_fixpoint(&mut tracer, workers, &mut stats.ephemeron)?;
-        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker);
+        self.ephemeron_fixpoint(&mut waiting, &mut tracer, workers, &mut stats.ephemeron)?;
+        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker, &waiting);
         stats.ns = start.elapsed().as_nanos() as u64;
         Ok((stats, handles))
     }
@@ -173,12 +192,13 @@ impl<B: Binding> Collection<'_, B> {
     /// binding's hook, while the hook retains or asks for more.
     fn binding_fixpoint<P: MarkPolicy>(
         &self,
+        waiting: &mut Vec<usize>,
         tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         stats: &mut RefStats,
     ) -> Result<(), GcError> {
         loop {
-            self.ephemeron_fixpoint(tracer, workers, &mut stats.ephemeron)?;
+            self.ephemeron_fixpoint(waiting, tracer, workers, &mut stats.ephemeron)?;
             let before = tracer.retained;
             let pass = stats.binding_passes;
             let answer = call_model(|| {
@@ -200,25 +220,22 @@ impl<B: Binding> Collection<'_, B> {
         }
     }
 
-    /// Retains the value of every ephemeron whose key is live, tracing
-    /// after each pass, until a pass retains nothing. Each pass looks only
-    /// at the pairs whose key was not live in the pass before.
+    /// Retains the value of every ephemeron of `waiting` whose key is
+    /// live, tracing after each pass, until a pass retains nothing. Each
+    /// pass looks only at the pairs whose key was not live in the pass
+    /// before; `waiting` is left with the pairs whose key is dead.
     fn ephemeron_fixpoint<P: MarkPolicy>(
         &self,
+        waiting: &mut Vec<usize>,
         tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         counts: &mut StrengthCounts,
     ) -> Result<(), GcError> {
         let table = &self.heap.weak.ephemerons;
-        let mut waiting: Vec<usize> = table.with_pairs(|pairs| {
-            let live: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].is_some()).collect();
-            counts.found = counts.found.max(live.len() as u64);
-            live
-        });
         loop {
             let before = tracer.retained;
             table.with_pairs(|pairs| {
-                waiting.retain(|&i| match pairs[i] {
+                waiting.retain(|&i| match pairs.get(i).copied().flatten() {
                     Some((key, value)) if tracer.is_live(key) => {
                         tracer.retain(value);
                         false
@@ -268,11 +285,19 @@ impl<B: Binding> Collection<'_, B> {
         counts
     }
 
-    /// Step 4: clears the ephemerons whose key is dead; how many.
-    fn clear_dead_ephemerons<P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> u64 {
+    /// Step 4: clears the ephemerons of `waiting` (every other pair's key
+    /// is live) whose key is dead; how many.
+    fn clear_dead_ephemerons<P: MarkPolicy>(
+        &self,
+        marker: &Marker<'_, B, P>,
+        waiting: &[usize],
+    ) -> u64 {
         self.heap.weak.ephemerons.with_pairs(|pairs| {
             let mut cleared = 0;
-            for pair in pairs.iter_mut() {
+            for &i in waiting {
+                let Some(pair) = pairs.get_mut(i) else {
+                    continue;
+                };
                 if pair.is_some_and(|(key, _)| !marker.is_live(key)) {
                     *pair = None;
                     cleared += 1;

@@ -30,6 +30,7 @@ use crate::error::BadReference;
 use crate::gc::barriers::RememberedSet;
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::collector_mode::CollectorMode;
+use crate::gc::core::ephemeron_marking::EphemeronStart;
 use crate::gc::core::free::{free_pages, zap_dead};
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcHeap;
@@ -186,7 +187,12 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         marker.trace(c.heap, workers)?;
         self.times.stop(running);
         let c = &self.c;
-        let (mut refs, _) = c.process_weak_refs(&marker, workers, HandleClearing::InPause)?;
+        let (mut refs, _) = c.process_weak_refs(
+            &marker,
+            workers,
+            HandleClearing::InPause,
+            EphemeronStart::All,
+        )?;
         refs.weak_set = c.sweep_weak_sets(&marker);
         let marked = marker.marked();
         let remembered = marker.take_remembered();
