@@ -395,9 +395,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// Concurrent Mark: the root tables' entries are marked (`tables`,
     /// when they were left out of the pause), then the workers trace while
     /// the mutators run; the logs of full buffers are traced as they come,
-    /// in rounds, until a round finds nothing new to mark; a round whose
-    /// logs held nothing new retains the values of the ephemerons whose
-    /// key is marked ([`EphemeronScan`]), and tracing goes on from them.
+    /// in rounds, until a round finds nothing new to mark; each round also
+    /// retains the values of the ephemerons whose key is marked
+    /// ([`EphemeronScan`]), and tracing goes on from them.
     /// Mutators that keep logging (a loop of
     /// stores, weak handles read in a loop) cannot hold marking here:
     /// after the last round allowed, Pause Mark End takes what is left, as
@@ -431,10 +431,19 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         loop {
             marker.trace_concurrently(self.heap, workers, &allowed)?;
             self.phases.mark_rounds += 1;
-            let mut fresh = mark_logged(marker, self.barriers.satb.take_full());
-            if fresh == 0 {
-                fresh = EphemeronScan::pass(&mut ephemerons, &self.heap.weak.ephemerons, marker)?;
-            }
+            let logged = mark_logged(marker, self.barriers.satb.take_full());
+            // After a round whose logs held nothing new, and after rounds
+            // 1, 2, 4, ..., 64 whatever they held: a mutator that reads
+            // ephemerons or weak handles in a loop logs something every
+            // round, and each pass takes the GC thread's time and, chunk by
+            // chunk, the table's lock from the mutators.
+            let rounds = self.phases.mark_rounds;
+            let table = &self.heap.weak.ephemerons;
+            let retained = match logged == 0 || rounds.is_power_of_two() {
+                true => EphemeronScan::pass(&mut ephemerons, table, marker)?,
+                false => 0,
+            };
+            let fresh = logged + retained;
             if fresh == 0 || self.phases.mark_rounds >= MAX_CONCURRENT_MARK_ROUNDS {
                 break;
             }

@@ -19,7 +19,9 @@
 //!
 //! The later passes, like the pause's, look only at the pairs still
 //! waiting; a chain of ephemerons (a value holding the next key) takes one
-//! pass per link, each over fewer pairs.
+//! pass per link, each over fewer pairs. When nothing was marked since a
+//! pass found none of the waiting keys live (Pause Mark End's logs held
+//! nothing new), the pause makes no pass at all ([`Waiting::settled`]).
 
 use super::mark::{MarkPolicy, Marker};
 use super::stats::StrengthCounts;
@@ -39,17 +41,45 @@ pub(crate) enum EphemeronStart {
 
 /// What concurrent marking's passes over the ephemerons left.
 pub(crate) struct EphemeronScan {
-    /// Indices of the pairs whose key was not live at the last pass.
-    pub(crate) waiting: Vec<usize>,
+    /// The pairs whose key was not live at the last pass.
+    pub(crate) waiting: Waiting,
     /// Pairs found at the first pass, and values retained by all.
     pub(crate) counts: StrengthCounts,
 }
 
+/// The pairs whose key was not live when last looked at, and when that
+/// was.
+pub(crate) struct Waiting {
+    /// Their indices in the table.
+    pub(crate) pairs: Vec<usize>,
+    /// The marker's count of marked objects when a pass last found none
+    /// of these keys live, every marked object traced: while the count
+    /// stays, no key can have become live (marks only come from tracing,
+    /// which counts them), and a pass would find nothing.
+    pub(crate) settled_at: Option<u64>,
+}
+
+impl Waiting {
+    /// Every pair is waiting; none was looked at.
+    pub(crate) fn all(pairs: Vec<usize>) -> Waiting {
+        Waiting {
+            pairs,
+            settled_at: None,
+        }
+    }
+
+    /// Whether a pass now would find nothing: none was marked since the
+    /// last pass found nothing.
+    pub(crate) fn settled<B: Binding, P: MarkPolicy>(&self, marker: &Marker<'_, B, P>) -> bool {
+        self.settled_at == Some(marker.marked())
+    }
+}
+
 impl EphemeronScan {
-    /// One pass of concurrent marking: the first over every pair of
-    /// `table`, later ones over the pairs still waiting. Marks the value of
-    /// each pair whose key `marker` finds live (for the next round to
-    /// trace); returns how many values it marked.
+    /// One pass of concurrent marking, between two rounds of tracing: the
+    /// first over every pair of `table`, later ones over the pairs still
+    /// waiting. Marks the value of each pair whose key `marker` finds live
+    /// (for the next round to trace); returns how many values it marked.
     ///
     /// # Errors
     /// A value that is no object of the heap (the embedder's error).
@@ -69,7 +99,7 @@ impl EphemeronScan {
         match scan {
             None => {
                 let mut s = EphemeronScan {
-                    waiting: Vec::new(),
+                    waiting: Waiting::all(Vec::new()),
                     counts: StrengthCounts::default(),
                 };
                 table.for_each_chunked(|i, pair| {
@@ -77,13 +107,13 @@ impl EphemeronScan {
                         s.counts.found += 1;
                         match marker.is_live(key) {
                             true => retain(value),
-                            false => s.waiting.push(i),
+                            false => s.waiting.pairs.push(i),
                         }
                     }
                 });
                 *scan = Some(s);
             }
-            Some(s) => table.retain_chunked(&mut s.waiting, |pair| match pair {
+            Some(s) => table.retain_chunked(&mut s.waiting.pairs, |pair| match pair {
                 Some((key, value)) if marker.is_live(key) => {
                     retain(value);
                     false
@@ -97,6 +127,10 @@ impl EphemeronScan {
         }
         if let Some(s) = scan {
             s.counts.retained += fresh;
+            // The count is of the objects traced so far: any marked but
+            // not traced yet (this round's logs) are traced before weak
+            // processing, and move it.
+            s.waiting.settled_at = (fresh == 0).then(|| marker.marked());
         }
         Ok(fresh)
     }

@@ -37,7 +37,7 @@
 
 use super::binding_panic::call_model;
 use super::collection::Collection;
-use super::ephemeron_marking::EphemeronStart;
+use super::ephemeron_marking::{EphemeronStart, Waiting};
 use super::generations::CollectionKind;
 use super::heap::GcHeap;
 use super::mark::{MarkPolicy, Marker};
@@ -140,7 +140,7 @@ impl<B: Binding> Collection<'_, B> {
             EphemeronStart::All => self.heap.weak.ephemerons.with_pairs(|pairs| {
                 let live: Vec<usize> = (0..pairs.len()).filter(|&i| pairs[i].is_some()).collect();
                 stats.ephemeron.found = live.len() as u64;
-                live
+                Waiting::all(live)
             }),
             EphemeronStart::Scanned(scan) => {
                 stats.ephemeron = scan.counts;
@@ -183,7 +183,7 @@ impl<B: Binding> Collection<'_, B> {
             enqueued: queued,
         };
         self.ephemeron_fixpoint(&mut waiting, &mut tracer, workers, &mut stats.ephemeron)?;
-        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker, &waiting);
+        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker, &waiting.pairs);
         stats.ns = start.elapsed().as_nanos() as u64;
         Ok((stats, handles))
     }
@@ -192,7 +192,7 @@ impl<B: Binding> Collection<'_, B> {
     /// binding's hook, while the hook retains or asks for more.
     fn binding_fixpoint<P: MarkPolicy>(
         &self,
-        waiting: &mut Vec<usize>,
+        waiting: &mut Waiting,
         tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         stats: &mut RefStats,
@@ -226,28 +226,34 @@ impl<B: Binding> Collection<'_, B> {
     /// before; `waiting` is left with the pairs whose key is dead.
     fn ephemeron_fixpoint<P: MarkPolicy>(
         &self,
-        waiting: &mut Vec<usize>,
+        waiting: &mut Waiting,
         tracer: &mut Tracer<'_, '_, B, P>,
         workers: &mut GcWorkers,
         counts: &mut StrengthCounts,
     ) -> Result<(), GcError> {
         let table = &self.heap.weak.ephemerons;
         loop {
+            if waiting.settled(tracer.marker) {
+                return Ok(());
+            }
             let before = tracer.retained;
             table.with_pairs(|pairs| {
-                waiting.retain(|&i| match pairs.get(i).copied().flatten() {
-                    Some((key, value)) if tracer.is_live(key) => {
-                        tracer.retain(value);
-                        false
-                    }
-                    Some(_) => true,
-                    None => false,
-                })
+                waiting
+                    .pairs
+                    .retain(|&i| match pairs.get(i).copied().flatten() {
+                        Some((key, value)) if tracer.is_live(key) => {
+                            tracer.retain(value);
+                            false
+                        }
+                        Some(_) => true,
+                        None => false,
+                    })
             });
             let retained = tracer.retained - before;
             counts.retained += retained;
             tracer.trace(self, workers)?;
             if retained == 0 {
+                waiting.settled_at = Some(tracer.marker.marked());
                 return Ok(());
             }
         }
