@@ -115,7 +115,11 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
             .generations(Generations::YoungAndOld)
             .heap_sizing(hotmem::HeapSizing::Balanced(Default::default()))
             .soft_max_heap(16 << 20),
-        Mode::Concurrent => b.collector(CollectorMode::Concurrent),
+        // Cached pages uncommitted as soon as the uncommitter looks (every
+        // 10 ms), while the mutators allocate.
+        Mode::Concurrent => b
+            .collector(CollectorMode::Concurrent)
+            .uncommit_delay(std::time::Duration::ZERO),
         Mode::ConcurrentNonMoving => b.collector(CollectorMode::ConcurrentNonMoving),
         Mode::ConcurrentGenerational => b
             .collector(CollectorMode::Concurrent)
