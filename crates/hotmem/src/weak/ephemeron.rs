@@ -2,11 +2,13 @@
 //! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
 
 use super::keep_alive::KeepAlive;
+use super::liveness::Liveness;
 use crate::pause_gate::PauseGate;
 use crate::roots::table_gc::{GcTable, Guarded, RootForwarder, RootWord, RootWords};
 use crate::slot_table::SlotTable;
 use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -17,9 +19,92 @@ pub(crate) type Pair = Option<(ObjectReference, ObjectReference)>;
 /// Pairs a pass of concurrent marking looks at under one hold of the lock.
 const CHUNK: usize = 512;
 
+/// The pairs behind the table's lock, and the clearing after a pause.
+#[derive(Default)]
+pub(crate) struct EphemeronSlots {
+    slots: SlotTable<(ObjectReference, ObjectReference)>,
+    sweep: PairSweep,
+}
+
+/// A concurrent cycle's clearing of the pairs whose key died, after its
+/// Pause Mark End (which only hands over the pairs it found waiting).
+#[derive(Default)]
+enum PairSweep {
+    #[default]
+    Idle,
+    Sweeping(PairSweeping),
+}
+
+/// A clearing in progress: the `pending` pairs from `cursor` on are
+/// judged by `live` when read or passed, but for the `fresh` ones (added
+/// since it began: they hold current references); `cleared` counts those
+/// it cleared, each once.
+struct PairSweeping {
+    pending: Vec<usize>,
+    cursor: usize,
+    live: Liveness,
+    fresh: HashSet<usize>,
+    cleared: u64,
+}
+
+impl PairSweeping {
+    /// Whether pair `i`, keyed by `key`, is one this clearing clears. A
+    /// pair not pending has a live key by the same verdict: judging any
+    /// pair is judging the pending ones.
+    #[inline]
+    fn dead(&self, i: usize, key: ObjectReference) -> bool {
+        !self.fresh.contains(&i) && !self.live.says_live(key)
+    }
+}
+
+impl EphemeronSlots {
+    /// A new pair (not judged by a clearing in progress).
+    fn add(&mut self, pair: Pair) -> usize {
+        let index = self.slots.add(pair);
+        if let PairSweep::Sweeping(s) = &mut self.sweep {
+            s.fresh.insert(index);
+        }
+        index
+    }
+
+    /// Clears pair `index` if a clearing is in progress and finds its key
+    /// dead.
+    #[inline]
+    fn judge(&mut self, index: usize) {
+        let PairSweep::Sweeping(s) = &mut self.sweep else {
+            return;
+        };
+        if let Some((key, _)) = self.slots.get(index)
+            && s.dead(index, key)
+        {
+            self.slots.set(index, None);
+            s.cleared += 1;
+        }
+    }
+
+    /// Up to [`CHUNK`] pending pairs judged; whether more are left.
+    fn sweep_step(&mut self) -> bool {
+        let EphemeronSlots { slots, sweep } = self;
+        let PairSweep::Sweeping(s) = sweep else {
+            return false;
+        };
+        let end = s.pending.len().min(s.cursor + CHUNK);
+        for &i in &s.pending[s.cursor..end] {
+            if let Some((key, _)) = slots.get(i)
+                && s.dead(i, key)
+            {
+                slots.set(i, None);
+                s.cleared += 1;
+            }
+        }
+        s.cursor = end;
+        end < s.pending.len()
+    }
+}
+
 /// Every ephemeron of a runtime.
 pub(crate) struct EphemeronTable {
-    entries: Mutex<Guarded<SlotTable<(ObjectReference, ObjectReference)>>>,
+    entries: Mutex<Guarded<EphemeronSlots>>,
     /// Keeps what an ephemeron hands out alive while the concurrent
     /// collector marks.
     keep_alive: Option<Arc<dyn KeepAlive>>,
@@ -45,8 +130,9 @@ impl EphemeronTable {
         self.gate.outside_pauses(|| {
             let pair = {
                 let mut g = self.entries.lock();
+                g.slots.judge(index);
                 let Guarded { slots, gc } = &mut *g;
-                let word = slots.entries_mut().get_mut(index)?;
+                let word = slots.slots.entries_mut().get_mut(index)?;
                 gc.heal(word);
                 *word
             };
@@ -60,6 +146,7 @@ impl EphemeronTable {
 
     pub(crate) fn add(self: &Arc<Self>, key: ObjectReference, value: ObjectReference) -> Ephemeron {
         let index = self.entries.lock().slots.add(Some((key, value)));
+
         Ephemeron {
             table: self.clone(),
             index,
@@ -74,7 +161,7 @@ impl EphemeronTable {
         let mut start = 0;
         loop {
             let mut g = self.entries.lock();
-            let pairs = g.slots.entries_mut();
+            let pairs = g.slots.slots.entries_mut();
             if start >= pairs.len() {
                 return;
             }
@@ -97,7 +184,7 @@ impl EphemeronTable {
         let mut kept = Vec::with_capacity(indices.len());
         for chunk in indices.chunks(CHUNK) {
             let mut g = self.entries.lock();
-            let pairs = g.slots.entries_mut();
+            let pairs = g.slots.slots.entries_mut();
             kept.extend(
                 chunk
                     .iter()
@@ -112,7 +199,38 @@ impl EphemeronTable {
     /// `None`s, in a stable order for as long as the lock is held). At a
     /// safepoint.
     pub(crate) fn with_pairs<R>(&self, f: impl FnOnce(&mut [Pair]) -> R) -> R {
-        f(self.entries.lock().slots.entries_mut())
+        f(self.entries.lock().slots.slots.entries_mut())
+    }
+
+    /// In Pause Mark End: the `pending` pairs (those whose key the pause
+    /// found dead) are to be cleared after it, by `live` (see
+    /// [`PairSweep`]); until then a read judges its pair first.
+    pub(crate) fn begin_sweeping(&self, pending: Vec<usize>, live: Liveness) {
+        let mut g = self.entries.lock();
+        debug_assert!(
+            matches!(g.slots.sweep, PairSweep::Idle),
+            "one clearing at a time"
+        );
+        g.slots.sweep = PairSweep::Sweeping(PairSweeping {
+            pending,
+            cursor: 0,
+            live,
+            fresh: HashSet::new(),
+            cleared: 0,
+        });
+    }
+
+    /// After the pause: clears the pending pairs whose key died, [`CHUNK`]
+    /// at a time under the lock, and ends the clearing (the verdict leaves
+    /// the table); how many pairs it cleared. Nothing without a clearing
+    /// in progress.
+    pub(crate) fn finish_sweeping(&self) -> u64 {
+        while self.entries.lock().slots.sweep_step() {}
+        let mut g = self.entries.lock();
+        match std::mem::take(&mut g.slots.sweep) {
+            PairSweep::Sweeping(s) => s.cleared,
+            PairSweep::Idle => 0,
+        }
     }
 }
 
@@ -134,10 +252,10 @@ impl RootWord for Pair {
     }
 }
 
-impl RootWords for SlotTable<(ObjectReference, ObjectReference)> {
+impl RootWords for EphemeronSlots {
     type Word = Pair;
     fn words(&mut self) -> &mut [Pair] {
-        self.entries_mut()
+        self.slots.entries_mut()
     }
 }
 
@@ -146,7 +264,7 @@ impl RootWords for SlotTable<(ObjectReference, ObjectReference)> {
 /// does not grow with them. They are never marked through this (their
 /// processing is Pause Mark End's).
 impl GcTable for EphemeronTable {
-    type Slots = SlotTable<(ObjectReference, ObjectReference)>;
+    type Slots = EphemeronSlots;
     fn guarded(&self) -> MutexGuard<'_, Guarded<Self::Slots>> {
         self.entries.lock()
     }
@@ -189,12 +307,45 @@ impl Ephemeron {
 
 impl Drop for Ephemeron {
     fn drop(&mut self) {
-        self.table.entries.lock().slots.release(self.index);
+        self.table.entries.lock().slots.slots.release(self.index);
     }
 }
 
 impl fmt::Debug for Ephemeron {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Ephemeron").field(&self.get()).finish()
+    }
+}
+
+#[cfg(all(test, not(hotmem_loom)))]
+mod tests {
+    use super::*;
+    use hotmem_os::Address;
+
+    fn r(a: usize) -> ObjectReference {
+        ObjectReference::from_address(Address::new(a)).expect("aligned, not null")
+    }
+
+    /// The clearing after a pause: a pending pair whose key died is
+    /// cleared once (by a read or by the clearing), a pending pair whose
+    /// key lives stays, and a pair added meanwhile stays whatever the
+    /// verdict says of its key (it holds current references).
+    #[test]
+    fn the_clearing_after_a_pause_clears_each_dead_pending_pair_once() {
+        let table = Arc::new(EphemeronTable::new(None, Arc::new(PauseGate::default())));
+        let dead = table.add(r(0x1000), r(0x1100));
+        let live = table.add(r(0x2000), r(0x2100));
+        let also_dead = table.add(r(0x3000), r(0x3100));
+        static VERDICT: fn(ObjectReference) -> bool = |k| k.get() == 0x2000;
+        let verdict: &'static (dyn Fn(ObjectReference) -> bool + Sync) = &VERDICT;
+        table.begin_sweeping(vec![0, 1, 2], Liveness::of(verdict));
+        let fresh = table.add(r(0x4000), r(0x4100));
+        assert_eq!(dead.get(), None, "judged at the read");
+        assert_eq!(live.get(), Some((r(0x2000), r(0x2100))));
+        assert_eq!(fresh.get(), Some((r(0x4000), r(0x4100))));
+        assert_eq!(table.finish_sweeping(), 2, "the read's and the clearing's");
+        assert_eq!(also_dead.get(), None);
+        assert_eq!(fresh.get(), Some((r(0x4000), r(0x4100))));
+        assert_eq!(table.finish_sweeping(), 0, "nothing in progress");
     }
 }

@@ -13,9 +13,13 @@
 //! the sweep's verdict; the racy baseline (keep alive after letting go of
 //! the gate, no epoch) is shown to return an object the pause found dead.
 //!
+//! And of an ephemeron's read racing the clearing of the pairs whose key
+//! died, after Pause Mark End: the read returns a pair whose key was kept
+//! alive before the pause drained the log, or nothing.
+//!
 //! Run: `cargo xtask loom`.
 
-use super::{KeepAlive, Sweeps, WeakSet, WeakSets, WeakTable};
+use super::{EphemeronTable, KeepAlive, Sweeps, WeakSet, WeakSets, WeakTable};
 use crate::pause_gate::PauseGate;
 use crate::roots::table_gc::GcTable;
 use crate::roots::{Handle, HandleTable};
@@ -94,7 +98,7 @@ fn lookup_race(find: fn(&WeakSet) -> Option<ObjectReference>) {
             let closed = gate.close();
             let marked = log.0.lock().contains(&0x1000);
             let live = move |_: ObjectReference| marked;
-            let sweeps = Sweeps::begin(vec![table], None, &live);
+            let sweeps = Sweeps::begin(vec![table], None, None, &live);
             drop(closed);
             sweeps.run();
             marked
@@ -138,7 +142,7 @@ fn handle_race(read: fn(&super::WeakHandle) -> Option<ObjectReference>) {
             let closed = gate.close();
             let marked = log.0.lock().contains(&0x1000);
             let live = move |_: ObjectReference| marked;
-            let sweeps = Sweeps::begin(Vec::new(), Some(table), &live);
+            let sweeps = Sweeps::begin(Vec::new(), Some(table), None, &live);
             drop(closed);
             sweeps.run();
             marked
@@ -161,4 +165,39 @@ fn loom_a_weak_read_racing_a_deferred_clearing_returns_only_what_marking_kept() 
 #[should_panic(expected = "a weak read returned an object the pause found dead")]
 fn loom_a_weak_read_without_the_gate_can_return_a_dead_object() {
     handle_race(|w| w.read_without_gate());
+}
+
+/// An ephemeron read racing Pause Mark End of a concurrent cycle that
+/// clears the pairs whose key died after the pause (the pair is pending:
+/// the pause found its key dead unless the read logged it first).
+#[test]
+fn loom_an_ephemeron_read_racing_the_clearing_returns_only_what_marking_kept() {
+    loom::model(|| {
+        let gate = Arc::new(PauseGate::default());
+        let log = Arc::new(Log::default());
+        let keep: Arc<dyn KeepAlive> = log.clone();
+        let table = Arc::new(EphemeronTable::new(Some(keep), gate.clone()));
+        let e = table.add(r(0x1000), r(0x2000));
+        let gc = loom::thread::spawn(move || {
+            let closed = gate.close();
+            let marked = log.0.lock().contains(&0x1000);
+            let live = move |_: ObjectReference| marked;
+            let pending = if marked { Vec::new() } else { vec![0] };
+            let sweeps = Sweeps::begin(Vec::new(), None, Some((table, pending)), &live);
+            drop(closed);
+            let swept = sweeps.run();
+            (marked, swept.ephemerons)
+        });
+        let got = e.get();
+        let (marked, cleared) = gc.join().unwrap();
+        assert!(
+            got.is_none() || marked,
+            "an ephemeron read returned a pair the pause found dead"
+        );
+        assert_eq!(
+            cleared,
+            u64::from(!marked),
+            "cleared once, by the read or the clearing"
+        );
+    });
 }

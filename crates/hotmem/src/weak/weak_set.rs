@@ -31,9 +31,9 @@
 //! overtook while the equality ran starts again: each phase change bumps
 //! the set's epoch, inside a pause.
 
-use super::WeakTable;
 use super::keep_alive::KeepAlive;
 use super::liveness::Liveness;
+use super::{EphemeronTable, WeakTable};
 use crate::Mutator;
 use crate::error::WeakSetError;
 use crate::gc::core::in_collection;
@@ -606,23 +606,28 @@ impl WeakSetTable {
 pub(crate) struct Sweeps<'a> {
     sets: Vec<Arc<WeakSetTable>>,
     handles: Option<Arc<WeakTable>>,
+    ephemerons: Option<Arc<EphemeronTable>>,
     _live: std::marker::PhantomData<&'a ()>,
 }
 
 /// What the sweeps after a pause judged and cleared: the weak sets'
-/// entries, the weak handles (when swept after the pause).
+/// entries, the weak handles (when swept after the pause), the ephemerons
+/// cleared.
 #[derive(Copy, Clone, Debug, Default)]
 pub(crate) struct Swept {
     pub(crate) sets: (u64, u64),
     pub(crate) handles: Option<(u64, u64)>,
+    pub(crate) ephemerons: u64,
 }
 
 impl<'a> Sweeps<'a> {
-    /// In Pause Mark End: every set of `sets`, and the weak handles of
-    /// `handles` if given, are to be swept by `live`.
+    /// In Pause Mark End: every set of `sets`, the weak handles of
+    /// `handles` if given, and the pairs of an ephemeron table to clear if
+    /// given, are to be swept by `live`.
     pub(crate) fn begin(
         sets: Vec<Arc<WeakSetTable>>,
         handles: Option<Arc<WeakTable>>,
+        ephemerons: Option<(Arc<EphemeronTable>, Vec<usize>)>,
         live: &'a (dyn Fn(ObjectReference) -> bool + Sync),
     ) -> Sweeps<'a> {
         // SAFETY: the erased verdict goes only into the tables' states,
@@ -636,9 +641,14 @@ impl<'a> Sweeps<'a> {
         if let Some(h) = &handles {
             h.begin_sweeping(live);
         }
+        let ephemerons = ephemerons.map(|(table, pending)| {
+            table.begin_sweeping(pending, live);
+            table
+        });
         Sweeps {
             sets,
             handles,
+            ephemerons,
             _live: std::marker::PhantomData,
         }
     }
@@ -652,6 +662,7 @@ impl<'a> Sweeps<'a> {
             swept.sets.1 += c;
         }
         swept.handles = self.handles.as_ref().map(|h| h.finish_sweeping());
+        swept.ephemerons = self.ephemerons.as_ref().map_or(0, |e| e.finish_sweeping());
         swept
     }
 }
@@ -663,6 +674,9 @@ impl Drop for Sweeps<'_> {
         }
         if let Some(h) = &self.handles {
             h.finish_sweeping();
+        }
+        if let Some(e) = &self.ephemerons {
+            e.finish_sweeping();
         }
     }
 }

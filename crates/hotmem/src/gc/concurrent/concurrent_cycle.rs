@@ -25,7 +25,7 @@ use crate::gc::core::relocation_set::{RelocationSet, heal};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::{ConcurrentTables, RootTableVisit};
 use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause, StrengthCounts};
-use crate::gc::core::weak_processing::HandleClearing;
+use crate::gc::core::weak_processing::{EphemeronClearing, HandleClearing};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
 use crate::weak::{SetMarking, Sweeps};
@@ -277,18 +277,23 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             Some(scan) => EphemeronStart::Scanned(scan),
             None => EphemeronStart::All,
         };
-        let (mut refs, handles) = collection.process_weak_refs(
+        let processed = collection.process_weak_refs(
             &marker,
             workers,
             HandleClearing::AfterPause,
             ephemerons,
+            EphemeronClearing::AfterPause,
         )?;
-        // The weak sets, and the weak handles unless finalization kept
-        // objects alive, are swept after the pause by this marking's
-        // verdict: the pause only flips their state.
+        let mut refs = processed.stats;
+        // The weak sets, the ephemerons whose key died, and the weak
+        // handles unless finalization kept objects alive, are swept after
+        // the pause by this marking's verdict: the pause only flips their
+        // state.
         let live = |r: ObjectReference| marker.is_live(r);
-        let handles = (handles == HandleClearing::AfterPause).then(|| heap.weak.handles.clone());
-        let sweeps = Sweeps::begin(heap.weak.sets.live(), handles, &live);
+        let handles =
+            (processed.handles == HandleClearing::AfterPause).then(|| heap.weak.handles.clone());
+        let ephemerons = (heap.weak.ephemerons.clone(), processed.ephemerons_to_clear);
+        let sweeps = Sweeps::begin(heap.weak.sets.live(), handles, Some(ephemerons), &live);
         drop(set_marking);
         barriers.set_phase(BarrierPhase::Idle);
         barriers.new_pages.stop();
@@ -315,6 +320,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             ..StrengthCounts::default()
         };
         refs.weak_set = counts(swept.sets);
+        refs.ephemeron.cleared = swept.ephemerons;
         if let Some(handles) = swept.handles {
             refs.weak = counts(handles);
         }

@@ -28,7 +28,9 @@
 //!    with what it reaches, and queued for the embedder; the ephemerons run
 //!    to their fixpoint again (a resurrected object may be a key);
 //! 4. **ephemerons** whose key is dead are cleared (only the pairs still
-//!    waiting are looked at).
+//!    waiting are looked at); a concurrent cycle clears them after its
+//!    pause ([`EphemeronClearing::AfterPause`]), reads judging their pair
+//!    by the same verdict meanwhile.
 //!
 //! After relocation the runtime's tables follow the objects that moved, and
 //! the binding's [`forward_weak_refs`](crate::Binding::forward_weak_refs)
@@ -59,6 +61,30 @@ pub(crate) enum HandleClearing {
     /// [`Sweeps`](crate::weak::Sweeps)). Asked for by a concurrent cycle,
     /// granted when finalization keeps nothing alive in it.
     AfterPause,
+}
+
+/// When a collection clears the ephemerons whose key died.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum EphemeronClearing {
+    /// In the pause, last.
+    InPause,
+    /// After the pause, by the same verdict: the pairs are handed to the
+    /// caller ([`WeakProcessed::ephemerons_to_clear`]), which clears them
+    /// with the other tables' sweeps (see
+    /// [`Sweeps`](crate::weak::Sweeps)). A concurrent cycle's.
+    AfterPause,
+}
+
+/// What weak processing did, and left for after the pause.
+pub(crate) struct WeakProcessed {
+    pub(crate) stats: RefStats,
+    /// When the weak handles are cleared (the caller's `RefStats::weak`
+    /// is to be filled after the pause if not in it).
+    pub(crate) handles: HandleClearing,
+    /// With [`EphemeronClearing::AfterPause`]: the pairs whose key is dead
+    /// (and others the clearing judges again), to clear after the pause;
+    /// `stats.ephemeron.cleared` is to be filled then.
+    pub(crate) ephemerons_to_clear: Vec<usize>,
 }
 
 /// Calls of the binding's hook after which a collection gives up: a hook
@@ -126,14 +152,16 @@ impl<B: Binding> Collection<'_, B> {
     /// `handles` says when the caller would clear the weak handles; the
     /// answer says when they are (after the pause: left to the caller,
     /// whose `RefStats::weak` is to be filled then). `ephemerons`: the
-    /// pairs to look at (all, or those a concurrent marking left waiting).
+    /// pairs to look at (all, or those a concurrent marking left waiting);
+    /// `clearing`, when those whose key died are cleared.
     pub(crate) fn process_weak_refs<P: MarkPolicy>(
         &self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
         handles: HandleClearing,
         ephemerons: EphemeronStart,
-    ) -> Result<(RefStats, HandleClearing), GcError> {
+        clearing: EphemeronClearing,
+    ) -> Result<WeakProcessed, GcError> {
         let start = Instant::now();
         let mut stats = RefStats::default();
         let mut waiting = match ephemerons {
@@ -183,9 +211,19 @@ impl<B: Binding> Collection<'_, B> {
             enqueued: queued,
         };
         self.ephemeron_fixpoint(&mut waiting, &mut tracer, workers, &mut stats.ephemeron)?;
-        stats.ephemeron.cleared = self.clear_dead_ephemerons(marker, &waiting.pairs);
+        let ephemerons_to_clear = match clearing {
+            EphemeronClearing::InPause => {
+                stats.ephemeron.cleared = self.clear_dead_ephemerons(marker, &waiting.pairs);
+                Vec::new()
+            }
+            EphemeronClearing::AfterPause => waiting.pairs,
+        };
         stats.ns = start.elapsed().as_nanos() as u64;
-        Ok((stats, handles))
+        Ok(WeakProcessed {
+            stats,
+            handles,
+            ephemerons_to_clear,
+        })
     }
 
     /// Step 1: the runtime's ephemerons to their fixpoint, then the

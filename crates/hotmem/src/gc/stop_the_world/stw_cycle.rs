@@ -39,7 +39,7 @@ use crate::gc::core::phases::{GcPhase, PhaseTimes};
 use crate::gc::core::root_scan::rebuild_slots;
 use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::stats::CollectStats;
-use crate::gc::core::weak_processing::HandleClearing;
+use crate::gc::core::weak_processing::{EphemeronClearing, HandleClearing};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_page::PageRef;
@@ -187,12 +187,15 @@ impl<'a, B: Binding> StwCycle<'a, B> {
         marker.trace(c.heap, workers)?;
         self.times.stop(running);
         let c = &self.c;
-        let (mut refs, _) = c.process_weak_refs(
-            &marker,
-            workers,
-            HandleClearing::InPause,
-            EphemeronStart::All,
-        )?;
+        let mut refs = c
+            .process_weak_refs(
+                &marker,
+                workers,
+                HandleClearing::InPause,
+                EphemeronStart::All,
+                EphemeronClearing::InPause,
+            )?
+            .stats;
         refs.weak_set = c.sweep_weak_sets(&marker);
         let marked = marker.marked();
         let remembered = marker.take_remembered();
