@@ -2,13 +2,12 @@
 //! key is (JavaScript's `WeakMap` entry, Lua's weak-keyed table entry).
 
 use super::keep_alive::KeepAlive;
-use super::liveness::Liveness;
+use super::liveness::{Liveness, SweepVerdict};
 use crate::pause_gate::PauseGate;
 use crate::roots::table_gc::{GcTable, Guarded, RootForwarder, RootWord, RootWords};
 use crate::slot_table::SlotTable;
 use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -36,25 +35,14 @@ enum PairSweep {
 }
 
 /// A clearing in progress: the `pending` pairs from `cursor` on are
-/// judged by `live` when read or passed, but for the `fresh` ones (added
-/// since it began: they hold current references); `cleared` counts those
-/// it cleared, each once.
+/// judged by their key when read or passed (a pair not pending has a live
+/// key by the same verdict: judging any pair is judging the pending
+/// ones); `cleared` counts those it cleared, each once.
 struct PairSweeping {
     pending: Vec<usize>,
     cursor: usize,
-    live: Liveness,
-    fresh: HashSet<usize>,
+    verdict: SweepVerdict,
     cleared: u64,
-}
-
-impl PairSweeping {
-    /// Whether pair `i`, keyed by `key`, is one this clearing clears. A
-    /// pair not pending has a live key by the same verdict: judging any
-    /// pair is judging the pending ones.
-    #[inline]
-    fn dead(&self, i: usize, key: ObjectReference) -> bool {
-        !self.fresh.contains(&i) && !self.live.says_live(key)
-    }
 }
 
 impl EphemeronSlots {
@@ -62,7 +50,7 @@ impl EphemeronSlots {
     fn add(&mut self, pair: Pair) -> usize {
         let index = self.slots.add(pair);
         if let PairSweep::Sweeping(s) = &mut self.sweep {
-            s.fresh.insert(index);
+            s.verdict.added(index);
         }
         index
     }
@@ -75,7 +63,7 @@ impl EphemeronSlots {
             return;
         };
         if let Some((key, _)) = self.slots.get(index)
-            && s.dead(index, key)
+            && s.verdict.dead(index, key)
         {
             self.slots.set(index, None);
             s.cleared += 1;
@@ -91,7 +79,7 @@ impl EphemeronSlots {
         let end = s.pending.len().min(s.cursor + CHUNK);
         for &i in &s.pending[s.cursor..end] {
             if let Some((key, _)) = slots.get(i)
-                && s.dead(i, key)
+                && s.verdict.dead(i, key)
             {
                 slots.set(i, None);
                 s.cleared += 1;
@@ -214,8 +202,7 @@ impl EphemeronTable {
         g.slots.sweep = PairSweep::Sweeping(PairSweeping {
             pending,
             cursor: 0,
-            live,
-            fresh: HashSet::new(),
+            verdict: SweepVerdict::new(live),
             cleared: 0,
         });
     }

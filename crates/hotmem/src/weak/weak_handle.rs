@@ -2,7 +2,7 @@
 //! updates when it moves.
 
 use super::keep_alive::KeepAlive;
-use super::liveness::Liveness;
+use super::liveness::{Liveness, SweepVerdict};
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::pause_gate::PauseGate;
@@ -11,7 +11,6 @@ use crate::roots::{Handle, HandleTable};
 use crate::slot_table::SlotTable;
 use crate::sync::{Mutex, MutexGuard};
 use crate::vm::ObjectReference;
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -32,24 +31,14 @@ enum HandleSweep {
     Sweeping(Sweeping),
 }
 
-/// A sweep in progress: the entries from `cursor` on are judged by `live`
-/// when read or passed, but for the `fresh` ones (made since the sweep
-/// began: they hold current references). `found` and `cleared` count the
-/// entries judged, each once.
+/// A sweep in progress: the entries from `cursor` on are judged by
+/// `verdict` when read or passed. `found` and `cleared` count the entries
+/// judged, each once.
 struct Sweeping {
     cursor: usize,
-    live: Liveness,
-    fresh: HashSet<usize>,
+    verdict: SweepVerdict,
     found: u64,
     cleared: u64,
-}
-
-impl Sweeping {
-    /// Whether entry `i`, holding `r`, is one this sweep clears.
-    #[inline]
-    fn dead(&self, i: usize, r: ObjectReference) -> bool {
-        !self.fresh.contains(&i) && !self.live.says_live(r)
-    }
 }
 
 impl RootWords for WeakSlots {
@@ -64,7 +53,7 @@ impl WeakSlots {
     fn add(&mut self, value: Option<ObjectReference>) -> usize {
         let index = self.slots.add(value);
         if let HandleSweep::Sweeping(s) = &mut self.sweep {
-            s.fresh.insert(index);
+            s.verdict.added(index);
         }
         index
     }
@@ -79,7 +68,7 @@ impl WeakSlots {
         };
         if index >= s.cursor
             && let Some(r) = self.slots.get(index)
-            && s.dead(index, r)
+            && s.verdict.dead(index, r)
         {
             self.slots.set(index, None);
             s.found += 1;
@@ -97,11 +86,11 @@ impl WeakSlots {
         let end = entries.len().min(s.cursor.saturating_add(CHUNK));
         for (i, entry) in entries.iter_mut().enumerate().take(end).skip(s.cursor) {
             let Some(r) = *entry else { continue };
-            if s.fresh.contains(&i) {
+            if s.verdict.is_fresh(i) {
                 continue;
             }
             s.found += 1;
-            if s.dead(i, r) {
+            if s.verdict.dead(i, r) {
                 *entry = None;
                 s.cleared += 1;
             }
@@ -199,8 +188,7 @@ impl WeakTable {
         );
         g.slots.sweep = HandleSweep::Sweeping(Sweeping {
             cursor: 0,
-            live,
-            fresh: HashSet::new(),
+            verdict: SweepVerdict::new(live),
             found: 0,
             cleared: 0,
         });
@@ -354,8 +342,7 @@ mod tests {
         }
         w.sweep = HandleSweep::Sweeping(Sweeping {
             cursor: 0,
-            live: Liveness::of(&LIVE_EVEN),
-            fresh: HashSet::new(),
+            verdict: SweepVerdict::new(Liveness::of(&LIVE_EVEN)),
             found: 0,
             cleared: 0,
         });
