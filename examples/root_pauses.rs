@@ -11,6 +11,11 @@
 //! and how many objects were relocated for the tables after Pause Relocate
 //! Start (by the GC thread or the mutator reading an entry first).
 //!
+//! With `--registered finalizers`, every kept object is also registered
+//! for finalization (it stays reachable, so nothing is queued): the
+//! registry is a weak root that a concurrent cycle keeps out of Pause
+//! Mark End and Pause Relocate Start, and this shows whether it does.
+//!
 //! The kept objects are allocated among garbage (one in four kept), so
 //! their pages are worth evacuating and every cycle relocates some of
 //! them: in the pauses that costs copying (within Pause Relocate Start's
@@ -20,7 +25,7 @@
 //! ```text
 //! cargo run --release -p hotmem-examples --example root_pauses -- \
 //!     [--roots 10000,100000,1000000] [--cycles 12] [--visit both|concurrent|in-pause]
-//!     [--generations single|young]
+//!     [--generations single|young] [--registered none|finalizers]
 //! ```
 //!
 //! `--generations young` runs the concurrent collector's young and old
@@ -38,9 +43,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+/// What else the kept objects are registered for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Registered {
+    /// Nothing.
+    None,
+    /// Finalization ([`Runtime::register_finalizer`]).
+    Finalizers,
+}
+
 struct Options {
     roots: Vec<usize>,
     visits: Vec<RootTableVisit>,
+    registered: Registered,
     cycles: CycleArgs,
 }
 
@@ -48,6 +63,7 @@ fn parse() -> Result<Options, String> {
     let mut o = Options {
         roots: vec![10_000, 100_000, 1_000_000],
         visits: vec![RootTableVisit::Concurrent, RootTableVisit::InPause],
+        registered: Registered::None,
         cycles: CycleArgs::default(),
     };
     let mut args = std::env::args().skip(1);
@@ -66,10 +82,18 @@ fn parse() -> Result<Options, String> {
                     v => return Err(format!("--visit: {v}? (both|concurrent|in-pause)")),
                 }
             }
+            "--registered" => {
+                o.registered = match value()?.as_str() {
+                    "none" => Registered::None,
+                    "finalizers" => Registered::Finalizers,
+                    v => return Err(format!("--registered: {v}? (none|finalizers)")),
+                }
+            }
             "-h" | "--help" => {
                 return Err(
                     "usage: root_pauses [--roots 10000,100000,1000000] [--cycles 12] \
-                            [--visit both|concurrent|in-pause] [--generations single|young]"
+                            [--visit both|concurrent|in-pause] [--generations single|young] \
+                            [--registered none|finalizers]"
                         .into(),
                 );
             }
@@ -83,6 +107,7 @@ fn parse() -> Result<Options, String> {
 /// What one configuration measured.
 struct Measured {
     mark_start: Histogram,
+    mark_end: Histogram,
     relocate_start: Histogram,
     total: hotmem::safepoint::Percentiles,
     at: hotmem::safepoint::Percentiles,
@@ -91,7 +116,12 @@ struct Measured {
     wall_ms: f64,
 }
 
-fn run(n: usize, visit: RootTableVisit, cycles: CycleArgs) -> Result<Measured, String> {
+fn run(
+    n: usize,
+    visit: RootTableVisit,
+    registered: Registered,
+    cycles: CycleArgs,
+) -> Result<Measured, String> {
     let objects = SimpleObjects::new();
     let rt = Runtime::builder()
         .heap_max(1 << 30)
@@ -114,7 +144,11 @@ fn run(n: usize, visit: RootTableVisit, cycles: CycleArgs) -> Result<Measured, S
             let mut ids = Ids::from(1);
             let mut handles = Vec::with_capacity(n / 2);
             for i in 0..4 * n {
-                build::object(&mut me, &table, 0, 2, ids.next()).map_err(|e| e.to_string())?;
+                let obj =
+                    build::object(&mut me, &table, 0, 2, ids.next()).map_err(|e| e.to_string())?;
+                if i % 4 == 0 && registered == Registered::Finalizers {
+                    rt.register_finalizer(obj).map_err(|e| e.to_string())?;
+                }
                 if i % 4 != 0 {
                     table.pop();
                 } else if (i / 4) % 2 == 1 {
@@ -148,6 +182,7 @@ fn run(n: usize, visit: RootTableVisit, cycles: CycleArgs) -> Result<Measured, S
     let started = Instant::now();
     let mut m = Measured {
         mark_start: Histogram::new(),
+        mark_end: Histogram::new(),
         relocate_start: Histogram::new(),
         total: Default::default(),
         at: Default::default(),
@@ -158,6 +193,7 @@ fn run(n: usize, visit: RootTableVisit, cycles: CycleArgs) -> Result<Measured, S
     cycles.run(&rt, &mutator, |c, counted| {
         if counted {
             m.mark_start.record(c.mark_start_ns);
+            m.mark_end.record(c.mark_end_ns);
             if c.relocate_start_ns > 0 {
                 m.relocate_start.record(c.relocate_start_ns);
             }
@@ -183,15 +219,20 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "root_pauses: concurrent collector ({}), 1 mutator, {} cycles per configuration (the first 2 left out of the pause percentiles)",
+        "root_pauses: concurrent collector ({}), 1 mutator, {} cycles per configuration (the first 2 left out of the pause percentiles){}",
         o.cycles.describe(),
-        o.cycles.cycles
+        o.cycles.cycles,
+        match o.registered {
+            Registered::None => "",
+            Registered::Finalizers => "; every kept object registered for finalization",
+        }
     );
     println!(
-        "{:>9} {:>10} | {:>27} | {:>27} | {:>27} | {:>13} | {:>13} {:>11} | {:>7}",
+        "{:>9} {:>10} | {:>27} | {:>27} | {:>27} | {:>27} | {:>13} | {:>13} {:>11} | {:>7}",
         "roots",
         "tables",
         "Pause Mark Start p50/p99/max",
+        "Pause Mark End p50/p99/max",
         "Relocate Start p50/p99/max",
         "safepoint total p50/p99/max",
         "at p50/p99 us",
@@ -201,9 +242,9 @@ fn main() -> ExitCode {
     );
     for &n in &o.roots {
         for &visit in &o.visits {
-            match run(n, visit, o.cycles) {
+            match run(n, visit, o.registered, o.cycles) {
                 Ok(m) => println!(
-                    "{:>9} {:>10} | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>6.0} {:>6.0} | {:>13} {:>11} | {:>7.0}",
+                    "{:>9} {:>10} | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>8.0} {:>8.0} {:>8.0} us | {:>6.0} {:>6.0} | {:>13} {:>11} | {:>7.0}",
                     n,
                     match visit {
                         RootTableVisit::InPause => "in-pause",
@@ -212,6 +253,9 @@ fn main() -> ExitCode {
                     us(m.mark_start.quantile(0.5)),
                     us(m.mark_start.quantile(0.99)),
                     us(m.mark_start.max()),
+                    us(m.mark_end.quantile(0.5)),
+                    us(m.mark_end.quantile(0.99)),
+                    us(m.mark_end.max()),
                     us(m.relocate_start.quantile(0.5)),
                     us(m.relocate_start.quantile(0.99)),
                     us(m.relocate_start.max()),

@@ -10,8 +10,9 @@
 //! in Pause Relocate Start), as a VM's
 //! string table was before the runtime had sets, a map of the runtime's
 //! weak handles (cleared after Pause Mark End when nothing is to be
-//! finalized) and one of its ephemerons (their fixpoint still in Pause
-//! Mark End, their forwarding after Pause Relocate Start). It prints the
+//! finalized) and one of its ephemerons (retained during marking, the
+//! dead pairs cleared after Pause Mark End, forwarded after Pause Relocate
+//! Start). It prints the
 //! percentiles of Pause Mark End and Pause Relocate Start, the
 //! safepoints' total (reaching + at + leaving), and the mutator's
 //! lookups per second.
@@ -48,8 +49,9 @@ enum Table {
     /// be finalized, and forwards after Pause Relocate Start.
     Handles,
     /// A map of the runtime's ephemerons (the object as key and value):
-    /// their fixpoint is still Pause Mark End's, their forwarding after
-    /// Pause Relocate Start.
+    /// their values retained during concurrent marking, the dead pairs
+    /// cleared after Pause Mark End, their forwarding after Pause Relocate
+    /// Start.
     Ephemerons,
 }
 

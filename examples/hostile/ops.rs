@@ -420,6 +420,15 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
             let _ = w.weak.with(rng.index(), |(wk, _)| wk.get());
             let _ = w.ephemerons.with(rng.index(), |(e, _, _)| e.get());
             let _ = w.rt.heap_target();
+            // A registration from a thread that is no mutator, perhaps
+            // while a cycle forwards the registry (or of an address a
+            // cycle has just made stale: dropped, or finalized as the
+            // object found there).
+            if rng.below(4) == 0
+                && let Some(obj) = w.strong.with(rng.index(), |(h, _)| h.get())
+            {
+                let _ = w.rt.register_finalizer(obj);
+            }
         }
         60..=64 => {
             let clone = w.weak.with(rng.index(), |(wk, id)| (wk.clone(), *id));

@@ -6,7 +6,8 @@
 use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::{
     Binding, CollectionKind, CollectorMode, FinalizerError, GcError, Generations, Mutator,
-    ObjectReference, Runtime, SimpleSlot, SlotVisitor, WeakForwarding, WeakPass, WeakRefs,
+    ObjectReference, RootTableVisit, Runtime, SimpleSlot, SlotVisitor, WeakForwarding, WeakPass,
+    WeakRefs,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -454,4 +455,74 @@ fn an_ephemeron_follows_its_key_and_value_when_a_concurrent_cycle_moves_them() {
         unsafe { objects.verify() }.expect("the heap is intact");
     }
     assert!(moved > 0, "a key or value moved at least once");
+}
+
+#[test]
+fn a_registered_object_moved_by_concurrent_cycles_is_registered_once_at_its_new_address() {
+    // The registry is forwarded after Pause Relocate Start when the root
+    // tables are (a registration meanwhile forwards it first), in the
+    // pause when they are; Pause Mark End looks only at what marking did
+    // not reach.
+    for visit in [RootTableVisit::Concurrent, RootTableVisit::InPause] {
+        registered_objects_follow_their_moves(visit);
+    }
+}
+
+fn registered_objects_follow_their_moves(visit: RootTableVisit) {
+    let objects = SimpleObjects::new();
+    let rt = common::builder(64 << 20, Some(2))
+        .collector(CollectorMode::Concurrent)
+        .generations(Generations::Single)
+        .root_table_visit(visit)
+        .binding(objects.clone())
+        .build()
+        .expect("a runtime");
+    let mut me = rt.attach_mutator().unwrap();
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    let mut kept = Vec::new();
+    let mut moved = 0;
+    for round in 0..6u64 {
+        // A registered object among garbage, so that its page is worth
+        // evacuating.
+        build::garbage(&mut me, &roots, 1 << 10, &mut ids).unwrap();
+        kept.push((roots.len(), 5000 + round));
+        let obj = build::object(&mut me, &roots, 0, 2, 5000 + round).unwrap();
+        rt.register_finalizer(obj).unwrap();
+        build::garbage(&mut me, &roots, 1 << 10, &mut ids).unwrap();
+        let before: Vec<ObjectReference> =
+            kept.iter().map(|&(i, _)| roots.get(i).unwrap()).collect();
+        let stats = me.collect().unwrap();
+        assert!(stats.concurrent.is_some());
+        assert_eq!(stats.refs.finalizable.enqueued, 0, "all reachable");
+        for (&(i, id), was) in kept.iter().zip(before) {
+            let now = roots.get(i).unwrap();
+            assert_eq!(id_of(now), id);
+            moved += usize::from(now != was);
+            assert_eq!(
+                rt.register_finalizer(now),
+                Err(FinalizerError::AlreadyRegistered(now)),
+                "registered at its new address ({visit:?})"
+            );
+        }
+        assert_eq!(rt.finalizers_registered(), kept.len());
+    }
+    assert!(
+        moved > 0,
+        "a registered object moved at least once ({visit:?})"
+    );
+    // Unreachable: each queued once, intact.
+    for &(i, _) in &kept {
+        roots.set(i, None);
+    }
+    me.collect().unwrap();
+    let queued = me.take_finalizable();
+    let mut got: Vec<u64> = queued.iter().map(|h| id_of(h.get())).collect();
+    got.sort_unstable();
+    let want: Vec<u64> = kept.iter().map(|&(_, id)| id).collect();
+    assert_eq!(got, want, "{visit:?}");
+    assert_eq!(rt.finalizers_registered(), 0);
+    drop(queued);
+    // SAFETY: no collection runs during the verification.
+    unsafe { objects.verify() }.expect("the heap is intact");
 }

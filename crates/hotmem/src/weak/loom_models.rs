@@ -17,11 +17,17 @@
 //! died, after Pause Mark End: the read returns a pair whose key was kept
 //! alive before the pause drained the log, or nothing.
 //!
+//! And of a finalizer registration racing the GC thread's forwarding of
+//! the registry after Pause Relocate Start: the moved object stays
+//! registered once, and registering its new address is refused.
+//!
 //! Run: `cargo xtask loom`.
 
-use super::{EphemeronTable, KeepAlive, Sweeps, WeakSet, WeakSets, WeakTable};
+use super::{EphemeronTable, Finalizers, KeepAlive, Sweeps, WeakSet, WeakSets, WeakTable};
+use crate::error::FinalizerError;
 use crate::pause_gate::PauseGate;
 use crate::roots::table_gc::GcTable;
+use crate::roots::table_gc::RootForwarder;
 use crate::roots::{Handle, HandleTable};
 use crate::sync::Mutex;
 use crate::vm::ObjectReference;
@@ -199,5 +205,38 @@ fn loom_an_ephemeron_read_racing_the_clearing_returns_only_what_marking_kept() {
             u64::from(!marked),
             "cleared once, by the read or the clearing"
         );
+    });
+}
+
+/// Forwards 0x1000 (in the relocation set) to 0x9000.
+struct Moved;
+
+impl RootForwarder for Moved {
+    fn forward(&self, obj: ObjectReference) -> ObjectReference {
+        if obj == r(0x1000) { r(0x9000) } else { obj }
+    }
+}
+
+/// A mutator registers the new address of a registered object that a
+/// concurrent cycle moved, while the GC thread forwards the registry
+/// after Pause Relocate Start: refused whichever runs first, and the
+/// registry ends with the object once, at its new address.
+#[test]
+fn loom_a_registration_racing_the_registrys_forwarding_finds_the_moved_object() {
+    loom::model(|| {
+        let f = Arc::new(Finalizers::default());
+        f.register(r(0x1000)).unwrap();
+        let in_set = |x: ObjectReference| x == r(0x1000);
+        let noted = f.note_relocation_set(in_set);
+        f.begin_forwarding(noted, in_set, Arc::new(Moved));
+        let gc = {
+            let f = f.clone();
+            loom::thread::spawn(move || f.finish_forwarding())
+        };
+        let again = f.register(r(0x9000));
+        gc.join().unwrap();
+        assert_eq!(again, Err(FinalizerError::AlreadyRegistered(r(0x9000))));
+        assert_eq!(f.registered_count(), 1);
+        assert_eq!(f.register(r(0x1000)), Ok(()), "the old address is free");
     });
 }

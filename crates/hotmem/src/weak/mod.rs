@@ -19,7 +19,7 @@ mod weak_set;
 
 pub use ephemeron::Ephemeron;
 pub(crate) use ephemeron::EphemeronTable;
-pub(crate) use finalizer::Finalizers;
+pub(crate) use finalizer::{FinalizerStart, Finalizers};
 pub(crate) use keep_alive::KeepAlive;
 pub use weak_handle::WeakHandle;
 pub(crate) use weak_handle::WeakTable;

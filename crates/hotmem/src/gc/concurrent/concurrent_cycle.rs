@@ -28,7 +28,7 @@ use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause, StrengthCo
 use crate::gc::core::weak_processing::{EphemeronClearing, HandleClearing};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
-use crate::weak::{SetMarking, Sweeps};
+use crate::weak::{FinalizerStart, SetMarking, Sweeps};
 use hotmem_os::Address;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -265,7 +265,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let reached = |r: ObjectReference| marker.is_live(r);
         let set_marking = SetMarking::begin(heap.weak.sets.live(), &reached);
         self.end_pause(GcPhase::PauseMarkStart, pause);
-        let (snapshot, ephemerons) =
+        let (snapshot, ephemerons, finalizers) =
             self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
@@ -283,6 +283,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             HandleClearing::AfterPause,
             ephemerons,
             EphemeronClearing::AfterPause,
+            finalizers,
         )?;
         let mut refs = processed.stats;
         // The weak sets, the ephemerons whose key died, and the weak
@@ -407,15 +408,16 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// Mutators that keep logging (a loop of
     /// stores, weak handles read in a loop) cannot hold marking here:
     /// after the last round allowed, Pause Mark End takes what is left, as
-    /// SATB collectors finish. Returns the slots to remember again and the
-    /// ephemerons' scan, if one ran.
+    /// SATB collectors finish. Returns the slots to remember again, the
+    /// ephemerons' scan, if one ran, and the registered finalizers Pause
+    /// Mark End is to look at (those marking has not reached).
     fn mark_concurrently<P: MarkPolicy>(
         &mut self,
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
         taken: Vec<Vec<usize>>,
         tables: Option<&mut ConcurrentTables>,
-    ) -> Result<(Vec<usize>, Option<EphemeronScan>), GcError> {
+    ) -> Result<(Vec<usize>, Option<EphemeronScan>, FinalizerStart), GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
         // The remembered slots' values now: a value overwritten since mark
         // start was logged by the snapshot barrier.
@@ -454,11 +456,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
                 break;
             }
         }
+        let finalizers = self.heap.weak.finalizers.candidates(|r| marker.is_live(r));
         self.times.stop(running);
         // A young cycle that evacuates remembers them again at its end.
         let evacuates = self.evacuates_young(CollectionKind::Young) && marker.young_only();
         let slots = if evacuates { addresses } else { Vec::new() };
-        Ok((slots, ephemerons))
+        Ok((slots, ephemerons, finalizers))
     }
 
     /// Concurrent Select Relocation Set: the pages found empty (the last
@@ -497,6 +500,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let heap = self.heap;
         let kind = collection.kind;
         let young = self.remembered.filter(|_| self.evacuates_young(kind));
+        let finalizers = &heap.weak.finalizers;
+        let in_set = |set: &RelocationSet, r: ObjectReference| set.page_in_set(r.get()).is_some();
+        let registered = match self.tables {
+            RootTableVisit::Concurrent => Some(finalizers.note_relocation_set(|r| in_set(&set, r))),
+            RootTableVisit::InPause => None,
+        };
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
         let promoted = young.map(|r| young_promotion::promote_in_place(set.map(), Some(&set), r));
@@ -508,11 +517,16 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             let to = concurrent_relocate::TableForwarder::for_set(set.clone(), heap);
             forwarded = forwarded.and(t.begin_forwarding(self.binding, heap, to));
         }
+        let registry = registered.map(|entries| {
+            let to = concurrent_relocate::TableForwarder::for_set(set.clone(), heap);
+            concurrent_relocate::FinalizersForwarding::begin(finalizers, entries, &set, to)
+        });
         self.end_pause(GcPhase::PauseRelocateStart, pause);
         let running = self.times.start(GcPhase::ConcurrentRelocate);
         if let Some(t) = tables {
             t.forward();
         }
+        drop(registry);
         let count = self.state.concurrent_workers(workers.count());
         let done = concurrent_relocate::relocate(heap, workers, &set, count);
         self.times.stop(running);

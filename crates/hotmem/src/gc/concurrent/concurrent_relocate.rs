@@ -13,6 +13,7 @@ use crate::gc::core::weak_processing::forward_weak_refs;
 use crate::gc::core::workers::{GcWorkers, PhaseSummary};
 use crate::roots::table_gc::RootForwarder;
 use crate::vm::{Binding, Forwarder, ObjectReference};
+use crate::weak::Finalizers;
 use hotmem_page::NodeId;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
@@ -63,13 +64,45 @@ impl RootForwarder for TableForwarder {
             return r;
         };
         // SAFETY: a forwarder is reached only through the state of a root
-        // table its cycle put in forwarding (under the table's lock), and
-        // the cycle finishes every such table, taking each lock, before it
-        // returns (`ConcurrentTables::forward`, also when the cycle fails:
-        // its `Drop`); the heap outlives each of its cycles, so the
+        // table its cycle put in forwarding, or through the finalizer
+        // registry's stale entries (under the table's or the registry's
+        // lock), and the cycle finishes every such table and the registry,
+        // taking each lock, before it returns (`ConcurrentTables::forward`
+        // and `FinalizersForwarding`'s drop, also when the cycle fails:
+        // their `Drop`); the heap outlives each of its cycles, so the
         // allocator is alive whenever this runs.
         let alloc = unsafe { self.alloc.as_ref() };
         self.set.forward(pi, r, alloc, Relocator::RootTable).to
+    }
+}
+
+/// The registered finalizers of a cycle's relocation set, in forwarding
+/// from Pause Relocate Start: dropping it forwards what no registration
+/// has ([`Finalizers::finish_forwarding`]), so that the cycle's
+/// forwarder, which the registry holds meanwhile, is gone before the cycle
+/// returns, as [`TableForwarder`] requires.
+pub(super) struct FinalizersForwarding<'h> {
+    finalizers: &'h Finalizers,
+}
+
+impl<'h> FinalizersForwarding<'h> {
+    /// In Pause Relocate Start, `set` installed: `entries` (the registered
+    /// objects noted in the set when it was chosen) and those registered
+    /// since in the set are forwarded through `to` after the pause.
+    pub(super) fn begin(
+        finalizers: &'h Finalizers,
+        entries: Vec<ObjectReference>,
+        set: &RelocationSet,
+        to: Arc<dyn RootForwarder>,
+    ) -> FinalizersForwarding<'h> {
+        finalizers.begin_forwarding(entries, |r| set.page_in_set(r.get()).is_some(), to);
+        FinalizersForwarding { finalizers }
+    }
+}
+
+impl Drop for FinalizersForwarding<'_> {
+    fn drop(&mut self) {
+        self.finalizers.finish_forwarding();
     }
 }
 

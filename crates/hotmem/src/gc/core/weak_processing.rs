@@ -26,7 +26,9 @@
 //!    same, and Pause Mark End does not grow with the weak handles;
 //! 3. **finalization**: each registered object that is dead is retained,
 //!    with what it reaches, and queued for the embedder; the ephemerons run
-//!    to their fixpoint again (a resurrected object may be a key);
+//!    to their fixpoint again (a resurrected object may be a key). A
+//!    concurrent cycle looks only at the registered objects its marking
+//!    had not reached ([`FinalizerStart::Candidates`]);
 //! 4. **ephemerons** whose key is dead are cleared (only the pairs still
 //!    waiting are looked at); a concurrent cycle clears them after its
 //!    pause ([`EphemeronClearing::AfterPause`]), reads judging their pair
@@ -50,6 +52,7 @@ use crate::GcError;
 use crate::vm::{
     Binding, Forwarder, ObjectReference, WeakForwarding, WeakPass, WeakRefs, WeakTracer,
 };
+use crate::weak::FinalizerStart;
 use std::time::Instant;
 
 /// When a collection clears the weak handles whose object died.
@@ -153,7 +156,9 @@ impl<B: Binding> Collection<'_, B> {
     /// answer says when they are (after the pause: left to the caller,
     /// whose `RefStats::weak` is to be filled then). `ephemerons`: the
     /// pairs to look at (all, or those a concurrent marking left waiting);
-    /// `clearing`, when those whose key died are cleared.
+    /// `clearing`, when those whose key died are cleared; `finalizers`,
+    /// the registered objects to look at (all, or those a concurrent
+    /// marking had not reached).
     pub(crate) fn process_weak_refs<P: MarkPolicy>(
         &self,
         marker: &Marker<'_, B, P>,
@@ -161,6 +166,7 @@ impl<B: Binding> Collection<'_, B> {
         handles: HandleClearing,
         ephemerons: EphemeronStart,
         clearing: EphemeronClearing,
+        finalizers: FinalizerStart,
     ) -> Result<WeakProcessed, GcError> {
         let start = Instant::now();
         let mut stats = RefStats::default();
@@ -183,10 +189,11 @@ impl<B: Binding> Collection<'_, B> {
         };
         self.binding_fixpoint(&mut waiting, &mut tracer, workers, &mut stats)?;
         let finalizing = || {
-            self.heap
-                .weak
-                .finalizers
-                .any_to_queue(|r| marker.is_live(r), |r| marker.is_object(r))
+            self.heap.weak.finalizers.any_to_queue(
+                &finalizers,
+                |r| marker.is_live(r),
+                |r| marker.is_object(r),
+            )
         };
         let handles = match handles {
             HandleClearing::AfterPause if !finalizing() => HandleClearing::AfterPause,
@@ -197,6 +204,7 @@ impl<B: Binding> Collection<'_, B> {
         };
         let marked_before = marker.marked();
         let (found, queued) = self.heap.weak.finalizers.queue_dead(
+            &finalizers,
             |r| marker.is_live(r),
             |r| marker.is_object(r),
             |r| {
@@ -352,10 +360,11 @@ impl<B: Binding> Collection<'_, B> {
     }
 }
 
-/// The runtime's weak handles, weak sets and ephemerons (unless `handles`
-/// leaves them for after the pause, with the root tables:
-/// [`root_tables`](super::root_tables)) and registered finalizers of
-/// `heap` follow their objects to where `forwarder` says they are, and the binding forwards its own weak
+/// The runtime's weak handles, weak sets, ephemerons and registered
+/// finalizers of `heap` (unless `handles` leaves them for after the
+/// pause, with the root tables: [`root_tables`](super::root_tables), and
+/// [`Finalizers::begin_forwarding`](crate::weak::Finalizers::begin_forwarding))
+/// follow their objects to where `forwarder` says they are, and the binding forwards its own weak
 /// references (the mutators are stopped). The runtime's tables are
 /// forwarded whatever the binding's hook does; its panic is the error
 /// returned.
@@ -377,8 +386,8 @@ pub(crate) fn forward_weak_refs<B: Binding>(
                 *value = forwarder.forwarded(*value);
             }
         });
+        weak.finalizers
+            .update_registered(|r| forwarder.forwarded(r));
     }
-    weak.finalizers
-        .update_registered(|r| forwarder.forwarded(r));
     call_model(|| binding.forward_weak_refs(&WeakForwarding::new(forwarder)))
 }

@@ -42,6 +42,7 @@ use crate::gc::core::stats::CollectStats;
 use crate::gc::core::weak_processing::{EphemeronClearing, HandleClearing};
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, ObjectReference, Slot};
+use crate::weak::FinalizerStart;
 use hotmem_page::PageRef;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -194,6 +195,7 @@ impl<'a, B: Binding> StwCycle<'a, B> {
                 HandleClearing::InPause,
                 EphemeronStart::All,
                 EphemeronClearing::InPause,
+                FinalizerStart::All,
             )?
             .stats;
         refs.weak_set = c.sweep_weak_sets(&marker);
