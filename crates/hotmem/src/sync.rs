@@ -7,8 +7,9 @@
 //! relocate), the spin of a thread waiting for another's forwarding entry,
 //! the table of old pages (a copy marked old before it is published), the
 //! mutators' SATB logs, the handle tables (a clone racing a
-//! collection's update) and the pause gate (a weak upgrade racing a
-//! pause). The rest of the runtime's locks are
+//! collection's update), the pause gate (a weak upgrade racing a
+//! pause) and the finalizer registry (a registration racing its
+//! forwarding after a pause). The rest of the runtime's locks are
 //! parking_lot's and its counters std's: they take part in no protocol a
 //! model checks.
 

@@ -194,7 +194,8 @@ impl RuntimeBuilder {
     /// The share of wall time, in percent, collections may take before a
     /// soft maximum ([`RuntimeBuilder::soft_max_heap`]) is set aside
     /// (default 50, Go's GC CPU limit; 100 never sets it aside). Measured
-    /// over the last second, a concurrent cycle counting its whole length.
+    /// over the last second as a share of the machine: pauses whole, and
+    /// a concurrent cycle's CPU time divided by the CPUs.
     pub fn gc_time_limit(mut self, percent: f64) -> Self {
         self.config.gc_time_limit = percent;
         self

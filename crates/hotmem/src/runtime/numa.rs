@@ -5,7 +5,7 @@ use super::config::{NumaConfig, RuntimeConfig};
 use crate::error::BuildError;
 #[cfg(feature = "numa")]
 use crate::error::NumaError;
-use crate::gc::core::workers::{GcWorkers, PlainPool, WorkerBinding};
+use crate::gc::core::workers::{GcWorkers, PlainPool, Pool, WorkerBinding};
 use crate::thread_stack::ThreadStack;
 use hotmem_nmt::Tracker;
 use hotmem_page::NodeId;
@@ -45,7 +45,7 @@ fn plain_parts(config: &RuntimeConfig, nmt: &Arc<Tracker>, source: &str) -> Numa
     NumaParts {
         partitions: vec![NodeId::ZERO],
         binder: None,
-        workers: GcWorkers::Plain(PlainPool::new(threads, Some(nmt.clone()))),
+        workers: GcWorkers::new(Pool::Plain(PlainPool::new(threads, Some(nmt.clone())))),
         summary: NumaSummary {
             source: source.into(),
             nodes: 1,
@@ -130,7 +130,7 @@ pub(super) fn numa_parts(
             memory_bound,
             worker_binding: crate::gc::core::workers::pool_binding(&pool),
         },
-        workers: GcWorkers::Numa(pool),
+        workers: GcWorkers::new(Pool::Numa(pool)),
         topology: Some(topology),
     })
 }
@@ -154,16 +154,16 @@ pub(super) fn numa_parts(
 /// Records the stack of every NUMA pool worker thread in NMT (tag Thread
 /// Stack). Plain workers record their own when they start.
 pub(super) fn record_worker_stacks(workers: &GcWorkers, nmt: &Arc<Tracker>) -> Vec<ThreadStack> {
-    match workers {
+    match &workers.pool {
         #[cfg(feature = "numa")]
-        GcWorkers::Numa(pool) => {
+        Pool::Numa(pool) => {
             let nmt = nmt.clone();
             pool.on_each_worker(move |_| ThreadStack::record_current(&nmt))
                 .into_iter()
                 .flatten()
                 .collect()
         }
-        GcWorkers::Plain(_) => {
+        Pool::Plain(_) => {
             let _ = nmt;
             Vec::new()
         }

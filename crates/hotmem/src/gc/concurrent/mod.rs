@@ -75,6 +75,7 @@ use crate::GcError;
 use crate::gc::barriers::{ConcurrentBarriers, RememberedSet};
 use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
 use crate::gc::core::collector_mode::CollectorMode;
+use crate::gc::core::cpu_time::{cpus, thread_cpu_ns};
 use crate::gc::core::driver::{DriverContext, GcRequest};
 use crate::gc::core::generational_policy::GenerationalPolicy;
 use crate::gc::core::generations::{CollectionKind, Generations};
@@ -190,6 +191,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         _region: Option<&mut SafeRegion<'_>>,
     ) -> Result<Option<CollectStats>, GcError> {
         let mut workers = heap.workers.lock();
+        let cpu_before = (workers.cpu_ns(), thread_cpu_ns());
         let number = heap.next_collection_number();
         let allocated_before = heap.pages.counters().page_bytes_allocated;
         let kind = self
@@ -231,9 +233,14 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                 // length (its workers take CPUs), not only its pauses; but
                 // they stop only for its pauses, and allocate through the
                 // rest.
+                let cpu_ns = (workers.cpu_ns() - cpu_before.0)
+                    + thread_cpu_ns().saturating_sub(cpu_before.1);
                 let cost = Cost {
                     length_ns: stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns),
                     stopped_ns: stats.pause_ns,
+                    // The GC thread's CPU time in the pauses is counted
+                    // twice: at most the pauses' length more.
+                    machine_ns: stats.pause_ns + cpu_ns / cpus() as u64,
                 };
                 let next = heap.sizing.collected_at(
                     stats.kind,

@@ -78,14 +78,21 @@ impl BalancedSizing {
 const SMOOTHING: f64 = 0.5;
 
 /// What one collection cost: its length, which the balancer weighs against
-/// memory, and how long it stopped the mutators, which is not mutator
-/// time in the allocation rate. A stop-the-world collection's two are its
-/// pause; a concurrent cycle's length is the whole cycle and it stops the
-/// mutators only for its pauses (they allocate through the rest).
+/// memory, how long it stopped the mutators, which is not mutator time in
+/// the allocation rate, and its share of the machine, which the soft
+/// maximum's time limit counts. A stop-the-world collection's three are its
+/// pause; a concurrent cycle's length is the whole cycle, it stops the
+/// mutators only for its pauses (they allocate through the rest), and it
+/// takes the machine for its pauses and for its threads' CPU time spread
+/// over the CPUs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Cost {
     pub(crate) length_ns: u64,
     pub(crate) stopped_ns: u64,
+    /// Pauses, plus the GC threads' CPU time divided by the CPUs: the
+    /// wall time the collection would take if it had the whole machine
+    /// (Go's GC CPU limiter's measure).
+    pub(crate) machine_ns: u64,
 }
 
 impl Cost {
@@ -94,6 +101,7 @@ impl Cost {
         Cost {
             length_ns: ns,
             stopped_ns: ns,
+            machine_ns: ns,
         }
     }
 }
@@ -224,6 +232,7 @@ mod tests {
         let cycle = Cost {
             length_ns: 10_000_000,
             stopped_ns: 100_000,
+            machine_ns: 5_000_000,
         };
         b.observe(
             CollectionKind::Young,

@@ -28,6 +28,7 @@ pub(crate) mod binding_panic;
 pub(crate) mod collection;
 pub(crate) mod collector;
 pub(crate) mod collector_mode;
+pub(crate) mod cpu_time;
 pub(crate) mod driver;
 pub(crate) mod ephemeron_marking;
 pub(crate) mod free;

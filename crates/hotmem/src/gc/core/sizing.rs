@@ -408,7 +408,7 @@ impl Sizing {
     ) -> Next {
         let next = self.policy_next(kind, used, generational, cost, allocated, now);
         match &self.soft {
-            Some(soft) if soft.holds_after(cost.length_ns, now) => {
+            Some(soft) if soft.holds_after(cost.machine_ns, now) => {
                 self.within_soft_max(soft.bytes(), next, used, now)
             }
             _ => next,

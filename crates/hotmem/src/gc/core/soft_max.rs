@@ -14,10 +14,12 @@
 //! The two halves are ZGC's `SoftMaxHeapSize` (the collector aims below
 //! it, and goes above rather than stall) and Go's memory limit with its
 //! GC CPU limiter (a soft limit, set aside when the collector would take
-//! more than half of the CPU). The share is measured over the last second
-//! of wall time, a concurrent cycle counting its whole length as the
-//! adaptive policy counts it: a cycle's workers take CPUs from the
-//! mutators even when they do not stop them.
+//! more than half of the CPU). The share is of the machine's time over the
+//! last second, as Go measures it: a pause counts whole (it stops every
+//! mutator), and a concurrent cycle adds the CPU time of its threads (the
+//! GC thread and the workers, each on its own CPU clock) divided by the
+//! CPUs. A cycle whose one worker runs back to back on two CPUs takes
+//! half the machine, not all of it.
 //!
 //! ```
 //! use hotmem::Runtime;

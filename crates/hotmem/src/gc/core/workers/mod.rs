@@ -7,10 +7,12 @@ mod plain_pool;
 pub(crate) use plain_pool::PlainPool;
 
 use super::binding_panic::panic_message;
+use super::cpu_time::thread_cpu_ns;
 use crate::GcError;
 use hotmem_page::NodeId;
 use serde::Serialize;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Whether and how GC workers bind to the node of the pages they relocate.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -126,8 +128,16 @@ pub(crate) fn pool_binding_of(
     }
 }
 
-/// The workers a runtime relocates with.
-pub(crate) enum GcWorkers {
+/// The workers a runtime collects with, and the CPU time they spent.
+pub(crate) struct GcWorkers {
+    pub(crate) pool: Pool,
+    /// CPU time spent in the items of every phase so far, all workers
+    /// together.
+    cpu_ns: u64,
+}
+
+/// The threads of [`GcWorkers`].
+pub(crate) enum Pool {
     /// A hwloc worker pool; partition `i` of the heap is node `i`.
     #[cfg(feature = "numa")]
     Numa(hotmem_numa::WorkerPool),
@@ -137,13 +147,24 @@ pub(crate) enum GcWorkers {
 }
 
 impl GcWorkers {
+    /// Workers on `pool`.
+    pub(crate) fn new(pool: Pool) -> GcWorkers {
+        GcWorkers { pool, cpu_ns: 0 }
+    }
+
     /// How many workers.
     pub(crate) fn count(&self) -> usize {
-        match self {
+        match &self.pool {
             #[cfg(feature = "numa")]
-            GcWorkers::Numa(pool) => pool.worker_count(),
-            GcWorkers::Plain(pool) => pool.count(),
+            Pool::Numa(pool) => pool.worker_count(),
+            Pool::Plain(pool) => pool.count(),
         }
+    }
+
+    /// The CPU time the workers spent in phases so far (each item timed on
+    /// its worker's CPU clock: a worker that waits costs nothing).
+    pub(crate) fn cpu_ns(&self) -> u64 {
+        self.cpu_ns
     }
 
     /// Processes every item exactly once; results in no particular order.
@@ -157,11 +178,20 @@ impl GcWorkers {
         R: Send,
         F: Fn(T) -> R + Sync,
     {
-        match self {
+        let cpu = AtomicU64::new(0);
+        let timed = |item: T| {
+            let start = thread_cpu_ns();
+            let r = f(item);
+            cpu.fetch_add(thread_cpu_ns().saturating_sub(start), Ordering::Relaxed);
+            r
+        };
+        let out = match &mut self.pool {
             #[cfg(feature = "numa")]
-            GcWorkers::Numa(pool) => run_numa(pool, items, f),
-            GcWorkers::Plain(pool) => run_plain(pool, items, f),
-        }
+            Pool::Numa(pool) => run_numa(pool, items, timed),
+            Pool::Plain(pool) => run_plain(pool, items, timed),
+        };
+        self.cpu_ns += cpu.into_inner();
+        out
     }
 }
 
@@ -248,7 +278,7 @@ mod tests {
 
     #[test]
     fn plain_workers_report_locality_as_not_applicable() {
-        let mut w = GcWorkers::Plain(PlainPool::new(2, None));
+        let mut w = GcWorkers::new(Pool::Plain(PlainPool::new(2, None)));
         let (results, s) = w.run(items(), |i| i).unwrap();
         assert_eq!(results.len(), 8);
         assert_eq!(s.binding, WorkerBinding::Off);
@@ -261,6 +291,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_workers_count_the_cpu_time_of_their_items_not_their_waits() {
+        let mut w = GcWorkers::new(Pool::Plain(PlainPool::new(2, None)));
+        assert_eq!(w.cpu_ns(), 0);
+        let spin = |_| {
+            let start = std::time::Instant::now();
+            let mut x = 0u64;
+            while start.elapsed() < std::time::Duration::from_millis(5) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        };
+        w.run(items(), spin).unwrap();
+        let busy = w.cpu_ns();
+        assert!(busy > 0, "eight spinning items took CPU time");
+        // Eight items that sleep 5 ms each: 40 ms of waiting, which is no
+        // CPU time (what they do take is far less, whatever the load).
+        w.run(items(), |_| {
+            std::thread::sleep(std::time::Duration::from_millis(5))
+        })
+        .unwrap();
+        assert!(w.cpu_ns() - busy < 40_000_000, "waits counted");
+    }
+
     #[cfg(feature = "numa")]
     fn numa_run(
         topology: &hotmem_numa::Topology,
@@ -271,7 +324,7 @@ mod tests {
             hotmem_numa::WorkerPool::new(topology, hotmem_numa::PoolConfig::new(2, affinity))
                 .unwrap();
         let binding = pool_binding(&pool);
-        let mut w = GcWorkers::Numa(pool);
+        let mut w = GcWorkers::new(Pool::Numa(pool));
         let (_, s) = w.run(items, |i| i).unwrap();
         assert_eq!(s.binding, binding, "the summary says what the pool does");
         s
