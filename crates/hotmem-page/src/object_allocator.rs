@@ -224,39 +224,6 @@ impl<S: PageSource> ObjectAllocator<S> {
         pages
     }
 
-    /// [`ObjectAllocator::retire_pages`] for the pages of the ages `retire`
-    /// says: their slots are emptied and their pages handed back; the other
-    /// ages' pages stay installed. A young collection retires the survivor
-    /// ages it copies into (their pages are young, collected by the next
-    /// one), and keeps filling the old age's page.
-    ///
-    /// # Safety
-    /// As [`ObjectAllocator::retire_pages`].
-    pub unsafe fn retire_pages_of(&self, retire: impl Fn(Age) -> bool) -> Vec<OwnedPage> {
-        let nodes = self.nodes.len();
-        for (i, slot) in self.medium.iter().enumerate() {
-            if Age::from_index(i / nodes).is_some_and(&retire) {
-                slot.clear();
-            }
-        }
-        for (i, slot) in self.small.iter().enumerate() {
-            if Age::from_index(i / (nodes * self.cpus)).is_some_and(&retire) {
-                slot.clear();
-            }
-        }
-        let mut installed = self.installed.lock();
-        let (pages, kept): (Vec<OwnedPage>, Vec<OwnedPage>) = std::mem::take(&mut *installed)
-            .into_iter()
-            .partition(|p| retire(p.age()));
-        *installed = kept;
-        drop(installed);
-        for page in &pages {
-            // Pages a caller already freed behind our back stay freed.
-            let _ = page.transition(PageState::Installed, PageState::Allocated);
-        }
-        pages
-    }
-
     /// [`ObjectAllocator::retire_pages`] when the allocator is not shared:
     /// the exclusive borrow proves that nobody allocates.
     pub fn retire_pages_exclusive(&mut self) -> Vec<OwnedPage> {

@@ -9,7 +9,7 @@
 use hotmem_os::{MemRange, MemTag, Memory, MemoryEvent, MemoryObserver};
 use hotmem_page::{
     Age, AllocError, AllocPageError, CacheMode, FreeError, HeapConfig, MediumPageMode, NodeId,
-    ObjectAllocator, ObjectLayout, OwnedPage, Page, PageAllocator, PageRef, PageRequest, PageState,
+    ObjectAllocator, ObjectLayout, OwnedPage, Page, PageAllocator, PageRequest, PageState,
     PageType, StatSampler,
 };
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -602,52 +602,5 @@ fn the_owner_frees_through_its_handle_and_gets_it_back_on_refusal() {
     h.free_page(p).unwrap();
     assert_eq!(view.state(), PageState::Freed);
     assert!(h.pages().is_empty());
-    h.check_invariants();
-}
-
-/// A young collection retires the pages of the ages it copies survivors
-/// into, and keeps filling the old age's: `retire_pages_of` empties only
-/// the slots of the ages asked for, hands back only their pages, and the
-/// next allocation of a retired age installs a new page while the others
-/// go on in theirs.
-#[test]
-fn retiring_some_ages_keeps_the_other_ages_pages_installed() {
-    let h = heap(64 * MIB);
-    let objects = ObjectAllocator::new(&h, MediumPageMode::Synchronized);
-    let small = ObjectLayout::new(64).unwrap();
-    let medium = ObjectLayout::new(h.page_sizes().small_object_max() + 8).unwrap();
-    let survivor = Age::survivor(1);
-    let mut first = Vec::new();
-    for age in [Age::OLD, survivor] {
-        for layout in [small, medium] {
-            first.push((
-                age,
-                layout,
-                objects.alloc_object(layout, age, NodeId::ZERO).unwrap(),
-            ));
-        }
-    }
-    assert_eq!(objects.installed_pages().len(), 4);
-    // SAFETY: no other thread allocates with `objects`.
-    let retired = unsafe { objects.retire_pages_of(|age| age == survivor) };
-    assert_eq!(retired.len(), 2);
-    assert!(
-        retired
-            .iter()
-            .all(|p| p.age() == survivor && p.state() == PageState::Allocated)
-    );
-    let installed = objects.installed_pages();
-    assert_eq!(installed.len(), 2);
-    assert!(installed.iter().all(|p| p.age() == Age::OLD));
-    for (age, layout, before) in first {
-        let next = objects.alloc_object(layout, age, NodeId::ZERO).unwrap();
-        let same_page = |p: &PageRef| p.range().contains(before) && p.range().contains(next);
-        assert_eq!(
-            installed.iter().any(same_page),
-            age == Age::OLD,
-            "{age:?}: the old age's page goes on, a retired age's does not"
-        );
-    }
-    assert_eq!(objects.installed_pages().len(), 4);
     h.check_invariants();
 }

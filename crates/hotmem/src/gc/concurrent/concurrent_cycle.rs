@@ -6,7 +6,7 @@
 
 use super::concurrent_relocate;
 use super::stalls::ConcurrentState;
-use super::young_promotion::{self, Survivors, Tenuring};
+use super::young_promotion::{self, Survivors};
 use crate::GcError;
 use crate::error::BadReference;
 use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, RememberedSet, sorted};
@@ -94,8 +94,6 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) kind: CollectionKind,
     /// With generations: the store barrier's remembered set.
     pub(super) remembered: Option<&'a RememberedSet>,
-    /// With generations: where young cycles copy first-time survivors.
-    pub(super) tenuring: Option<&'a Tenuring>,
     pub(super) heap: &'a GcHeap,
     pub(super) cx: &'a DriverContext<'s>,
     pub(super) barriers: &'a ConcurrentBarriers,
@@ -476,18 +474,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         budget: usize,
     ) -> Result<Option<RelocationSet>, GcError> {
         let running = self.times.start(GcPhase::ConcurrentSelectRelocationSet);
-        let young = marked.collection.kind == CollectionKind::Young;
-        let tenuring = self.tenuring.filter(|_| young);
-        if let Some(t) = tenuring {
-            t.observe(&marked.collection.map);
-        }
         let (mut set, kept) = marked.select(moves, budget)?;
         if let (Some(set), Some(r)) = (&mut set, self.remembered) {
             set.mark_copies_old(r.old.clone());
-            if let Some(t) = tenuring {
-                let copies = t.copies();
-                set.age_copies(|page| young_promotion::copy_age(page, &r.old, copies));
-            }
         }
         self.times.stop(running);
         self.phases.pages_kept_for_roots = kept;

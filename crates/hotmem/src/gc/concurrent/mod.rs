@@ -41,13 +41,9 @@
 //! collector). Pause Mark Start takes the slots the generational store
 //! barrier remembered; marking follows only young objects, from the roots
 //! and those slots (healing them); the young pages found empty are freed,
-//! the mostly-dead ones evacuated (first-time survivors into young
-//! survivor pages while the young cycles find that most of those die,
-//! into old pages otherwise: `young_promotion::Tenuring`), and the rest
-//! aged where they are, in Pause Relocate Start; both are promoted once
-//! they survived `young_promotion::TENURING_THRESHOLD` young cycles. A
-//! young cycle's Pause Mark Start retires the GC allocator's survivor
-//! pages, which it then marks and may evacuate as young pages.
+//! the mostly-dead ones evacuated to old pages (the copies are old), and
+//! the rest aged where they are, in Pause Relocate Start, and promoted
+//! once they survived `young_promotion::TENURING_THRESHOLD` young cycles.
 //! After the relocation the promoted survivors' slots that refer into
 //! young pages are remembered, with the slots the cycle marked from
 //! ([`young_promotion`]): the next cycle's marking heals every reference
@@ -94,7 +90,6 @@ use hotmem_safepoint::SafeRegion;
 use std::any::Any;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use young_promotion::Tenuring;
 
 /// What the concurrent collector in `mode` asks and does, with
 /// `generations` (young and old cycles feed on the generational store
@@ -137,7 +132,6 @@ pub(crate) fn check(mode: CollectorMode, heals_atomically: bool) -> Result<(), S
 struct Generational {
     remembered: Arc<RememberedSet>,
     policy: GenerationalPolicy,
-    tenuring: Tenuring,
 }
 
 /// The concurrent collector for binding `B`.
@@ -173,7 +167,6 @@ impl<B: Binding> ConcurrentCollector<B> {
             generations: remembered.map(|remembered| Generational {
                 remembered,
                 policy: GenerationalPolicy::default(),
-                tenuring: Tenuring::default(),
             }),
         }
     }
@@ -210,7 +203,6 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             binding: &*self.binding,
             kind,
             remembered: self.generations.as_ref().map(|g| &*g.remembered),
-            tenuring: self.generations.as_ref().map(|g| &g.tenuring),
             heap,
             cx,
             barriers: &self.barriers,

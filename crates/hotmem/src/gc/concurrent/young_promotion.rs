@@ -9,12 +9,9 @@
 //! only the remembered slots of old objects are visited by the next young
 //! marking). In that pause the young pages that stay (not in the set) age
 //! by a cycle, and those that survived [`TENURING_THRESHOLD`] cycles are
-//! made old ([`promote_in_place`]). An object evacuated from a young page
-//! is copied into a survivor page (a young page of a survivor age) while
-//! its page has survived fewer cycles than that, and into an old page
-//! otherwise, old from its publication (`publish_copy`) ([`copy_age`]):
-//! an object that was merely in use when a cycle ran gets another young
-//! cycle to die in before it is promoted. After the relocation, the
+//! made old ([`promote_in_place`]); the copies are old from their
+//! publication (`publish_copy`): an object evacuated from a young page is
+//! promoted at once (no survivor space yet). After the relocation, the
 //! slots of every promoted survivor, where it stayed or its copy, that hold
 //! a reference into a page still young (allocated during the cycle, or one the cycle
 //! evacuated: a stale reference the next marking heals) are remembered,
@@ -30,12 +27,10 @@
 use crate::GcError;
 use crate::gc::barriers::RememberedSet;
 use crate::gc::core::binding_panic::call_model;
-use crate::gc::core::meta::{HeapMap, OldPages};
+use crate::gc::core::meta::HeapMap;
 use crate::gc::core::relocation_set::RelocationSet;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
-use hotmem_page::{Age, PageRef};
-use parking_lot::Mutex;
 
 /// Young cycles a page that stays where it is survives before it is
 /// promoted (its objects become old). A page promoted at its first
@@ -45,107 +40,6 @@ use parking_lot::Mutex;
 /// cycles reclaim (12 young cycles in a row freeing nothing). Generational
 /// ZGC ages pages too (survivor ages, a tenuring threshold).
 pub(super) const TENURING_THRESHOLD: u8 = 2;
-
-/// Young cycles the objects of the young page `page` have survived: its
-/// survivor age (copies that stayed young), or the cycles it survived
-/// where it is ([`OldPages::survived`]).
-pub(super) fn survived(page: &PageRef, old: &OldPages) -> u8 {
-    let age = page.age().index() as u8;
-    age.max(old.survived(page.range().start().get()))
-}
-
-/// The age a young cycle gives the copies of the objects of the young
-/// page `page`: with [`SurvivorCopies::Young`] a survivor age, young,
-/// until they reach [`TENURING_THRESHOLD`], old then; with
-/// [`SurvivorCopies::Old`] old at once.
-pub(super) fn copy_age(page: &PageRef, old: &OldPages, copies: SurvivorCopies) -> Age {
-    match survived(page, old).saturating_add(1) {
-        n if n >= TENURING_THRESHOLD || copies == SurvivorCopies::Old => Age::OLD,
-        n => Age::survivor(n),
-    }
-}
-
-/// Where a young cycle copies the objects that survive it for the first
-/// time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum SurvivorCopies {
-    /// Into survivor pages, young: objects merely in use when the cycle
-    /// ran (binary_trees' trees being built) die there, not in the old
-    /// generation, where only full cycles reclaim them.
-    Young,
-    /// Into old pages: when most survivors live on (the demo's kept
-    /// graphs), a second copy and a second marking of each is waste.
-    Old,
-}
-
-/// Young cycles in a row that copy survivors old before one copies them
-/// young again, to see whether they still live on.
-const PROBE_EVERY: u32 = 16;
-
-/// The adaptive choice of [`SurvivorCopies`], from what the young cycles
-/// find of the survivor pages: while at least half of their bytes are
-/// still live a cycle later, survivors are copied old (for
-/// [`PROBE_EVERY`] cycles, then tried young again); otherwise young.
-/// Generational ZGC sizes its tenuring threshold from survival rates the
-/// same way.
-pub(super) struct Tenuring {
-    state: Mutex<TenuringState>,
-}
-
-struct TenuringState {
-    copies: SurvivorCopies,
-    /// Young cycles since the survivors were last copied young.
-    since_young: u32,
-}
-
-impl Default for Tenuring {
-    fn default() -> Self {
-        Tenuring {
-            state: Mutex::new(TenuringState {
-                copies: SurvivorCopies::Young,
-                since_young: 0,
-            }),
-        }
-    }
-}
-
-impl Tenuring {
-    /// Where this young cycle copies first-time survivors.
-    pub(super) fn copies(&self) -> SurvivorCopies {
-        self.state.lock().copies
-    }
-
-    /// After a young cycle's marking of `map`: decides the copies of this
-    /// cycle and the next ones from its young pages of a survivor age.
-    pub(super) fn observe(&self, map: &HeapMap) {
-        let (mut used, mut live) = (0usize, 0usize);
-        for p in map.pages.iter().filter(|p| p.young) {
-            if p.page.age() != Age::EDEN {
-                used += p.top - p.start;
-                live += p.live.live_bytes();
-            }
-        }
-        self.observed(used, live);
-    }
-
-    /// [`Tenuring::observe`]: the survivor pages held `used` bytes, of
-    /// which marking found `live` live.
-    fn observed(&self, used: usize, live: usize) {
-        let mut s = self.state.lock();
-        if used > 0 {
-            s.copies = match live * 2 >= used {
-                true => SurvivorCopies::Old,
-                false => SurvivorCopies::Young,
-            };
-            s.since_young = 0;
-        } else if s.copies == SurvivorCopies::Old {
-            s.since_young += 1;
-            if s.since_young >= PROBE_EVERY {
-                s.copies = SurvivorCopies::Young;
-            }
-        }
-    }
-}
 
 /// In Pause Relocate Start (the mutators stopped, so that no store races
 /// the change): every page of `map` that was young at mark start, has live
@@ -165,7 +59,7 @@ pub(super) fn promote_in_place(
         let stays = !set.is_some_and(|s| s.contains_page(pi));
         if p.young && stays && p.live.live_objects() > 0 {
             let (start, len) = (p.page.range().start().get(), p.page.size());
-            let survived = survived(&p.page, old).saturating_add(1);
+            let survived = old.survived(start).saturating_add(1);
             if survived >= TENURING_THRESHOLD {
                 old.mark(start, len);
                 promoted[pi] = true;
@@ -228,12 +122,6 @@ pub(super) fn remember_survivors<B: Binding>(
                     return;
                 };
                 let survivor = moved.and_then(|s| s.forwarded(pi, r)).unwrap_or(r);
-                // A young copy (a survivor age, or an object that could
-                // not be copied): its slots into young pages are
-                // young-to-young references.
-                if copied && old.is_young(survivor.get()) {
-                    return;
-                }
                 binding.scan_object(survivor, &mut |slot: B::Slot| {
                     if slot.load().is_some_and(|v| old.is_young(v.get())) {
                         slots.push(slot.address().get());
@@ -254,31 +142,5 @@ pub(super) fn remember_survivors<B: Binding>(
 pub(super) fn drop_moved_slots(addresses: &mut Vec<usize>, full: Option<&RelocationSet>) {
     if let Some(set) = full {
         addresses.retain(|&a| set.page_in_set(a).is_none());
-    }
-}
-
-#[cfg(all(test, not(hotmem_loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn survivors_are_copied_old_while_they_live_on_and_tried_young_again_later() {
-        let t = Tenuring::default();
-        assert_eq!(t.copies(), SurvivorCopies::Young);
-        // Most survivor bytes died: keep copying young.
-        t.observed(1000, 100);
-        assert_eq!(t.copies(), SurvivorCopies::Young);
-        // Most lived on: copy old, no survivor pages from now on.
-        t.observed(1000, 600);
-        assert_eq!(t.copies(), SurvivorCopies::Old);
-        for _ in 1..PROBE_EVERY {
-            t.observed(0, 0);
-            assert_eq!(t.copies(), SurvivorCopies::Old);
-        }
-        t.observed(0, 0);
-        assert_eq!(t.copies(), SurvivorCopies::Young, "a probe");
-        // Nothing survived the probe: stays young.
-        t.observed(0, 0);
-        assert_eq!(t.copies(), SurvivorCopies::Young);
     }
 }

@@ -12,7 +12,7 @@ use super::heap::GcHeap;
 use super::meta::{ForwardingTables, HeapMap};
 use super::stats::{CollectStats, GcCause};
 use crate::vm::Binding;
-use hotmem_page::{Age, NodeId, PageRef};
+use hotmem_page::{NodeId, PageRef};
 use std::time::Duration;
 
 /// What a collector asks of one collection.
@@ -101,32 +101,23 @@ impl<'a, B: Binding> Collection<'a, B> {
         self.stats.kind = CollectionKind::Full;
     }
 
-    /// Retires the pages the last collections copied survivors into: in a
-    /// full collection all of them, in a young one those of the survivor
-    /// ages. They stay installed between collections, so that each
-    /// collection goes on filling them instead of starting a page of its
-    /// own for a few survivors. A young collection neither evacuates nor
-    /// frees the old ones; a full one may, so they become ordinary pages
-    /// first. A survivor page is young: the next young collection marks
-    /// and may evacuate it, which it must not be filling.
+    /// In a full collection, retires the pages the last collections copied
+    /// survivors into. They stay installed between collections, so that
+    /// each collection goes on filling them instead of starting a page of
+    /// its own for a few survivors. A young collection neither evacuates
+    /// nor frees them (they are old); a full one may, so they become
+    /// ordinary pages first.
     ///
     /// # Safety
     /// Nobody allocates with the heap's GC allocator meanwhile: the GC
     /// workers are idle and every mutator is stopped (a mutator's load
     /// barrier copies objects with it too).
     pub(crate) unsafe fn retire_target_pages(&self) {
-        let retired = match self.kind {
+        if self.kind == CollectionKind::Full {
             // SAFETY: the caller's promise: nobody allocates with
             // `gc_alloc` meanwhile.
-            CollectionKind::Full => unsafe { self.heap.gc_alloc.retire_pages() },
-            // SAFETY: as above.
-            CollectionKind::Young => unsafe {
-                self.heap
-                    .gc_alloc
-                    .retire_pages_of(|age| age != Age::EDEN && age != Age::OLD)
-            },
-        };
-        drop(retired);
+            unsafe { self.heap.gc_alloc.retire_pages() };
+        }
     }
 
     /// Whether only young pages are marked, selected and freed.

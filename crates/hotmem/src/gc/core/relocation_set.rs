@@ -19,7 +19,7 @@ use super::heap::GcAllocator;
 use super::meta::{Forwarding, ForwardingTables, GranuleTable, HeapMap, OldPages};
 use crate::vm::{ObjectReference, Slot};
 use hotmem_os::Address;
-use hotmem_page::{Age, NodeId, ObjectLayout, PageRef};
+use hotmem_page::{Age, NodeId, ObjectLayout};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -80,8 +80,6 @@ pub(crate) struct RelocationSet {
     /// reference into the copy at once; the store barrier must see an old
     /// object).
     old_pages: Option<Arc<OldPages>>,
-    /// Per page of `map`: the age of its objects' copies; `None`: old.
-    copy_ages: Option<Box<[Age]>>,
 }
 
 /// Objects and bytes copied.
@@ -156,23 +154,13 @@ impl RelocationSet {
             in_pause: Counts::default(),
             for_root_tables: Counts::default(),
             old_pages: None,
-            copy_ages: None,
         }
     }
 
-    /// Marks every copy of an old age old in `old` (with generations: a
-    /// full cycle's copies, and a young cycle's promoted ones, are old
-    /// objects). Before the set is installed.
+    /// Marks every copy old in `old` (with generations: the copies are
+    /// old objects). Before the set is installed.
     pub(crate) fn mark_copies_old(&mut self, old: Arc<OldPages>) {
         self.old_pages = Some(old);
-    }
-
-    /// The age each page's copies get (`age(page)` per page of the map): a
-    /// young cycle copies the objects of a page that has survived no cycle
-    /// into a survivor page, which stays young, and promotes the others.
-    /// Without it every copy is old. Before the set is installed.
-    pub(crate) fn age_copies(&mut self, age: impl Fn(&PageRef) -> Age) {
-        self.copy_ages = Some(self.map.pages.iter().map(|p| age(&p.page)).collect());
     }
 
     /// Takes out of the set the page of each object of `pinned` that lies
@@ -306,10 +294,9 @@ impl RelocationSet {
         };
         let size = (last - word + 1) * 8;
         let from = Address::new(r.get());
-        let age = self.copy_ages.as_ref().map_or(Age::OLD, |a| a[pi]);
         let copy = ObjectLayout::new(size)
             .ok()
-            .and_then(|layout| alloc.alloc_object(layout, age, p.page.node()).ok());
+            .and_then(|layout| alloc.alloc_object(layout, Age::OLD, p.page.node()).ok());
         let target = match copy {
             Some(to) => {
                 // SAFETY: `from..from+size` is a marked object in the used
@@ -335,11 +322,7 @@ impl RelocationSet {
         // survivors into it (stale references to the objects that were
         // copied) went unremembered, then unhealed when the set left the
         // load barrier.
-        // A survivor's copy stays young.
-        let old = self
-            .old_pages
-            .as_deref()
-            .filter(|_| target != from && age == Age::OLD);
+        let old = self.old_pages.as_deref().filter(|_| target != from);
         let won = publish_copy(f, word, target, size, old);
         let to = ObjectReference::from_address(won).expect("a heap address is not null");
         if won != target {

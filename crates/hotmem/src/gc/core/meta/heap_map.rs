@@ -42,9 +42,8 @@ pub(crate) struct HeapMap {
 impl HeapMap {
     /// The map of `pages` in the heap reservation `base..base+len`.
     /// `is_old`: whether a page that starts at an address is old although
-    /// of a young age (the generational runtime's table: a collection
-    /// promoted it where it was, or an embedder allocated into it with an
-    /// old or a survivor age).
+    /// of age eden (the generational runtime's table: a collection promoted
+    /// it where it was).
     pub(crate) fn new(
         memory: &Memory,
         base: usize,
@@ -82,9 +81,7 @@ impl HeapMap {
                 let start = page.range().start().get();
                 let top = page.top().get();
                 let large = page.page_type() == PageType::Large;
-                // Eden, or a survivor age (a young cycle's copies that
-                // stay young).
-                let young = !large && page.age() != Age::OLD && !is_old(start);
+                let young = !large && page.age() == Age::EDEN && !is_old(start);
                 let live = LiveMap::new(&mut bitmaps, heap_words(&page));
                 PageGc {
                     start,
