@@ -1,11 +1,14 @@
-//! `cargo xtask lox-bench [--runs N] [--concurrent]`: hotmem-lox against
-//! clox, the C reference VM, on every program of `examples/lox/bench`;
-//! with `--concurrent`, also `lox --collector concurrent-generational`
-//! (the concurrent collector's young and old cycles) against lox's
-//! default collector, interleaved in the same runs.
+//! `cargo xtask lox-bench [--runs N] [--concurrent] [--build release|lto]`:
+//! hotmem-lox against clox, the C reference VM, on every program of
+//! `examples/lox/bench`; with `--concurrent`, also `lox --collector
+//! concurrent-generational` (the concurrent collector's young and old
+//! cycles) against lox's default collector, interleaved in the same runs.
 //!
 //! It builds clox from `../shared/clox` as its README does
-//! (`cc -O3 -flto -std=c99 -w`) and `lox` in release, then runs each
+//! (`cc -O3 -flto -std=c99 -w`) and `lox` in release (`--build lto`: with
+//! fat LTO and one codegen unit, as clox is linked, in `target/lto`: the
+//! interpreter's code layout, and so the concurrent copy's speed, depends
+//! on the build more than on its source), then runs each
 //! program `N` times on each (default 5), interleaved (clox, lox, clox,
 //! lox, ...) so that a change in the machine's load hits both alike. Every
 //! run is a fresh process under `/usr/bin/time -f %M` (peak RSS); its
@@ -34,25 +37,76 @@ struct Run {
     gc_cycles: u64,
 }
 
-/// `cargo xtask lox-bench [--runs N] [--concurrent]`.
+/// How `lox` is built.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum LoxBuild {
+    /// The release profile, as `cargo build --release` builds it.
+    Release,
+    /// The release profile with fat LTO and one codegen unit, in
+    /// `target/lto` (so the usual build stays warm).
+    Lto,
+}
+
+impl LoxBuild {
+    fn parse(args: &[String]) -> Result<LoxBuild, String> {
+        match args.iter().position(|a| a == "--build") {
+            None => Ok(LoxBuild::Release),
+            Some(i) => match args.get(i + 1).map(String::as_str) {
+                Some("release") => Ok(LoxBuild::Release),
+                Some("lto") => Ok(LoxBuild::Lto),
+                _ => Err("--build needs release or lto".into()),
+            },
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            LoxBuild::Release => "the release profile (--build release)",
+            LoxBuild::Lto => "the release profile with fat LTO and one codegen unit (--build lto)",
+        }
+    }
+
+    /// Builds `lox`; returns the binary.
+    fn build(self, r: &mut Runner) -> Result<PathBuf, String> {
+        let base = ["build", "--release", "-p", "hotmem-lox", "--bin", "lox"];
+        match self {
+            LoxBuild::Release => {
+                r.step("build lox (release)", &mut cargo(&base))?;
+                Ok(root().join("target/release/lox"))
+            }
+            LoxBuild::Lto => {
+                let dir = root().join("target/lto");
+                let lto = [
+                    "--config",
+                    "profile.release.lto=\"fat\"",
+                    "--config",
+                    "profile.release.codegen-units=1",
+                ];
+                let mut c = cargo(&[&base[..], &lto[..]].concat());
+                c.env("CARGO_TARGET_DIR", &dir);
+                r.step("build lox (release, fat LTO, one codegen unit)", &mut c)?;
+                Ok(dir.join("release/lox"))
+            }
+        }
+    }
+}
+
+/// `cargo xtask lox-bench [--runs N] [--concurrent] [--build release|lto]`.
 pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     let runs = flag_value(args, "--runs")?.unwrap_or(DEFAULT_RUNS).max(1);
     let concurrent = args.iter().any(|a| a == "--concurrent");
+    let build = LoxBuild::parse(args)?;
     let time = Path::new("/usr/bin/time");
     if !time.exists() {
         return Err("lox-bench measures peak RSS with GNU time: apt-get install time".into());
     }
     let clox = build_clox(r)?;
-    r.step(
-        "build lox (release)",
-        &mut cargo(&["build", "--release", "-p", "hotmem-lox", "--bin", "lox"]),
-    )?;
-    let lox = root().join("target/release/lox");
+    let lox = build.build(r)?;
     let programs = programs()?;
     let scratch = root().join("target/lox-bench");
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     eprintln!(
-        "\n==> [lox-bench] {} programs x {runs} runs on clox and lox, interleaved",
+        "\n==> [lox-bench] {} programs x {runs} runs on clox and lox ({build:?} build), interleaved",
         programs.len()
     );
     let started = Instant::now();
@@ -83,6 +137,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
         }
     }
     r.record("lox-bench runs", started.elapsed());
+    println!("\nlox: {}", build.describe());
     print_table(&programs, &results, runs);
     if concurrent {
         print_versus(&programs, &results, &versus, runs);
