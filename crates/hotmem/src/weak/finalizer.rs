@@ -124,14 +124,24 @@ impl Finalizers {
     /// End to look at (see the module docs). The registry is locked only
     /// to copy it.
     pub(crate) fn candidates(&self, is_live: impl Fn(ObjectReference) -> bool) -> FinalizerStart {
+        // A log left by a cycle that failed before its pause goes.
+        FinalizerStart::Candidates(self.registered_where(None, |r| !is_live(r)))
+    }
+
+    /// The registered objects `keep` says, `log` the registrations' log
+    /// from now on; the registry is locked only to copy it.
+    fn registered_where(
+        &self,
+        log: Option<Vec<ObjectReference>>,
+        keep: impl Fn(ObjectReference) -> bool,
+    ) -> Vec<ObjectReference> {
         let mut all: Vec<ObjectReference> = {
             let mut registry = self.registry.lock();
-            // A log left by a cycle that failed before its pause.
-            registry.log = None;
+            registry.log = log;
             registry.objects.iter().copied().collect()
         };
-        all.retain(|&r| !is_live(r));
-        FinalizerStart::Candidates(all)
+        all.retain(|&r| keep(r));
+        all
     }
 
     /// At a safepoint, after marking: moves every registered object of
@@ -208,13 +218,7 @@ impl Finalizers {
         &self,
         in_set: impl Fn(ObjectReference) -> bool,
     ) -> Vec<ObjectReference> {
-        let mut all: Vec<ObjectReference> = {
-            let mut registry = self.registry.lock();
-            registry.log = Some(Vec::new());
-            registry.objects.iter().copied().collect()
-        };
-        all.retain(|&r| in_set(r));
-        all
+        self.registered_where(Some(Vec::new()), in_set)
     }
 
     /// In Pause Relocate Start: `entries` (noted by

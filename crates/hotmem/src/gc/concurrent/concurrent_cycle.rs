@@ -501,9 +501,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let kind = collection.kind;
         let young = self.remembered.filter(|_| self.evacuates_young(kind));
         let finalizers = &heap.weak.finalizers;
-        let in_set = |set: &RelocationSet, r: ObjectReference| set.page_in_set(r.get()).is_some();
         let registered = match self.tables {
-            RootTableVisit::Concurrent => Some(finalizers.note_relocation_set(|r| in_set(&set, r))),
+            RootTableVisit::Concurrent => Some(finalizers.note_relocation_set(|r| set.holds(r))),
             RootTableVisit::InPause => None,
         };
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
@@ -513,12 +512,13 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.barriers.install(kind, set.clone());
         let mut forwarded =
             concurrent_relocate::forward_roots(self.binding, heap, &set, self.tables);
-        if let Some(t) = &mut tables {
-            let to = concurrent_relocate::TableForwarder::for_set(set.clone(), heap);
-            forwarded = forwarded.and(t.begin_forwarding(self.binding, heap, to));
+        // One forwarder for the root tables and the finalizer registry.
+        let to = (tables.is_some() || registered.is_some())
+            .then(|| concurrent_relocate::TableForwarder::for_set(set.clone(), heap));
+        if let (Some(t), Some(to)) = (&mut tables, &to) {
+            forwarded = forwarded.and(t.begin_forwarding(self.binding, heap, to.clone()));
         }
-        let registry = registered.map(|entries| {
-            let to = concurrent_relocate::TableForwarder::for_set(set.clone(), heap);
+        let registry = registered.zip(to).map(|(entries, to)| {
             concurrent_relocate::FinalizersForwarding::begin(finalizers, entries, &set, to)
         });
         self.end_pause(GcPhase::PauseRelocateStart, pause);

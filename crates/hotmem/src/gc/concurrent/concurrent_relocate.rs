@@ -95,7 +95,7 @@ impl<'h> FinalizersForwarding<'h> {
         set: &RelocationSet,
         to: Arc<dyn RootForwarder>,
     ) -> FinalizersForwarding<'h> {
-        finalizers.begin_forwarding(entries, |r| set.page_in_set(r.get()).is_some(), to);
+        finalizers.begin_forwarding(entries, |r| set.holds(r), to);
         FinalizersForwarding { finalizers }
     }
 }

@@ -3,6 +3,7 @@
 //! until a cycle frees memory; while any does, the cycle's concurrent
 //! phases take every GC worker.
 
+use crate::gc::core::cpu_time::cpus;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// What the concurrent collector shares with the mutators that wait for
@@ -52,8 +53,7 @@ impl ConcurrentState {
         if self.stalled.load(Ordering::Relaxed) > 0 {
             return pool.max(1);
         }
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        cpus.div_ceil(4).clamp(1, pool.max(1))
+        cpus().div_ceil(4).clamp(1, pool.max(1))
     }
 
     /// How many times cycles freed memory so far.

@@ -235,6 +235,12 @@ impl RelocationSet {
         self.for_root_tables.get()
     }
 
+    /// Whether `r` lies in a page of the set.
+    #[inline]
+    pub(crate) fn holds(&self, r: ObjectReference) -> bool {
+        self.page_in_set(r.get()).is_some()
+    }
+
     /// The page of the set `addr` lies in, as an index into the map: the
     /// barrier's test, one table load.
     #[inline]
