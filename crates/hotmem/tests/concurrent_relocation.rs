@@ -6,8 +6,8 @@
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Address, Binding, BuildError, CollectorMode, HeapSizing, Mutator, ObjectReference, Runtime,
-    Slot, SlotVisitor,
+    Address, BarrierSet, Binding, BuildError, CollectorMode, HeapSizing, Mutator, ObjectReference,
+    Runtime, Slot, SlotVisitor, WithBarriers,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -134,6 +134,99 @@ fn a_cycle_evacuates_sparse_pages_and_the_next_frees_them() {
             lines.iter().any(|l| l.contains(phase)),
             "no {phase}line: {lines:#?}"
         );
+    }
+}
+
+/// The load barrier's test on a raw address (`Mutator::may_be_stale`,
+/// `BarrierSet::may_be_stale`, what a binding of tagged words calls on the
+/// address it decoded): true exactly for the addresses the relocation set
+/// moved, which `after_load` then forwards; false for everything else, and
+/// always with the stop-the-world collector.
+#[test]
+fn the_raw_address_test_flags_exactly_the_moved_objects() {
+    const N: usize = 20_000;
+    let objects = SimpleObjects::new();
+    let rt = on_demand_runtime(128 << 20, &objects);
+    let mut me = rt.attach_mutator().unwrap();
+    let roots = objects.root_table();
+    sparse_array(&mut me, &objects, &roots, N, 8, 30);
+    let c = me
+        .collect()
+        .unwrap()
+        .concurrent
+        .expect("a concurrent cycle");
+    assert!(c.relocation_set_pages > 0);
+    let array = roots.get(0).unwrap();
+    // Each slot read directly, as a binding reads its word: what it holds
+    // may be an old copy's address until the barrier heals it.
+    // SAFETY: the array is live; `me` does not poll from here on.
+    let raw: Vec<(usize, ObjectReference)> = (0..N)
+        .filter_map(|i| unsafe { SimpleObjects::slot(array, i) }.map(|r| (i, r)))
+        .collect();
+    let addrs: Vec<usize> = raw.iter().map(|(_, r)| r.get()).collect();
+    let by_mutator: Vec<bool> = addrs.iter().map(|&a| me.may_be_stale(a)).collect();
+    let by_set = rt.with_barriers(SetTests {
+        me: &me,
+        addrs: &addrs,
+    });
+    assert_eq!(by_mutator, by_set);
+    let mut stale = 0;
+    for (&(i, was), flagged) in raw.iter().zip(by_mutator) {
+        // SAFETY: as above.
+        let now = unsafe { SimpleObjects::load_slot(&me, array, i) }.unwrap();
+        assert_eq!(flagged, now != was, "slot {i}: {was:?} -> {now:?}");
+        stale += usize::from(flagged);
+        // Healed: the slot holds the new copy, which is not stale.
+        // SAFETY: as above.
+        let healed = unsafe { SimpleObjects::slot(array, i) }.unwrap();
+        assert_eq!(healed, now);
+        assert!(!me.may_be_stale(healed.get()));
+    }
+    assert!(stale > 0, "no element moved");
+    // The array (read through its root, so current) and an object
+    // allocated since are not stale; nor is anything that is no object.
+    let fresh = build::object(&mut me, &roots, 0, 0, 0).unwrap();
+    let array = roots.get(0).unwrap();
+    for addr in [
+        array.get(),
+        fresh.get(),
+        0,
+        1,
+        8,
+        usize::MAX,
+        usize::MAX - 7,
+    ] {
+        assert!(!me.may_be_stale(addr), "{addr:#x}");
+    }
+    // The stop-the-world collector moves nothing while the mutators run.
+    let objects = SimpleObjects::new();
+    let stw = common::builder(64 << 20, Some(2))
+        .binding(objects.clone())
+        .build()
+        .unwrap();
+    let me = stw.attach_mutator().unwrap();
+    let every = stw.with_barriers(SetTests {
+        me: &me,
+        addrs: &addrs,
+    });
+    assert!(every.iter().all(|&s| !s));
+    assert!(addrs.iter().all(|&a| !me.may_be_stale(a)));
+}
+
+/// `BarrierSet::may_be_stale` of each address, in code compiled for the
+/// runtime's set.
+struct SetTests<'a> {
+    me: &'a Mutator,
+    addrs: &'a [usize],
+}
+
+impl WithBarriers for SetTests<'_> {
+    type Output = Vec<bool>;
+    fn run<B: BarrierSet>(self, b: B) -> Vec<bool> {
+        self.addrs
+            .iter()
+            .map(|&a| b.may_be_stale(self.me, a))
+            .collect()
     }
 }
 

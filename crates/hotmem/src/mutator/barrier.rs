@@ -22,10 +22,10 @@ impl Mutator {
     /// End, a reference into a page being evacuated is stale: the barrier
     /// returns the object's new address, relocating the object itself if
     /// no GC worker has yet, and heals the slot with a compare-and-swap
-    /// that replaces only the stale value. The fast path is a load, a
-    /// test of the runtime's relocation set (null between cycles), and an
-    /// address lookup in a table when there is a set. Otherwise a plain
-    /// load.
+    /// that replaces only the stale value. The fast path is a load and
+    /// one lookup of the address in the relocation set's table of the
+    /// heap's granules (all zero between cycles). With any other collector
+    /// the same lookup, in a table that covers no address.
     ///
     /// Every load of a reference from a heap slot must come through here
     /// with the concurrent collector; reading a slot directly may return
@@ -51,10 +51,45 @@ impl Mutator {
     /// ```
     #[inline]
     pub fn after_load<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
-        match &self.barriers.concurrent {
-            Some(c) if c.may_be_relocating(r.get()) => self.after_load_slow(slot, r),
-            _ => r,
+        match self.may_be_stale(r.get()) {
+            true => self.after_load_slow(slot, r),
+            false => r,
         }
+    }
+
+    /// The load barrier's test on an address the embedder decoded itself
+    /// from a word it just loaded from a heap slot: `false` when a
+    /// reference to `addr` needs nothing (use the word as loaded), `true`
+    /// when it may be stale and must go through [`Mutator::after_load`]
+    /// (which tests again, and returns it unchanged if not). Any value is
+    /// accepted. With a collector that moves nothing while the mutators
+    /// run it is always `false`; with the concurrent collector it is one
+    /// lookup in the relocation set's table, true only for an address in
+    /// a page being (or just) evacuated.
+    ///
+    /// For a binding whose slots hold tagged values, the fast path needs
+    /// neither an [`ObjectReference`] (whose checks it saves) nor a
+    /// re-encoding of the word:
+    ///
+    /// ```
+    /// # use hotmem::{Address, Mutator, ObjectReference, Slot};
+    /// // `word` was read from `slot`; the binding's references are its
+    /// // words with the low bit set, the address in the others.
+    /// fn field<S: Slot>(me: &Mutator, slot: S, word: u64) -> u64 {
+    ///     let addr = (word & !1) as usize;
+    ///     if word & 1 == 0 || !me.may_be_stale(addr) {
+    ///         return word; // a number, or a reference that is current
+    ///     }
+    ///     let r = ObjectReference::from_address(Address::new(addr)).unwrap();
+    ///     me.after_load(&slot, r).get() as u64 | 1
+    /// }
+    /// ```
+    #[inline]
+    pub fn may_be_stale(&self, addr: usize) -> bool {
+        // Which barriers the runtime has first: without the concurrent
+        // collector that one test is the whole barrier. Code compiled for
+        // the concurrent set skips it (`BarrierSet::may_be_stale`).
+        self.barriers.concurrent.is_some() && self.barriers.may_be_relocating(addr)
     }
 
     /// [`Mutator::after_load`] for a reference that may lie in the
@@ -69,7 +104,7 @@ impl Mutator {
     /// again.
     #[cold]
     #[inline(never)]
-    fn after_load_slow<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
+    pub(crate) fn after_load_slow<S: Slot>(&self, slot: &S, r: ObjectReference) -> ObjectReference {
         let Some(c) = &self.barriers.concurrent else {
             return r;
         };
@@ -94,9 +129,9 @@ impl Mutator {
     /// collector is moving comes back as it is.
     #[inline]
     pub fn resolve(&self, obj: ObjectReference) -> ObjectReference {
-        match &self.barriers.concurrent {
-            Some(c) if c.may_be_relocating(obj.get()) => self.resolve_slow(obj),
-            _ => obj,
+        match self.may_be_stale(obj.get()) {
+            true => self.resolve_slow(obj),
+            false => obj,
         }
     }
 

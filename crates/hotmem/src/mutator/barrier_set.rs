@@ -91,6 +91,11 @@ pub trait BarrierSet: Copy + Send + Sync + std::fmt::Debug + sealed::Sealed + 's
     /// [`Mutator::after_load`]: where `r`, just loaded from `slot`, is now.
     fn after_load<S: Slot>(self, me: &Mutator, slot: &S, r: ObjectReference) -> ObjectReference;
 
+    /// [`Mutator::may_be_stale`]: the load barrier's test on an address
+    /// the embedder decoded from a word it loaded; `false`, always, in
+    /// the stop-the-world set.
+    fn may_be_stale(self, me: &Mutator, addr: usize) -> bool;
+
     /// [`Mutator::load_ref`]: reads a reference field through the load
     /// barrier.
     #[inline(always)]
@@ -138,6 +143,12 @@ impl BarrierSet for StopTheWorldBarriers {
     }
 
     #[inline(always)]
+    fn may_be_stale(self, me: &Mutator, _: usize) -> bool {
+        debug_assert!(me.barriers.concurrent.is_none(), "{}", WRONG_SET);
+        false
+    }
+
+    #[inline(always)]
     fn store_ref<S: Slot>(self, me: &Mutator, slot: S, value: ObjectReference) {
         debug_assert!(me.barriers.concurrent.is_none(), "{}", WRONG_SET);
         slot.store(value);
@@ -162,9 +173,22 @@ impl BarrierSet for ConcurrentBarrierSet {
     const KIND: BarrierKind = BarrierKind::Concurrent;
 
     #[inline(always)]
+    fn may_be_stale(self, me: &Mutator, addr: usize) -> bool {
+        debug_assert!(me.barriers.concurrent.is_some(), "{}", WRONG_SET);
+        // The lookup alone: the mutator's test of which barriers it has
+        // is resolved by the set (a mutator of another collector has a
+        // table that covers no address, so this stays sound with the
+        // wrong set).
+        me.barriers.may_be_relocating(addr)
+    }
+
+    #[inline(always)]
     fn after_load<S: Slot>(self, me: &Mutator, slot: &S, r: ObjectReference) -> ObjectReference {
         debug_assert!(me.barriers.concurrent.is_some(), "{}", WRONG_SET);
-        me.after_load(slot, r)
+        match me.barriers.may_be_relocating(r.get()) {
+            true => me.after_load_slow(slot, r),
+            false => r,
+        }
     }
 
     #[inline(always)]

@@ -9,7 +9,7 @@
 //! the installed relocation set with its granule index. The mutator's side
 //! is [`ConcurrentBarrier`], one per mutator.
 
-use super::relocation_index::{RelocationIndex, RelocationView};
+use super::relocation_index::RelocationIndex;
 use super::satb::{SatbBuffer, SatbQueues};
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcAllocator;
@@ -196,8 +196,6 @@ impl KeepAlive for ConcurrentBarriers {
 pub(crate) struct ConcurrentBarrier {
     /// The runtime's side of the barriers.
     barriers: NonNull<ConcurrentBarriers>,
-    /// Its table of the relocation set's granules.
-    pub(crate) index: RelocationView,
     buffer: Arc<Mutex<SatbBuffer>>,
 }
 
@@ -206,7 +204,6 @@ impl ConcurrentBarrier {
     /// `barriers`. The mutator keeps the runtime, and so `barriers`, alive.
     pub(crate) fn new(barriers: &ConcurrentBarriers) -> ConcurrentBarrier {
         ConcurrentBarrier {
-            index: barriers.index.view(),
             buffer: barriers.satb.register(),
             barriers: NonNull::from(barriers),
         }
@@ -219,15 +216,6 @@ impl ConcurrentBarrier {
         // (it holds a `Runtime`) and whose contents never move; they are
         // only read through shared references and atomics.
         unsafe { self.barriers.as_ref() }
-    }
-
-    /// The load barrier's test: whether `addr` may lie in the installed
-    /// relocation set (one table lookup).
-    #[inline]
-    pub(crate) fn may_be_relocating(&self, addr: usize) -> bool {
-        // SAFETY: the table lives as long as the runtime, which the
-        // mutator owning this barrier keeps alive.
-        unsafe { self.index.lookup(addr) != 0 }
     }
 
     /// The load barrier's slow path: `r`, loaded from `slot`, may lie in

@@ -5,7 +5,7 @@
 //! |---|---|---|---|
 //! | store: remembered set | [`StoreBarrier`] | [`RememberedSet`] (slots, [`OldPages`](crate::gc::core::meta::OldPages)) | stop-the-world, with generations |
 //! | store: snapshot at the beginning | [`ConcurrentBarrier::before_overwrite`], [`ConcurrentBarrier::keep_alive`] | [`ConcurrentBarriers`] ([`satb`] logs, new pages) | concurrent |
-//! | load: forward and heal | [`ConcurrentBarrier::may_be_relocating`], [`ConcurrentBarrier::load_slow`] | [`ConcurrentBarriers`] (installed set, [`relocation_index`]) | concurrent (moving) |
+//! | load: forward and heal | [`MutatorBarriers::may_be_relocating`], [`ConcurrentBarrier::load_slow`] | [`ConcurrentBarriers`] (installed set, [`relocation_index`]) | concurrent (moving) |
 //!
 //! A collector declares the barriers it needs in its
 //! [`Constraints`](crate::gc::core::collector::Constraints); the runtime
@@ -25,6 +25,7 @@ pub(crate) use concurrent_barriers::{
 pub(crate) use remembered_set::{RememberedSet, StoreBarrier, sorted};
 
 use crate::gc::core::collector::NeededBarriers;
+use relocation_index::RelocationView;
 use std::sync::Arc;
 
 /// The collector's side of every barrier a runtime's collector needs.
@@ -75,6 +76,10 @@ impl BarrierSet {
         MutatorBarriers {
             store: self.remembered.as_ref().map(StoreBarrier::new),
             concurrent: self.concurrent.as_deref().map(ConcurrentBarrier::new),
+            relocating: self
+                .concurrent
+                .as_deref()
+                .map_or_else(RelocationView::none, |c| c.index.view()),
         }
     }
 }
@@ -85,4 +90,23 @@ pub(crate) struct MutatorBarriers {
     pub(crate) store: Option<StoreBarrier>,
     /// The concurrent collector's barriers (with it only).
     pub(crate) concurrent: Option<ConcurrentBarrier>,
+    /// The load barrier's test, kept outside the `Option` above so that
+    /// the fast path is the lookup alone: the concurrent collector's
+    /// relocation index, or a view in which no address is relocating
+    /// (every other collector). Only the slow path, reached when the
+    /// lookup finds a page, tests which barriers the runtime has.
+    relocating: RelocationView,
+}
+
+impl MutatorBarriers {
+    /// The load barrier's test: whether `addr` may lie in the installed
+    /// relocation set (one table lookup; false without a concurrent
+    /// moving collector).
+    #[inline]
+    pub(crate) fn may_be_relocating(&self, addr: usize) -> bool {
+        // SAFETY: the view is of the relocation index of the runtime the
+        // mutator owning these barriers keeps alive (it holds a
+        // `Runtime`), or covers no address and reads nothing.
+        unsafe { self.relocating.lookup(addr) != 0 }
+    }
 }

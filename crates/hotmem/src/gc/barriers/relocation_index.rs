@@ -53,12 +53,21 @@ pub(crate) struct RelocationView {
 }
 
 impl RelocationView {
+    /// The view of a runtime whose collector moves nothing while the
+    /// mutators run: no address lies in a relocation set.
+    pub(crate) fn none() -> RelocationView {
+        RelocationView {
+            units: GranuleView::empty(),
+        }
+    }
+
     /// The page (index + 1 in the installed set's map) `addr` may lie in:
     /// 0 when it lies in no page of the set. A nonzero answer is checked
     /// against the page's bounds by the caller.
     ///
     /// # Safety
-    /// The [`RelocationIndex`] this view came from is alive.
+    /// The [`RelocationIndex`] this view came from is alive (nothing for
+    /// [`RelocationView::none`]).
     #[inline]
     pub(crate) unsafe fn lookup(&self, addr: usize) -> u32 {
         // SAFETY: the table is alive (the caller's promise); its units are

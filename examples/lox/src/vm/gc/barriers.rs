@@ -13,9 +13,9 @@
 //!   neither.
 //! - **Load**: in the concurrent copy a reference goes through the load
 //!   barrier, which returns a moved object's new address (copying it if no
-//!   GC worker has yet) and heals the slot: its fast path (a tag test, a
-//!   test of the mutator's state and one table lookup) inlined, its slow
-//!   path out of line. In the stop-the-world copy a load is a plain load,
+//!   GC worker has yet) and heals the slot: its fast path (a tag test and
+//!   one table lookup on the word's address, `BarrierSet::may_be_stale`)
+//!   inlined, its slow path out of line. In the stop-the-world copy a load is a plain load,
 //!   since objects move only while the VM is stopped at a safepoint.
 
 use hotmem::{BarrierKind, BarrierSet, Mutator};
@@ -33,11 +33,32 @@ use super::slot::ValueSlot;
 pub(crate) unsafe fn load<B: BarrierSet>(b: B, me: &Mutator, word: *mut u64) -> Value {
     // SAFETY: the caller's slot of a live object.
     let slot = unsafe { ValueSlot::new(word) };
-    // One load of the word; the barrier only for a reference.
+    // One load of the word; the barrier only for a reference, its fast
+    // path on the word's address as it is (no `ObjectReference` made, no
+    // re-encoding).
     let value = Value::from_bits(slot.load_bits());
     if B::KIND == BarrierKind::StopTheWorld {
         return value;
     }
+    if value.is_object() && b.may_be_stale(me, value.addr()) {
+        // SAFETY: the caller's slot.
+        return unsafe { load_slow(b, me, word, value) };
+    }
+    value
+}
+
+/// [`load`] for a reference that may be stale: where its object is now
+/// (the slot healed), out of line. Given the word rather than its
+/// `ValueSlot`, so that the fast path need not keep a slot in memory for
+/// it.
+///
+/// # Safety
+/// As [`load`]; `value` was just read from `word`.
+#[cold]
+#[inline(never)]
+unsafe fn load_slow<B: BarrierSet>(b: B, me: &Mutator, word: *mut u64, value: Value) -> Value {
+    // SAFETY: the caller's slot of a live object.
+    let slot = unsafe { ValueSlot::new(word) };
     match value.as_object() {
         Some(obj) => Value::object(b.after_load(me, &slot, obj).get()),
         None => value,

@@ -123,10 +123,21 @@ impl<E, const SHIFT: u32> Clone for GranuleView<E, SHIFT> {
 impl<E, const SHIFT: u32> Copy for GranuleView<E, SHIFT> {}
 
 impl<E, const SHIFT: u32> GranuleView<E, SHIFT> {
+    /// A view of no table: [`GranuleView::entry`] finds no entry for any
+    /// address (its range is empty), so it never reads one.
+    pub(crate) fn empty() -> Self {
+        GranuleView {
+            base: 0,
+            len: 0,
+            entries: std::ptr::NonNull::dangling().as_ptr(),
+        }
+    }
+
     /// The entry of the granule `addr` lies in; `None` outside the range.
     ///
     /// # Safety
-    /// The table this view came from is alive.
+    /// The table this view came from is alive (nothing for
+    /// [`GranuleView::empty`]).
     #[inline]
     pub(crate) unsafe fn entry(&self, addr: usize) -> Option<&E> {
         let off = addr.wrapping_sub(self.base);
