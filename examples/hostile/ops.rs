@@ -175,6 +175,10 @@ impl<'w> MutatorThread<'w> {
                 if let Some((obj, _)) = self.pick(rng) {
                     let off = (rng.below(64) as usize) * 8;
                     for a in [obj.get() + off, obj.get().wrapping_sub(off)] {
+                        // The raw-address test takes any value, even one
+                        // no `ObjectReference` could hold.
+                        let _ = self.me.may_be_stale(a);
+                        let _ = self.me.may_be_stale(a | 1);
                         if let Some(r) = ObjectReference::from_address(hotmem::Address::new(a)) {
                             let _ = self.me.resolve(r);
                             let mut word = a;
@@ -480,7 +484,7 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
 const STRING_HASHES: u64 = 64;
 
 /// [`MutatorThread`]'s load-barrier probe, through the runtime's barrier
-/// set: `resolve` and `load_ref` on a made-up address.
+/// set: `resolve`, `load_ref` and `may_be_stale` on a made-up address.
 struct Probe<'a> {
     me: &'a Mutator,
     r: ObjectReference,
@@ -491,6 +495,8 @@ impl WithBarriers for Probe<'_> {
     type Output = ();
     fn run<B: BarrierSet>(self, b: B) {
         let _ = b.resolve(self.me, self.r);
+        let _ = b.may_be_stale(self.me, self.word);
+        let _ = b.may_be_stale(self.me, self.word.wrapping_neg());
         let mut word = self.word;
         // SAFETY: a word of this frame, used only here.
         let _ = b.load_ref(self.me, unsafe { SimpleSlot::from_ref(&mut word) });

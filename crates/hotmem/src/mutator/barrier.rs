@@ -25,7 +25,7 @@ impl Mutator {
     /// that replaces only the stale value. The fast path is a load and
     /// one lookup of the address in the relocation set's table of the
     /// heap's granules (all zero between cycles). With any other collector
-    /// the same lookup, in a table that covers no address.
+    /// one test of which barriers the runtime has.
     ///
     /// Every load of a reference from a heap slot must come through here
     /// with the concurrent collector; reading a slot directly may return
