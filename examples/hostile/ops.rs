@@ -1,19 +1,22 @@
 //! The public calls the suite's threads make: a mutator's (allocation,
-//! links through the barriers, native regions entered and leaked,
-//! shadow-stack words, pins, finalizers, weak handles and ephemerons made
-//! from current references, a weak set's insertions and lookups with
-//! equalities that poll, re-enter and panic, collections) and an
-//! outsider's, a thread that is no mutator (clones, weak reads and
-//! upgrades, weak-set lookups, drops, collections,
-//! checks at a safepoint). Each op checks what the contract promises of
-//! its result right away where the thread may read the heap.
+//! moving and non-moving, links through the barriers, native regions
+//! entered and leaked, shadow-stack words, pins, finalizers, weak handles
+//! and ephemerons made from current references, a weak set's insertions and
+//! lookups with equalities that poll, re-enter and panic, collections) and
+//! an outsider's, a thread that is no mutator (clones, weak reads and
+//! upgrades, weak-set lookups, drops, collections, checks at a safepoint).
+//! Each op checks what the contract promises of its result right away where
+//! the thread may read the heap.
 
 use super::world::World;
 use hotmem::objects::{RootTable, SimpleObjects, build};
 use hotmem::{
-    AllocError, BarrierKind, BarrierSet, ConcurrentBarrierSet, Mutator, ObjectReference, PinGuard,
-    ShadowStack, SimpleSlot, StopTheWorldBarriers, WithBarriers,
+    AllocError, BarrierKind, BarrierSet, ConcurrentBarrierSet, Handle, Mutator, ObjectReference,
+    PinGuard, ShadowStack, SimpleSlot, StopTheWorldBarriers, WithBarriers,
 };
+
+/// How many of its non-moving objects a thread checks.
+const FIXED_KEPT: usize = 16;
 
 /// A small xorshift generator: each thread's ops from the case's seed.
 pub(super) struct Rng(u64);
@@ -48,6 +51,9 @@ pub(super) struct MutatorThread<'w> {
     /// The id of the object in the shadow stack's word 0, if any.
     stacked: Option<u64>,
     pins: Vec<(PinGuard, u64)>,
+    /// Objects this thread allocated in the non-moving space, with the
+    /// address each was allocated at (the last few): none may ever move.
+    fixed: Vec<(Handle, ObjectReference)>,
     /// A native region was leaked (`mem::forget`) and not left since: the
     /// thread is still in it, by the contract, until a call that needs
     /// managed code; references it reads are not current meanwhile.
@@ -65,6 +71,7 @@ impl<'w> MutatorThread<'w> {
             stack,
             stacked: None,
             pins: Vec::new(),
+            fixed: Vec::new(),
             leaked: false,
         })
     }
@@ -281,10 +288,31 @@ impl<'w> MutatorThread<'w> {
             }
         }
         self.roots.clear();
+        for (h, at) in &self.fixed {
+            if h.get() != *at {
+                return Err(format!(
+                    "a non-moving object moved: {at:?} -> {:?}",
+                    h.get()
+                ));
+            }
+        }
         let id = w.next_id();
-        match build::object(&mut self.me, &self.roots, slots, payload, id) {
+        // One in four in the non-moving space: pooled and linked as the
+        // others, and checked above never to move.
+        let non_moving = rng.below(4) == 0;
+        let made = match non_moving {
+            true => build::non_moving_object(&mut self.me, &self.roots, slots, payload, id),
+            false => build::object(&mut self.me, &self.roots, slots, payload, id),
+        };
+        match made {
             Ok(obj) => {
                 let h = self.me.handle(obj);
+                if non_moving {
+                    if self.fixed.len() == FIXED_KEPT {
+                        self.fixed.remove(0);
+                    }
+                    self.fixed.push((self.me.handle(obj), obj));
+                }
                 self.roots.clear();
                 w.strong.push((h, id));
                 Ok(())

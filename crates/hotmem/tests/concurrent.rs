@@ -257,11 +257,14 @@ struct MObj {
     slots: Vec<Option<u64>>,
     /// Where it is: a weak handle follows it when it moves.
     at: WeakHandle,
+    /// Where it was allocated, if in the non-moving space: where it stays.
+    fixed: Option<ObjectReference>,
 }
 
 #[derive(Clone, Debug)]
 enum Op {
     Alloc { slots: usize, payload: usize },
+    AllocNonMoving { slots: usize, payload: usize },
     Link { from: usize, slot: usize, to: usize },
     Unlink { from: usize, slot: usize },
     DropRoot { root: usize },
@@ -271,6 +274,8 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0usize..5, 0usize..16).prop_map(|(slots, payload)| Op::Alloc { slots, payload }),
+        1 => (0usize..5, 0usize..16)
+            .prop_map(|(slots, payload)| Op::AllocNonMoving { slots, payload }),
         6 => (any::<usize>(), any::<usize>(), any::<usize>())
             .prop_map(|(from, slot, to)| Op::Link { from, slot, to }),
         3 => (any::<usize>(), any::<usize>()).prop_map(|(from, slot)| Op::Unlink { from, slot }),
@@ -333,19 +338,29 @@ impl World {
         // is read through the load barrier (objects move concurrently).
         let found = unsafe { SimpleObjects::verify_from_with(&self.me, starts) }.unwrap();
         assert_eq!(found, want, "the reachable graph differs from the model");
-        for id in self.objs.keys() {
+        for (id, o) in &self.objs {
             // SAFETY: as above.
             assert_eq!(unsafe { SimpleObjects::header(self.at(*id)) }[1], *id);
+            if let Some(fixed) = o.fixed {
+                assert_eq!(self.at(*id), fixed, "a non-moving object moved");
+            }
         }
     }
 
     fn run(&mut self, op: &Op) {
         match *op {
-            Op::Alloc { slots, payload } => {
+            Op::Alloc { slots, payload } | Op::AllocNonMoving { slots, payload } => {
                 let id = self.ids.next();
-                let at = build::object(&mut self.me, &self.roots, slots, payload, id).unwrap();
+                let non_moving = matches!(op, Op::AllocNonMoving { .. });
+                let (me, roots) = (&mut self.me, &self.roots);
+                let at = match non_moving {
+                    true => build::non_moving_object(me, roots, slots, payload, id),
+                    false => build::object(me, roots, slots, payload, id),
+                }
+                .unwrap();
                 let size = SimpleObjects::size_for(slots, payload);
                 self.root_ids.insert(self.roots.len() - 1, id);
+                let fixed = non_moving.then_some(at);
                 let at = self.me.runtime().weak_handle(at);
                 self.objs.insert(
                     id,
@@ -353,6 +368,7 @@ impl World {
                         size,
                         slots: vec![None; slots],
                         at,
+                        fixed,
                     },
                 );
             }

@@ -41,6 +41,7 @@ pub(crate) use self::core::collector::{Collector, Constraints};
 pub(crate) use self::core::driver::{DriverContext, GcRequest};
 pub(crate) use self::core::heap::GcHeap;
 pub(crate) use self::core::in_collection;
+pub(crate) use self::core::non_moving::NonMovingSpace;
 pub(crate) use self::core::poison::Poison;
 pub(crate) use self::core::record::GcRecord;
 pub(crate) use self::core::sizing::{BudgetedPages, Sizing};

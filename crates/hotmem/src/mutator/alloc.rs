@@ -56,7 +56,53 @@ impl Mutator {
             }
             return self.alloc_refill(layout);
         }
-        self.alloc_shared(layout, age)
+        self.alloc_shared(layout, Placement::Aged(age))
+    }
+
+    /// Allocates `size` bytes for an object that **never moves**: no
+    /// collector evacuates it, in any mode, so a reference to it is never
+    /// stale. A slot that only ever holds such references (or values that
+    /// are not references) may be read without the load barrier of the
+    /// concurrent collectors; that is what the space is for: a VM's
+    /// functions, constants and interned names, which its interpreter
+    /// reads on every instruction. The memory is not zeroed.
+    ///
+    /// The object is old from birth: initialize its reference slots
+    /// through the store barrier ([`Mutator::store_ref`] or the
+    /// [`BarrierSet`](crate::BarrierSet)), as for an object of
+    /// [`Age::OLD`]. It lives in pages of its own, which are never
+    /// compacted: a dead non-moving object's room comes back only when
+    /// every object of its page is dead. Allocation takes a lock: this is
+    /// for long-lived metadata, not for a program's objects.
+    ///
+    /// **It may collect**, as [`Mutator::alloc`] does, with the same rules.
+    ///
+    /// # Example
+    /// ```
+    /// use hotmem::Runtime;
+    /// use hotmem::objects::SimpleObjects;
+    ///
+    /// let objects = SimpleObjects::new();
+    /// let runtime = Runtime::builder().binding(objects.clone()).build()?;
+    /// let mut me = runtime.attach_mutator()?;
+    /// let size = SimpleObjects::size_for(0, 2);
+    /// let addr = me.alloc_non_moving(size)?;
+    /// // SAFETY: a fresh allocation of `size` bytes.
+    /// let obj = unsafe { SimpleObjects::init(addr, size, 0, 1) };
+    /// let roots = objects.root_table();
+    /// roots.push(Some(obj));
+    /// me.collect()?;
+    /// assert_eq!(roots.get(0), Some(obj), "it did not move");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Mutator::alloc`].
+    pub fn alloc_non_moving(&mut self, size: usize) -> Result<Address, AllocError> {
+        // As in `alloc_aged`: a leaked native region is left first.
+        self.handle.ensure_managed();
+        let layout = ObjectLayout::new(size).map_err(AllocError::Layout)?;
+        self.alloc_shared(layout, Placement::NonMoving)
     }
 
     /// A young object that did not fit the buffer: a new buffer if the
@@ -66,7 +112,7 @@ impl Mutator {
     fn alloc_refill(&mut self, layout: ObjectLayout) -> Result<Address, AllocError> {
         let tlabs = &self.runtime.inner.gc.tlabs;
         let Some(sizing) = tlabs.sizing.filter(|s| layout.footprint() <= s.max_object) else {
-            return self.alloc_shared(layout, Age::EDEN);
+            return self.alloc_shared(layout, Placement::Aged(Age::EDEN));
         };
         let buffer = ObjectLayout::new(sizing.size).expect("a TLAB size is a valid layout");
         let gc = &self.runtime.inner.gc;
@@ -88,7 +134,7 @@ impl Mutator {
             }
             // No room for a buffer: the object alone may still fit, and if
             // not, the shared path collects and retries.
-            Err(_) => self.alloc_shared(layout, Age::EDEN),
+            Err(_) => self.alloc_shared(layout, Placement::Aged(Age::EDEN)),
         }
     }
 
@@ -96,14 +142,17 @@ impl Mutator {
     /// partition, or a page of its own (large); collects when the heap is
     /// full.
     #[inline]
-    fn alloc_shared(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
-        let gc = &self.runtime.inner.gc;
-        let result = match gc.mutator_alloc.alloc_object(layout, age, self.partition) {
+    fn alloc_shared(
+        &mut self,
+        layout: ObjectLayout,
+        place: Placement,
+    ) -> Result<Address, AllocError> {
+        let result = match self.try_alloc(layout, place) {
             Ok(addr) => Ok(addr),
-            Err(e) => self.alloc_slow(layout, age, e),
+            Err(e) => self.alloc_slow(layout, place, e),
         };
         if let (Ok(addr), Some(store)) = (&result, &self.barriers.store) {
-            store.allocated(addr.get(), layout.size(), age);
+            store.allocated(addr.get(), layout.size(), place.age());
         }
         if result.is_ok() {
             self.runtime.pace();
@@ -111,12 +160,28 @@ impl Mutator {
         result
     }
 
+    /// One attempt in `place`'s pages, without collecting.
+    #[inline]
+    fn try_alloc(
+        &self,
+        layout: ObjectLayout,
+        place: Placement,
+    ) -> Result<Address, hotmem_page::AllocError> {
+        let gc = &self.runtime.inner.gc;
+        match place {
+            Placement::Aged(age) => gc.mutator_alloc.alloc_object(layout, age, self.partition),
+            Placement::NonMoving => {
+                (gc.non_moving).alloc(gc.mutator_alloc.source(), layout, self.partition)
+            }
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn alloc_slow(
         &mut self,
         layout: ObjectLayout,
-        age: Age,
+        place: Placement,
         e: hotmem_page::AllocError,
     ) -> Result<Address, AllocError> {
         let gc = &self.runtime.inner.gc;
@@ -132,7 +197,7 @@ impl Mutator {
         // retries, so a few rounds are allowed; the allocation fails only
         // when collections no longer make room for it.
         if self.runtime.is_concurrent() {
-            return self.alloc_stalled(layout, age);
+            return self.alloc_stalled(layout, place);
         }
         let mut last = e;
         for _ in 0..ALLOC_GC_ROUNDS {
@@ -145,7 +210,7 @@ impl Mutator {
             {
                 return Err(AllocError::Collection(e));
             }
-            match self.retry_after_collection(layout, age) {
+            match self.retry_after_collection(layout, place) {
                 Ok(addr) => return Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
                     // A young collection did not make room: mark everything
@@ -168,7 +233,11 @@ impl Mutator {
     /// then retries. It reports out of memory once the cycle that ran when
     /// it stalled and [`ALLOC_GC_ROUNDS`] more have finished without
     /// making room. The stall is counted and timed.
-    fn alloc_stalled(&mut self, layout: ObjectLayout, age: Age) -> Result<Address, AllocError> {
+    fn alloc_stalled(
+        &mut self,
+        layout: ObjectLayout,
+        place: Placement,
+    ) -> Result<Address, AllocError> {
         let runtime = self.runtime.clone();
         let state = (runtime.inner.concurrent.as_ref()).expect("a concurrent runtime");
         let waited = std::time::Instant::now();
@@ -190,7 +259,7 @@ impl Mutator {
                 runtime.request_concurrent_cycle(GcCause::AllocationStall, None);
                 state.wait_freed_past(seen);
             }
-            match self.retry_after_collection(layout, age) {
+            match self.retry_after_collection(layout, place) {
                 Ok(addr) => break Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
                     let cycles = runtime.inner.gc_thread.finished() - first;
@@ -211,13 +280,14 @@ impl Mutator {
     fn retry_after_collection(
         &mut self,
         layout: ObjectLayout,
-        age: Age,
+        place: Placement,
     ) -> Result<Address, hotmem_page::AllocError> {
         let gc = &self.runtime.inner.gc;
-        let first = gc.mutator_alloc.alloc_object(layout, age, self.partition);
+        let first = self.try_alloc(layout, place);
         let Err(e) = &first else { return first };
         let sizes = gc.mutator_alloc.page_sizes();
-        let page = PageRequest::for_object(&sizes, layout, age, self.partition).map(|r| r.size);
+        let page =
+            PageRequest::for_object(&sizes, layout, place.age(), self.partition).map(|r| r.size);
         let room = self.runtime.inner.config.heap_max
             - gc.pages
                 .used_bytes()
@@ -225,7 +295,7 @@ impl Mutator {
         match page {
             Ok(bytes) if e.is_heap_exhausted() && bytes <= room => {
                 gc.mutator_alloc.source().grant(bytes);
-                gc.mutator_alloc.alloc_object(layout, age, self.partition)
+                self.try_alloc(layout, place)
             }
             _ => first,
         }
@@ -246,6 +316,25 @@ impl Mutator {
             }
         } else {
             AllocError::Heap(e)
+        }
+    }
+}
+
+/// Where an allocation goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Placement {
+    /// The mutators' pages of this age (moving).
+    Aged(Age),
+    /// The non-moving space (old).
+    NonMoving,
+}
+
+impl Placement {
+    /// The age the store barrier and the page request see.
+    fn age(self) -> Age {
+        match self {
+            Placement::Aged(age) => age,
+            Placement::NonMoving => Age::OLD,
         }
     }
 }

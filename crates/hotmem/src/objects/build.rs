@@ -57,6 +57,32 @@ pub fn object(
     Ok(obj)
 }
 
+/// [`object`] in the non-moving space ([`Mutator::alloc_non_moving`]): an
+/// object that no collection moves, old from birth. Its payload is written
+/// in one go.
+///
+/// # Errors
+/// As [`object`].
+pub fn non_moving_object(
+    m: &mut Mutator,
+    roots: &RootTable,
+    slots: usize,
+    payload_words: usize,
+    id: u64,
+) -> Result<ObjectReference, GraphError> {
+    check_scanned(m, roots)?;
+    let size = SimpleObjects::size_for(slots, payload_words);
+    // A poll first, as `new_object` does.
+    m.poll();
+    let addr = m.alloc_non_moving(size)?;
+    // SAFETY: a fresh allocation of `size` bytes (`alloc_non_moving`
+    // refused a size that overflowed). Its slots are written null: no
+    // store barrier is owed for them.
+    let obj = unsafe { SimpleObjects::init(addr, size, slots, id) };
+    roots.push(Some(obj));
+    Ok(obj)
+}
+
 /// A new object (see [`object`]), in no root: valid until the next call
 /// that may collect.
 fn new_object(

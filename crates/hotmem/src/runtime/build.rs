@@ -10,8 +10,8 @@ use crate::error::BuildError;
 use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
 use crate::gc::{
-    self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Poison, Sizing,
-    SoftMax, TlabShared, TlabSizing, Uncommitter,
+    self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, NonMovingSpace,
+    Poison, Sizing, SoftMax, TlabShared, TlabSizing, Uncommitter,
 };
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
@@ -154,6 +154,7 @@ fn gc_heap(
     let heap = GcHeap {
         memory: memory.clone(),
         mutator_alloc,
+        non_moving: NonMovingSpace::new(),
         // GC workers share their relocation targets; synchronized so that
         // workers do not race for the medium target page.
         gc_alloc: ObjectAllocator::new(pages.clone(), MediumPageMode::Synchronized),

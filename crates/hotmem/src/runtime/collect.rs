@@ -81,6 +81,15 @@ impl Runtime {
         barriers.installed().forwarded(obj).unwrap_or(obj)
     }
 
+    /// Whether `obj` lies in the non-moving space
+    /// ([`Mutator::alloc_non_moving`](crate::Mutator::alloc_non_moving)):
+    /// it never moves, so a slot that holds it never holds a stale
+    /// reference to it. Takes the space's lock: for a binding's slow paths
+    /// and checks, not for every load.
+    pub fn is_non_moving(&self, obj: ObjectReference) -> bool {
+        self.inner.gc.non_moving.contains(obj.get())
+    }
+
     /// Whether a concurrent cycle is marking now, between its two pauses
     /// (the mutators' barriers log overwritten references meanwhile): for
     /// diagnostics and tests. Always `false` with the stop-the-world

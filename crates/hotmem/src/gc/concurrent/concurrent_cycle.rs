@@ -257,7 +257,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             }
             RootTableVisit::InPause => None,
         };
-        barriers.new_pages.start();
+        // The non-moving space's current pages are not retired: what is
+        // allocated above their tops from now on is new.
+        barriers.new_pages.start(&heap.non_moving.growing());
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         // A weak set's lookups keep alive only what marking has not
@@ -634,7 +636,8 @@ impl<B: Binding> Marked<'_, B> {
         // empty (the last relocation set's among them: every reachable
         // slot into it was healed, and the load barrier stopped forwarding
         // there). Both allocators were retired at Pause Mark Start, so
-        // nobody allocates in a mapped page.
+        // nobody allocates in a mapped page but the non-moving space,
+        // whose pages are freed only once it let go of them (`unused`).
         unsafe { c.free_empty_pages() };
         let kept = self.bound_root_copies(budget);
         let c = &mut self.collection;
@@ -697,7 +700,7 @@ impl<B: Binding> Marked<'_, B> {
             }
             let bytes = p.live.live_bytes();
             live_bytes += bytes as u64;
-            if p.live.live_objects() == 0 {
+            if p.live.live_objects() == 0 && c.unused(p) {
                 c.empty.push(p.page.clone());
             }
         }
@@ -706,7 +709,8 @@ impl<B: Binding> Marked<'_, B> {
             r.freed(&c.empty);
         }
         // SAFETY: as in `Marked::select`: marking is complete (after Pause
-        // Mark End) and both allocators were retired at Pause Mark Start.
+        // Mark End), both allocators were retired at Pause Mark Start and
+        // the non-moving space let go of its empty pages.
         unsafe { c.free_empty_pages() };
     }
 }

@@ -69,6 +69,7 @@ impl<'a, B: Binding> Collection<'a, B> {
             reserved.len(),
             heap.pages.pages(),
             is_old,
+            &heap.non_moving.page_starts(),
         );
         let pages = map.pages.len();
         let begin = CollectStats::begin(

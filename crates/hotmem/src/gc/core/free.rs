@@ -35,7 +35,8 @@ impl<B: Binding> Collection<'_, B> {
     /// was checked to point at a marked object, so nothing reachable
     /// refers into these pages), and nobody allocates in them: both object
     /// allocators were retired since the heap was mapped (a page allocated
-    /// since is not in the map).
+    /// since is not in the map), and the non-moving space let go of its
+    /// pages among them ([`Collection::unused`]).
     pub(crate) unsafe fn free_empty_pages(&mut self) {
         let empty = std::mem::take(&mut self.empty);
         // SAFETY: the caller's promise: nothing reachable refers into the

@@ -3,6 +3,7 @@
 //! only one collector needs (its barriers' state, its policy) is its own.
 
 use super::in_collection::Collected;
+use super::non_moving::NonMovingSpace;
 use super::poison::Poison;
 use super::record::GcRecord;
 use super::sizing::{BudgetedPages, Sizing};
@@ -34,6 +35,9 @@ pub(crate) struct GcHeap {
     /// Where GC workers copy survivors to. Synchronized medium pages, so
     /// that workers do not race for the medium target page.
     pub(crate) gc_alloc: GcAllocator,
+    /// Where mutators allocate the objects that must never move (within
+    /// the same budget as `mutator_alloc`).
+    pub(crate) non_moving: NonMovingSpace,
     /// When the next collection runs: the heap sizing policy.
     pub(crate) sizing: Sizing,
     /// The mutators' thread-local allocation buffers.

@@ -20,8 +20,9 @@
 //! - the bookkeeping around them: pauses ([`pause`]), the driver's record
 //!   and log ([`driver`]), the failed-collection state ([`poison`]), the
 //!   guard against reentrant callbacks ([`in_collection`]);
-//! - what collections leave to the mutators: heap sizing ([`sizing`]) and
-//!   the thread-local allocation buffers ([`tlab`]);
+//! - what collections leave to the mutators: heap sizing ([`sizing`]),
+//!   the thread-local allocation buffers ([`tlab`]) and the pages whose
+//!   objects never move ([`non_moving`]);
 //! - the GC workers ([`workers`]) and the side tables ([`meta`]).
 
 pub(crate) mod binding_panic;
@@ -39,6 +40,7 @@ pub(crate) mod in_collection;
 pub(crate) mod mark;
 pub(crate) mod mem_balancer;
 pub(crate) mod meta;
+pub(crate) mod non_moving;
 pub(crate) mod pause;
 pub(crate) mod phases;
 pub(crate) mod poison;

@@ -11,7 +11,7 @@
 //! would fill half of another page; two such pages are, into one.
 
 use super::collection::Collection;
-use super::meta::{ForwardingTables, Overlap};
+use super::meta::{ForwardingTables, Overlap, PageGc};
 use crate::GcError;
 use crate::vm::{Binding, ObjectReference};
 use hotmem_os::Address;
@@ -68,7 +68,7 @@ pub(crate) fn select_young(candidates: &[Candidate], limit: f64) -> Vec<usize> {
 
 impl<B: Binding> Collection<'_, B> {
     /// Chooses the relocation set: among the small and the medium pages
-    /// without a pinned object, the old ones whose objects pack into fewer
+    /// without a pinned object (and not of the non-moving space), the old ones whose objects pack into fewer
     /// pages (see [`select`]) and the young ones mostly garbage (see
     /// [`select_young`]); gives each a forwarding table.
     /// Notes the empty pages (freed next) and the pages relocation visits.
@@ -106,7 +106,9 @@ impl<B: Binding> Collection<'_, B> {
             let bytes = p.live.live_bytes();
             self.stats.live_bytes += bytes as u64;
             if p.live.live_objects() == 0 {
-                self.empty.push(p.page.clone());
+                if self.unused(p) {
+                    self.empty.push(p.page.clone());
+                }
                 continue;
             }
             if p.large {
@@ -129,6 +131,15 @@ impl<B: Binding> Collection<'_, B> {
 }
 
 impl<B: Binding> Collection<'_, B> {
+    /// Whether `p`, a page where marking found no live object, may be
+    /// freed. A page of the non-moving space may have been allocated in
+    /// since the map was made (what lies above the map's top is new, and
+    /// its current pages are not retired at mark start): the space says
+    /// whether it is unused, and if so lets go of it.
+    pub(crate) fn unused(&self, p: &PageGc) -> bool {
+        !p.non_moving || self.heap.non_moving.release_if_unused(&p.page, p.top)
+    }
+
     /// The error for two marked objects of page `pi` that overlap.
     pub(crate) fn overlap_error(&self, pi: usize, o: Overlap) -> GcError {
         let at = |word| {

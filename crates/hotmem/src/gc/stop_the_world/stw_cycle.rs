@@ -215,8 +215,9 @@ impl<'a, B: Binding> StwCycle<'a, B> {
     fn free_empty_pages(&mut self) {
         // SAFETY: at the safepoint, after marking, with both object
         // allocators retired (the mutators' by the collector before the
-        // cycle, the GC's at its start): nobody allocates in these pages,
-        // and nothing reachable refers into them (every reference from a
+        // cycle, the GC's at its start) and the non-moving space's empty
+        // pages let go of (`Collection::unused`): nobody allocates in these
+        // pages, and nothing reachable refers into them (every reference from a
         // root or a live object was checked to point at a marked object).
         unsafe { self.c.free_empty_pages() };
     }

@@ -23,7 +23,11 @@ pub(crate) struct PageGc {
     /// evacuated, the update visits those slots instead of every object.
     pub(crate) young: bool,
     pub(crate) live: LiveMap,
-    /// Holds a pinned object: not evacuated.
+    /// A page of the non-moving space: pinned from the start, and freed
+    /// only if nothing was allocated in it since the map was made (see
+    /// [`NonMovingSpace::release_if_unused`](crate::gc::core::non_moving::NonMovingSpace::release_if_unused)).
+    pub(crate) non_moving: bool,
+    /// Holds a pinned object (or is non-moving): not evacuated.
     pub(crate) pinned: AtomicBool,
     /// A reference into it was found without a forwarding entry during the
     /// update: it is not freed.
@@ -43,13 +47,15 @@ impl HeapMap {
     /// The map of `pages` in the heap reservation `base..base+len`.
     /// `is_old`: whether a page that starts at an address is old although
     /// of age eden (the generational runtime's table: a collection promoted
-    /// it where it was).
+    /// it where it was). `non_moving`: the starts of the non-moving
+    /// space's pages, sorted.
     pub(crate) fn new(
         memory: &Memory,
         base: usize,
         len: usize,
         pages: Vec<PageRef>,
         is_old: impl Fn(usize) -> bool,
+        non_moving: &[usize],
     ) -> HeapMap {
         // The largest power of two that divides every page's offset and size
         // (at most a granule): no two pages share an entry.
@@ -83,13 +89,15 @@ impl HeapMap {
                 let large = page.page_type() == PageType::Large;
                 let young = !large && page.age() == Age::EDEN && !is_old(start);
                 let live = LiveMap::new(&mut bitmaps, heap_words(&page));
+                let non_moving = non_moving.binary_search(&start).is_ok();
                 PageGc {
                     start,
                     top,
                     large,
-                    young,
+                    young: young && !non_moving,
                     live,
-                    pinned: AtomicBool::new(false),
+                    non_moving,
+                    pinned: AtomicBool::new(non_moving),
                     keep: AtomicBool::new(false),
                     page,
                 }
@@ -110,7 +118,7 @@ impl HeapMap {
     /// A map of no page (what a cycle keeps once its map went to its
     /// relocation set).
     pub(crate) fn empty(memory: &Memory) -> HeapMap {
-        HeapMap::new(memory, 0, 0, Vec::new(), |_| false)
+        HeapMap::new(memory, 0, 0, Vec::new(), |_| false, &[])
     }
 
     /// The page index and word index (in the page's live map) of the object

@@ -18,7 +18,7 @@ mod side_table;
 
 pub(crate) use forwarding::{Forwarding, ForwardingTables};
 pub(crate) use granule_table::{GranuleTable, GranuleView};
-pub(crate) use heap_map::HeapMap;
+pub(crate) use heap_map::{HeapMap, PageGc};
 pub(crate) use live_map::Overlap;
 pub(crate) use new_pages::NewPages;
 pub(crate) use old_pages::OldPages;
