@@ -157,6 +157,11 @@ impl Balancer {
         self.last_end = now;
     }
 
+    /// Whether a full collection was observed.
+    pub(crate) fn seen_full(&self) -> bool {
+        self.full_ns.is_some()
+    }
+
     /// `sqrt(lambda * g * t)` for collections of `kind` (a full one's
     /// length where no young one was seen yet), at least the young
     /// minimum.
