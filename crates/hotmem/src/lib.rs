@@ -147,6 +147,15 @@
 //! collection's [`CollectStats::refs`] counts what they found, cleared,
 //! retained and queued; the `gc,ref` log line prints it.
 //!
+//! ## Objects that never move
+//! [`Mutator::alloc_non_moving`] allocates in pages that no collector
+//! evacuates, for what lives long and is read often: a VM's functions,
+//! constants and interned names. A reference to such an object is never
+//! stale, so a slot that holds only those may be read without the
+//! concurrent collectors' load barrier. [`Mutator::pin`] keeps an object of
+//! the moving heap where it is instead (and its page with it);
+//! [`Runtime::is_non_moving`] tells the two apart.
+//!
 //! ## Threads and safepoints
 //! A thread that allocates attaches with [`Runtime::attach_mutator`] and
 //! polls ([`Mutator::poll`]) in its loops; around blocking or native code it

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use hotmem::os::MemTag;
+use hotmem_lox::cli::GcMode;
 use hotmem_lox::compile;
 use hotmem_lox::vm::{Vm, VmOptions};
 
@@ -118,4 +119,52 @@ fn native_memory_tracking_accounts_for_the_vm() {
     assert!(nmt.totals(MemTag::THREAD_STACK).committed >= 256 << 10);
     let report = runtime.report().to_string();
     assert!(report.contains("Metaspace"), "{report}");
+}
+
+/// The concurrent copy of the interpreter reads a function's constants, a
+/// closure's function and a table's keys without the load barrier, because
+/// the loader allocates functions and string constants in the runtime's
+/// non-moving space (and pins a constant that existed before as a string
+/// made at run time: the first round's field name). Each round here loads a script after garbage, with
+/// cycles running back to back in a small heap, the REPL's pattern: its
+/// constants must stay where they are (a debug build asserts it at every
+/// such read), the program compute what it should, and the heap not run
+/// out (pinning constants where they lay in the moving heap did: one
+/// pinned page per load).
+#[test]
+fn constants_loaded_among_garbage_stay_put_while_cycles_move_the_rest() {
+    let out = Output::default();
+    let options = VmOptions::new(GcMode::Concurrent).heap_max(16 << 20);
+    let mut vm = Vm::new(options, Box::new(out.clone())).expect("a VM");
+    run(
+        &mut vm,
+        "class Junk { init(n) { this.n = n; this.m = n; } }",
+    );
+    for round in 0..12 {
+        // Once, a string made at run time (young, in the moving heap) that
+        // the next script names as a field: that constant is this string,
+        // which the loader pins where it lies (keeping its page: once
+        // per such string, not once per load).
+        if round == 0 {
+            run(&mut vm, "var made = \"v\" + \"0\";");
+        }
+        // Garbage: instances nobody keeps, among the objects the next
+        // script's constants would lie with in the moving heap.
+        run(&mut vm, "for (var i = 0; i < 3000; i = i + 1) Junk(i);");
+        run(
+            &mut vm,
+            &format!(
+                "class P{round} {{ init(v) {{ this.v{round} = v; this.w{round} = \"w{round}\"; }} }}\n\
+                 fun get{round}(p) {{ return p.v{round}; }}\n\
+                 var sum{round} = 0;\n\
+                 for (var i = 0; i < 4000; i = i + 1) {{\n\
+                   var p = P{round}(1);\n\
+                   Junk(i);\n\
+                   if (p.w{round} == \"w{round}\") sum{round} = sum{round} + get{round}(p);\n\
+                 }}\n\
+                 print sum{round};"
+            ),
+        );
+        assert_eq!(out.take(), "4000\n", "round {round}");
+    }
 }

@@ -72,8 +72,10 @@ impl Mutator {
     /// [`BarrierSet`](crate::BarrierSet)), as for an object of
     /// [`Age::OLD`]. It lives in pages of its own, which are never
     /// compacted: a dead non-moving object's room comes back only when
-    /// every object of its page is dead. Allocation takes a lock: this is
-    /// for long-lived metadata, not for a program's objects.
+    /// every object of its page is dead, and the first object takes a
+    /// whole small page (2 MiB by default) out of the heap. Allocation
+    /// takes a lock: this is for long-lived metadata, not for a program's
+    /// objects.
     ///
     /// **It may collect**, as [`Mutator::alloc`] does, with the same rules.
     ///

@@ -10,6 +10,21 @@
 //! Last, every global the code names is resolved to a slot of the globals
 //! array, once, into the function's global-slot array in metaspace: the
 //! interpreter's `GET_GLOBAL` is then an index, not a hash lookup.
+//!
+//! **Never moved.** In the concurrent copy, every function and every
+//! string constant is allocated in the runtime's non-moving space
+//! ([`Heap::alloc_non_moving`](super::gc::Heap::alloc_non_moving)), as are
+//! the natives' names; a string constant that was interned before (a
+//! REPL line's result) is pinned instead
+//! ([`Heap::keep_in_place`](super::gc::Heap::keep_in_place)). So the slots
+//! that hold nothing else are read without the load barrier
+//! ([`Heap::peek`](super::gc::Heap::peek)): a function's constants, a
+//! closure's function, and a table's keys (a field's, a method's or a
+//! global's name: always a constant or a native's name). Those are the
+//! hottest loads of the interpreter (a property access reads a name and
+//! probes keys). A script's functions and constants live as long as the
+//! script anyway; the non-moving pages they fill are freed once none of
+//! their objects lives.
 
 use super::Machine;
 use super::error::{HeapError, RuntimeError};
@@ -81,7 +96,9 @@ impl<B: BarrierSet> Machine<B> {
         let verified = verify(proto)?;
         let (meta, slots) = FunctionMeta::write(&mut self.loader, proto, verified.max_stack)?;
         let constants = proto.chunk.constants.len();
-        let addr = self.heap.alloc(size_of(Kind::Function, constants as u32))?;
+        let addr = self
+            .heap
+            .alloc_non_moving(size_of(Kind::Function, constants as u32))?;
         // SAFETY: a fresh function: every word written before use (raw
         // metaspace pointers, then nil constants).
         let f = unsafe {
@@ -98,7 +115,7 @@ impl<B: BarrierSet> Machine<B> {
         for (k, constant) in proto.chunk.constants.iter().enumerate() {
             let value = match constant {
                 Constant::Number(n) => Value::number(*n),
-                Constant::String(s) => self.intern(s.as_bytes())?,
+                Constant::String(s) => self.intern_constant(s.as_bytes())?,
                 Constant::Function(nested) => self.load(nested)?,
             };
             // SAFETY: `holder` is the function's root word; `value` was

@@ -51,7 +51,8 @@ impl<B: BarrierSet> Machine<B> {
             n
         };
         self.roots.set(CLOCK, native.value());
-        let name = self.intern(b"clock")?;
+        // A key of the global names: never moved (see `loader`).
+        let name = self.intern_constant(b"clock")?;
         let slot = match self.global_slot(name) {
             Ok(slot) => slot,
             Err(super::loader::LoadError::Heap(e)) => return Err(e),

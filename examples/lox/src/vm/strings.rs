@@ -21,7 +21,19 @@ impl<B: BarrierSet> Machine<B> {
     /// # Errors
     /// [`HeapError`] if it does not fit.
     pub(crate) fn intern(&mut self, bytes: &[u8]) -> Result<Value, HeapError> {
-        self.make_string(|_| [bytes, &[]])
+        self.make_string(Placement::Young, |_| [bytes, &[]])
+    }
+
+    /// [`Machine::intern`] for a constant or a native's name: allocated in
+    /// the non-moving space if it is new, else kept where it is (see
+    /// `loader`). **May collect.**
+    ///
+    /// # Errors
+    /// [`HeapError`] if it does not fit.
+    pub(crate) fn intern_constant(&mut self, bytes: &[u8]) -> Result<Value, HeapError> {
+        let s = self.make_string(Placement::NonMoving, |_| [bytes, &[]])?;
+        self.heap.keep_in_place(s);
+        Ok(s)
     }
 
     /// The interned concatenation of the strings in the stack words `a` and
@@ -37,7 +49,7 @@ impl<B: BarrierSet> Machine<B> {
         a: *const u64,
         b: *const u64,
     ) -> Result<Value, HeapError> {
-        self.make_string(|_| {
+        self.make_string(Placement::Young, |_| {
             // SAFETY: the caller's stack words, read again after anything
             // that may have collected; the slices are used only before the
             // next such call (`make_string`'s contract with this closure).
@@ -55,6 +67,7 @@ impl<B: BarrierSet> Machine<B> {
     /// parts may have moved) and its slices are not kept across one.
     fn make_string<'a>(
         &mut self,
+        placement: Placement,
         parts: impl Fn(&Machine<B>) -> [&'a [u8]; 2],
     ) -> Result<Value, HeapError> {
         let [head, tail] = parts(self);
@@ -84,7 +97,11 @@ impl<B: BarrierSet> Machine<B> {
                 heap_max: self.runtime.config().heap_max(),
             });
         }
-        let addr = self.heap.alloc(size_of(Kind::String, len as u32))?;
+        let size = size_of(Kind::String, len as u32);
+        let addr = match placement {
+            Placement::Young => self.heap.alloc(size)?,
+            Placement::NonMoving => self.heap.alloc_non_moving(size)?,
+        };
         let [head, tail] = parts(self);
         // SAFETY: a fresh string of `len` bytes: header, hash and bytes are
         // written before anything reads it (the padding after the bytes is
@@ -112,4 +129,13 @@ impl<B: BarrierSet> Machine<B> {
     pub(crate) fn count_interned(&self) -> usize {
         self.strings.len()
     }
+}
+
+/// Where a new string is allocated.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Placement {
+    /// Young, as every object the program makes.
+    Young,
+    /// Where nothing moves ([`Heap::alloc_non_moving`](super::gc::Heap::alloc_non_moving)).
+    NonMoving,
 }

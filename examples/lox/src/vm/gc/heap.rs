@@ -2,11 +2,13 @@
 //! allocation (and the collections the VM asks for before it, see
 //! [`Pacing`]), the barriers' load and store paths, polls.
 
-use hotmem::{AllocError, BarrierSet, CollectorMode, Mutator, Runtime};
+use hotmem::{AllocError, BarrierKind, BarrierSet, CollectorMode, Mutator, PinGuard, Runtime};
+use std::collections::HashMap;
 
 use super::super::error::HeapError;
 use super::super::value::Value;
 use super::barriers;
+use super::slot::ValueSlot;
 use crate::cli::GcMode;
 
 /// Which collection `--gc-stress` runs next.
@@ -35,6 +37,9 @@ pub(crate) struct Heap<B: BarrierSet> {
     me: Mutator,
     barriers: B,
     pacing: Pacing,
+    /// What [`Heap::keep_in_place`] pinned, by address (the concurrent
+    /// copy only).
+    pins: HashMap<usize, PinGuard>,
 }
 
 impl<B: BarrierSet> Heap<B> {
@@ -54,6 +59,7 @@ impl<B: BarrierSet> Heap<B> {
             me,
             barriers,
             pacing,
+            pins: HashMap::new(),
         }
     }
 
@@ -92,6 +98,25 @@ impl<B: BarrierSet> Heap<B> {
             Pacing::Collector => {}
         }
         match self.me.alloc(bytes) {
+            Ok(addr) => Ok(addr.get()),
+            Err(error) => Err(self.alloc_failed(bytes, error)),
+        }
+    }
+
+    /// [`Heap::alloc`] for an object that the slots the VM reads without
+    /// the load barrier ([`Heap::peek`]) may hold: a function, a string
+    /// constant. In the concurrent copy it is allocated in the runtime's
+    /// non-moving space ([`Mutator::alloc_non_moving`]), old, and never
+    /// moves; in the stop-the-world copy, which has no load barrier to
+    /// skip, as `alloc`. **May collect.**
+    ///
+    /// # Errors
+    /// As [`Heap::alloc`].
+    pub(crate) fn alloc_non_moving(&mut self, bytes: usize) -> Result<usize, HeapError> {
+        if B::KIND == BarrierKind::StopTheWorld {
+            return self.alloc(bytes);
+        }
+        match self.me.alloc_non_moving(bytes) {
             Ok(addr) => Ok(addr.get()),
             Err(error) => Err(self.alloc_failed(bytes, error)),
         }
@@ -142,6 +167,55 @@ impl<B: BarrierSet> Heap<B> {
         // `barriers` the set its runtime handed out (`Heap::new`'s caller
         // got it from `Runtime::barrier_set`).
         unsafe { barriers::load(self.barriers, &self.me, word) }
+    }
+
+    /// Reads the value in `word`, a slot that holds a number, a literal
+    /// or a reference to an object that never moves (allocated with
+    /// [`Heap::alloc_non_moving`], or kept by [`Heap::keep_in_place`]),
+    /// without the load barrier: such a reference is never stale. The
+    /// slots the VM reads this way: a function's constants, a closure's
+    /// function, a table's keys (see `loader`).
+    ///
+    /// # Safety
+    /// As [`Heap::load`], and the slot holds nothing else (in the
+    /// concurrent copy: the stop-the-world copy has no load barrier to
+    /// skip).
+    #[inline(always)]
+    pub(crate) unsafe fn peek(&self, word: *mut u64) -> Value {
+        // SAFETY: the caller's slot of a live object.
+        let value = Value::from_bits(unsafe { ValueSlot::new(word) }.load_bits());
+        debug_assert!(
+            B::KIND == BarrierKind::StopTheWorld
+                || !value.is_object()
+                || !self.barriers.may_be_stale(&self.me, value.addr()),
+            "a slot read without the load barrier holds a reference that may be stale \
+             (its object is neither non-moving nor pinned)"
+        );
+        value
+    }
+
+    /// Makes sure `value`'s object (if it is one) never moves, so that the
+    /// slots holding it may be read with [`Heap::peek`]: in the concurrent
+    /// copy, an object outside the non-moving space (an interned string
+    /// made before it became a constant, by an earlier line of the REPL
+    /// say) is pinned for as long as the heap lives, once; its page then
+    /// stays where it is, garbage and all (a page per such string at
+    /// most: a script's own constants are all loaded before it runs, so
+    /// only strings made by earlier scripts can be found). Nothing in the
+    /// stop-the-world copy, whose loads have no barrier. `value` is valid
+    /// now (read through the barrier, or just made).
+    pub(crate) fn keep_in_place(&mut self, value: Value) {
+        if B::KIND == BarrierKind::StopTheWorld {
+            return;
+        }
+        let Some(obj) = value.as_object() else {
+            return;
+        };
+        if self.pins.contains_key(&obj.get()) || self.runtime().is_non_moving(obj) {
+            return;
+        }
+        // A pinned object keeps its address: the key stays right.
+        self.pins.insert(obj.get(), self.me.pin(obj));
     }
 
     /// Writes `value` into `word`, a slot of a heap object: the VM's one

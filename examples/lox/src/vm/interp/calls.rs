@@ -179,13 +179,13 @@ impl<B: BarrierSet> Machine<B> {
         c: Obj,
         argc: usize,
     ) -> Result<(), RuntimeError> {
-        // SAFETY: the closure's function (read through the barrier: 5) has
-        // its metadata in metaspace; the new frame is below `FRAMES_MAX`
+        // SAFETY: the closure's function (never moved, read without the
+        // barrier: 5) has its metadata in metaspace; the new frame is below `FRAMES_MAX`
         // (the frames are indexed unchecked) and its deepest stack plus
         // `SLACK` fits above its base (2), both checked before it is
         // pushed; its code was verified (1).
         unsafe {
-            let f = Obj::new(self.heap.load(c.word(closure::FUNCTION)));
+            let f = Obj::new(self.heap.peek(c.word(closure::FUNCTION)));
             let meta = function_meta(f);
             if argc != usize::from(meta.arity) {
                 return Err(self.wrong_arity(r.site(), meta.arity.into(), argc));

@@ -28,8 +28,11 @@
 //!    used as that kind, unless the compiler's output guarantees it (a
 //!    frame's closure, a function constant, the class under `METHOD`).
 //! 5. **Barriers**: every reference read out of a heap object goes through
-//!    [`Heap::load`](super::gc::Heap::load) and every value written into
-//!    one that may be old through [`Heap::store`](super::gc::Heap::store).
+//!    [`Heap::load`](super::gc::Heap::load), but those of the slots that
+//!    hold only objects that never move (a function's constants, a
+//!    closure's function, a table's keys: see `loader`), read with
+//!    [`Heap::peek`](super::gc::Heap::peek); every value written into one
+//!    that may be old goes through [`Heap::store`](super::gc::Heap::store).
 //!
 //! **The handlers' contract.** Every `unsafe fn` that takes `r: &mut Regs`
 //! needs `r` to be the running frame's registers, `r.ip` just past the

@@ -168,7 +168,9 @@ impl Regs {
         unsafe { self.base.add(slot) }
     }
 
-    /// Constant `k` of the running function, through the load barrier.
+    /// Constant `k` of the running function: a number, or a string or
+    /// function that never moves, read without the load barrier (see
+    /// `loader`).
     ///
     /// # Safety
     /// `k` is below the function's constant count (invariant 1), and
@@ -176,8 +178,9 @@ impl Regs {
     /// (invariant 3).
     #[inline(always)]
     pub(super) unsafe fn constant<B: BarrierSet>(&self, heap: &Heap<B>, k: u8) -> Value {
-        // SAFETY: the caller's constant, a slot of the live function.
-        unsafe { heap.load(self.consts.add(usize::from(k))) }
+        // SAFETY: the caller's constant, a slot of the live function that
+        // holds a number or an object that never moves.
+        unsafe { heap.peek(self.consts.add(usize::from(k))) }
     }
 
     /// The root word that holds frame `i`'s closure.
@@ -252,10 +255,11 @@ impl<B: BarrierSet> Machine<B> {
     #[inline(always)]
     unsafe fn running_constants(&self) -> *mut u64 {
         // SAFETY: the caller's running closure, whose function slot holds
-        // a function (the loader's output), read through the load barrier.
+        // a function (the loader's output) that never moves: read without
+        // the load barrier (`Heap::peek`).
         unsafe {
             let closure = self.running_closure();
-            let function = Obj::new(self.heap.load(closure.word(closure::FUNCTION)));
+            let function = Obj::new(self.heap.peek(closure.word(closure::FUNCTION)));
             function.word(function::CONSTANTS)
         }
     }
@@ -285,12 +289,12 @@ impl<B: BarrierSet> Machine<B> {
     pub(super) unsafe fn reload(&self, r: &mut Regs) {
         // SAFETY: the caller's running frame (`1 <= frame_count <=
         // FRAMES_MAX`), whose root word holds its closure, whose function
-        // slot holds a function, read through the load barrier. Read
-        // through `r.roots` rather than `running_constants`: this runs on
-        // every call and return.
+        // slot holds a function that never moves, read without the
+        // barrier. Read through `r.roots` rather than `running_constants`:
+        // this runs on every call and return.
         r.consts = unsafe {
             let closure = Obj::new(Value::from_bits(*r.frame_root(self.frame_count - 1)));
-            let function = Obj::new(self.heap.load(closure.word(closure::FUNCTION)));
+            let function = Obj::new(self.heap.peek(closure.word(closure::FUNCTION)));
             function.word(function::CONSTANTS)
         };
     }
