@@ -32,6 +32,8 @@ fn one_collection(weak: Weak) -> (Duration, hotmem::CollectStats) {
     let rt = Runtime::builder()
         .heap_max(256 << 20)
         .numa(NumaConfig::Off)
+        .collector(hotmem::CollectorMode::StopTheWorld)
+        .generations(hotmem::Generations::Single)
         .binding(vm.clone())
         .build()
         .expect("the runtime builds");

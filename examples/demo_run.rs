@@ -26,8 +26,9 @@ pub fn default_report_dir() -> PathBuf {
         .join("target/hotmem-report")
 }
 
-/// The demo's defaults: 4 threads, 12 s, 256 MiB, NUMA detected,
-/// generational, the report page in [`default_report_dir`].
+/// The demo's defaults: 4 threads, 12 s, 256 MiB, NUMA detected, the
+/// concurrent collector with young and old generations (the runtime's
+/// default), the report page in [`default_report_dir`].
 pub fn defaults() -> RunArgs {
     RunArgs {
         threads: 4,
@@ -37,7 +38,7 @@ pub fn defaults() -> RunArgs {
         json: Some(false),
         report: Some(default_report_dir()),
         generations: hotmem::Generations::YoungAndOld,
-        collector: hotmem::CollectorMode::StopTheWorld,
+        collector: hotmem::CollectorMode::Concurrent,
         page_cache: hotmem::page::CacheMode::Mapped,
         root_tables: hotmem::RootTableVisit::Concurrent,
         full: Some(false),

@@ -18,9 +18,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn run(depth: u32, workers: Option<usize>, runs: usize) -> Result<(), Box<dyn std::error::Error>> {
     let objects = SimpleObjects::new();
+    // The stop-the-world collector: its pause is the marking measured.
     let mut b = Runtime::builder()
         .heap_max(512 << 20)
         .numa(NumaConfig::Off)
+        .collector(hotmem::CollectorMode::StopTheWorld)
+        .generations(hotmem::Generations::Single)
         .binding(objects.clone());
     if let Some(w) = workers {
         b = b.gc_workers(w);

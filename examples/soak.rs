@@ -91,7 +91,7 @@ fn main() {
         json: None,
         report: None,
         generations: hotmem::Generations::YoungAndOld,
-        collector: hotmem::CollectorMode::StopTheWorld,
+        collector: hotmem::CollectorMode::Concurrent,
         page_cache: hotmem::page::CacheMode::Mapped,
         root_tables: hotmem::RootTableVisit::Concurrent,
         full: None,

@@ -296,8 +296,8 @@ pub struct RunArgs {
     pub report: Option<std::path::PathBuf>,
     /// `--generations young|single`.
     pub generations: hotmem::Generations,
-    /// `--collector stw|concurrent` (concurrent: single-generation unless
-    /// `--generations young` is given).
+    /// `--collector stw|concurrent`, with the generations of
+    /// `--generations` (young and old unless `--generations single`).
     pub collector: hotmem::CollectorMode,
     /// `--page-cache mapped|page`: the heap's mapped cache (the default) or
     /// the page cache it replaced.
@@ -317,7 +317,6 @@ pub struct RunArgs {
 /// the error carries `usage`.
 pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
-    let mut generations_given = false;
     while let Some(flag) = it.next() {
         if flag == "--json" && a.json.is_some() {
             a.json = Some(true);
@@ -353,7 +352,6 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             "--heap" => a.heap_mib = v.parse().map_err(|_| bad())?,
             "--report" => a.report = Some(v.into()),
             "--generations" => {
-                generations_given = true;
                 a.generations = match v.as_str() {
                     "young" => hotmem::Generations::YoungAndOld,
                     "single" => hotmem::Generations::Single,
@@ -392,11 +390,6 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             }
             _ => unreachable!("checked above"),
         }
-    }
-    if a.collector == hotmem::CollectorMode::Concurrent && !generations_given {
-        // The concurrent collector's young and old cycles are asked for by
-        // name (`--generations young`) until they are the default.
-        a.generations = hotmem::Generations::Single;
     }
     if a.threads == 0 {
         return Err(format!("--threads must be at least 1\n{usage}"));

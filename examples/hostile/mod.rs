@@ -108,10 +108,13 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
         .gc_workers(2)
         .binding(binding);
     let b = match mode {
-        Mode::StopTheWorld => b,
+        Mode::StopTheWorld => b
+            .collector(CollectorMode::StopTheWorld)
+            .generations(Generations::Single),
         // Young and full collections on the sizing the Lox VM runs on,
         // below a soft maximum that the time limit may set aside.
         Mode::Generational => b
+            .collector(CollectorMode::StopTheWorld)
             .generations(Generations::YoungAndOld)
             .heap_sizing(hotmem::HeapSizing::Balanced(Default::default()))
             .soft_max_heap(16 << 20),
@@ -119,8 +122,11 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
         // 10 ms), while the mutators allocate.
         Mode::Concurrent => b
             .collector(CollectorMode::Concurrent)
+            .generations(Generations::Single)
             .uncommit_delay(std::time::Duration::ZERO),
-        Mode::ConcurrentNonMoving => b.collector(CollectorMode::ConcurrentNonMoving),
+        Mode::ConcurrentNonMoving => b
+            .collector(CollectorMode::ConcurrentNonMoving)
+            .generations(Generations::Single),
         Mode::ConcurrentGenerational => b
             .collector(CollectorMode::Concurrent)
             .generations(Generations::YoungAndOld)

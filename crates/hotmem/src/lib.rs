@@ -18,13 +18,20 @@
 //! You bring a [`Binding`]: how big your objects are, which of their words
 //! hold references, where your roots are. The runtime brings allocation and
 //! collection: each mutator bumps its small objects out of a thread-local
-//! buffer; a collection stops the mutators, marks the live objects in
-//! parallel on the GC workers, evacuates the pages whose objects pack into
-//! fewer pages on workers bound to their NUMA node, updates every reference
-//! to a moved object, frees the garbage, and reports all of it.
+//! buffer; a collection marks the live objects in parallel on the GC
+//! workers, evacuates the pages whose objects pack into fewer pages on
+//! workers bound to their NUMA node, gets every reference to a moved object
+//! to its new address, frees the garbage, and reports all of it. By default
+//! ([`CollectorMode::Concurrent`], [`Generations::YoungAndOld`]) young and
+//! full cycles do that while the mutators run, between pauses of a few
+//! hundred microseconds, and ask every load to go through the load barrier;
+//! [`CollectorMode::StopTheWorld`] stops the mutators for each collection
+//! and asks nothing of loads (the example below).
 //!
 //! ```
-//! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
+//! use hotmem::{
+//!     Binding, CollectorMode, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
+//! };
 //! use std::sync::Arc;
 //!
 //! /// Objects are `[size][next]`: one reference slot, in word 1.
@@ -45,6 +52,10 @@
 //! let runtime = Runtime::builder()
 //!     .heap_max(64 << 20)
 //!     .numa(NumaConfig::Off)
+//!     // Cells are read plainly below: the collector that asks nothing of
+//!     // loads. The default, the concurrent one, needs the load barrier
+//!     // (`Mutator::load_ref`) on every load.
+//!     .collector(CollectorMode::StopTheWorld)
 //!     .binding(Arc::new(Cells))
 //!     .build()?;
 //! let mut me = runtime.attach_mutator()?;
@@ -89,7 +100,9 @@
 //! boxed numbers by value:
 //!
 //! ```
-//! use hotmem::{Binding, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor};
+//! use hotmem::{
+//!     Binding, CollectorMode, NumaConfig, ObjectReference, Runtime, SimpleSlot, SlotVisitor,
+//! };
 //! use hotmem::{WeakForwarding, WeakPass, WeakRefs};
 //! use std::collections::HashMap;
 //! use std::sync::{Arc, Mutex};

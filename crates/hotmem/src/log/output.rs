@@ -164,7 +164,7 @@ impl std::error::Error for LogSpecError {
 ///     .build()?;
 /// rt.collect()?;
 /// let lines = seen.lock().unwrap();
-/// assert!(lines[0].contains("[info][gc] GC(1) Pause Full (Explicit)"), "{lines:?}");
+/// assert!(lines[0].contains("[info][gc] GC(1) Major Collection (Explicit)"), "{lines:?}");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default)]

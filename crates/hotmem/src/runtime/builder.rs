@@ -54,11 +54,11 @@ impl Default for RuntimeBuilder {
                 uncommit_delay: Duration::from_secs(300),
                 log: LogConfig::new(),
                 tlabs: Tlabs::DEFAULT,
-                generations: Generations::Single,
+                generations: Generations::default(),
                 heap_sizing: HeapSizing::default(),
                 soft_max_heap: None,
                 gc_time_limit: DEFAULT_TIME_LIMIT_PERCENT,
-                collector: CollectorMode::StopTheWorld,
+                collector: CollectorMode::default(),
                 root_table_visit: RootTableVisit::Concurrent,
             },
             binding: None,
@@ -67,10 +67,12 @@ impl Default for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// The defaults: a 256 MiB heap with synchronized medium pages, 16 MiB of
-    /// class space and 32 MiB of non-class metaspace, NMT at summary level,
-    /// the detected NUMA topology, GC workers by the 60% heuristic, the
-    /// wait-barrier safepoint strategy.
+    /// The defaults: the concurrent collector with young and old
+    /// generations ([`CollectorMode::Concurrent`],
+    /// [`Generations::YoungAndOld`]), a 256 MiB heap with synchronized
+    /// medium pages, 16 MiB of class space and 32 MiB of non-class
+    /// metaspace, NMT at summary level, the detected NUMA topology, GC
+    /// workers by the 60% heuristic, the wait-barrier safepoint strategy.
     pub fn new() -> Self {
         Self::default()
     }

@@ -20,6 +20,10 @@ use std::time::Duration;
 /// (one partition, unbound workers: what every machine can give), and
 /// `workers` GC workers (`None`: the default count).
 ///
+/// Its collector is the stop-the-world one with a single generation (the
+/// builder's default was, until the concurrent generational collector
+/// became it): a test of another sets its own.
+///
 /// Its sizing is pinned ([`HeapSizing::Maximum`]): a collection runs when
 /// a test asks for one, or when the whole heap is full, never because
 /// adaptive sizing, which reacts to the share of time spent collecting
@@ -30,6 +34,8 @@ pub(crate) fn builder(heap_max: usize, workers: Option<usize>) -> RuntimeBuilder
     let b = Runtime::builder()
         .heap_max(heap_max)
         .numa(NumaConfig::Off)
+        .collector(CollectorMode::StopTheWorld)
+        .generations(Generations::Single)
         .heap_sizing(HeapSizing::Maximum);
     match workers {
         Some(n) => b.gc_workers(n),

@@ -231,11 +231,16 @@ impl Vm {
                 .heap_sizing(hotmem::HeapSizing::Balanced(
                     hotmem::BalancedSizing::default(),
                 )),
-            // The runtime's MemBalancer sizing: as fast as the VM's own
-            // policy was, in less memory (see README, "When to collect").
-            _ => builder.generations(Generations::YoungAndOld).heap_sizing(
-                hotmem::HeapSizing::Balanced(hotmem::BalancedSizing::default()),
-            ),
+            // The stop-the-world generational collector (named: the
+            // runtime's default is the concurrent one), on the runtime's
+            // MemBalancer sizing: as fast as the VM's own policy was, in
+            // less memory (see README, "When to collect").
+            _ => builder
+                .collector(CollectorMode::StopTheWorld)
+                .generations(Generations::YoungAndOld)
+                .heap_sizing(hotmem::HeapSizing::Balanced(
+                    hotmem::BalancedSizing::default(),
+                )),
         };
         if let Some(bytes) = options.heap_max {
             builder = builder.heap_max(bytes);

@@ -120,7 +120,7 @@ pub(crate) fn check(mode: CollectorMode, heals_atomically: bool) -> Result<(), S
         return Err(
             "the concurrent collector moves objects and heals slots with a compare-and-swap: \
              the binding's Slot must implement compare_exchange (Slot::COMPARE_EXCHANGE), \
-             or use CollectorMode::ConcurrentNonMoving"
+             or use CollectorMode::ConcurrentNonMoving or CollectorMode::StopTheWorld"
                 .into(),
         );
     }

@@ -15,14 +15,15 @@ use serde::Serialize;
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum CollectorMode {
-    /// Every collection stops the mutators for all of its work (the
-    /// default).
-    #[default]
+    /// Every collection stops the mutators for all of its work. It asks
+    /// nothing of the embedder's loads: objects move only while the
+    /// mutators are stopped, and the collector updates every slot then.
     StopTheWorld,
-    /// Marking and relocation run while the mutators run, between three
-    /// short pauses (mark start: the roots; mark end: the mutators' logs
-    /// and the weak references; relocate start: the roots into the pages
-    /// to evacuate), on the runtime's GC thread and workers. A cycle
+    /// The default. Marking and relocation run while the mutators run,
+    /// between three short pauses (mark start: the roots; mark end: the
+    /// mutators' logs and the weak references; relocate start: the roots
+    /// into the pages to evacuate), on the runtime's GC thread and
+    /// workers. A cycle
     /// starts early enough, from the allocation rate and the last cycle's
     /// duration, that mutators rarely wait for it (an allocation that
     /// must wait is an allocation stall, counted in
@@ -45,8 +46,8 @@ pub enum CollectorMode {
     /// allocated since the last cycle began, from the roots and the slots
     /// the store barrier remembered, evacuate the mostly-dead young pages
     /// to old pages and promote the others where they are; full cycles mark
-    /// and relocate the whole heap. The log calls them `Minor Collection` and `Major
-    /// Collection`.
+    /// and relocate the whole heap. The log calls them `Minor Collection`
+    /// and `Major Collection`. Both are the default.
     ///
     /// ```
     /// use hotmem::objects::SimpleObjects;
@@ -60,6 +61,7 @@ pub enum CollectorMode {
     /// assert_eq!(rt.collect()?.kind, CollectionKind::Full);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[default]
     Concurrent,
     /// Marking runs while the mutators run, as with
     /// [`CollectorMode::Concurrent`], but nothing moves: a page is

@@ -25,11 +25,10 @@ use serde::Serialize;
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub enum Generations {
-    /// Every collection marks the whole heap (the default). The store
-    /// barrier records nothing.
-    #[default]
+    /// Every collection marks the whole heap. The store barrier records
+    /// nothing.
     Single,
-    /// Young collections, with a full one when what survives reaches the
+    /// Young collections (the default), with a full one when what survives reaches the
     /// heap's target (see [`HeapSizing`](crate::HeapSizing)). Every store of a reference into an object that may be old must
     /// go through [`Mutator::store_ref`](crate::Mutator::store_ref), and the
     /// binding must rebuild slots from their addresses
@@ -38,6 +37,7 @@ pub enum Generations {
     /// stop-the-world one's young collections evacuate or promote in their
     /// pause, the concurrent one's young cycles mark while the mutators run
     /// (see [`CollectorMode::Concurrent`](crate::CollectorMode::Concurrent)).
+    #[default]
     YoungAndOld,
 }
 
