@@ -58,8 +58,7 @@ pub fn object(
 }
 
 /// [`object`] in the non-moving space ([`Mutator::alloc_non_moving`]): an
-/// object that no collection moves, old from birth. Its payload is written
-/// in one go.
+/// object that no collection moves, old from birth.
 ///
 /// # Errors
 /// As [`object`].
@@ -71,22 +70,36 @@ pub fn non_moving_object(
     id: u64,
 ) -> Result<ObjectReference, GraphError> {
     check_scanned(m, roots)?;
-    let size = SimpleObjects::size_for(slots, payload_words);
-    // A poll first, as `new_object` does.
-    m.poll();
-    let addr = m.alloc_non_moving(size)?;
-    // SAFETY: a fresh allocation of `size` bytes (`alloc_non_moving`
-    // refused a size that overflowed). Its slots are written null: no
-    // store barrier is owed for them.
-    let obj = unsafe { SimpleObjects::init(addr, size, slots, id) };
+    let obj = new_object_in(m, Space::NonMoving, slots, payload_words, id)?;
     roots.push(Some(obj));
     Ok(obj)
+}
+
+/// Where [`new_object_in`] allocates.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Space {
+    /// Young, in the pages collections move objects out of.
+    Moving,
+    /// [`Mutator::alloc_non_moving`]'s.
+    NonMoving,
 }
 
 /// A new object (see [`object`]), in no root: valid until the next call
 /// that may collect.
 fn new_object(
     m: &mut Mutator,
+    slots: usize,
+    payload_words: usize,
+    id: u64,
+) -> Result<ObjectReference, GraphError> {
+    new_object_in(m, Space::Moving, slots, payload_words, id)
+}
+
+/// [`new_object`] in `space`. A non-moving object is old from birth: its
+/// slots are written null, which owes no store barrier.
+fn new_object_in(
+    m: &mut Mutator,
+    space: Space,
     slots: usize,
     payload_words: usize,
     id: u64,
@@ -98,7 +111,10 @@ fn new_object(
     // must collect). Here, as at the allocation, every object the caller
     // still needs is in a handle or a root table.
     m.poll();
-    let addr = m.alloc(size)?;
+    let addr = match space {
+        Space::Moving => m.alloc(size)?,
+        Space::NonMoving => m.alloc_non_moving(size)?,
+    };
     if payload_words <= SEGMENT_WORDS {
         // SAFETY: a fresh allocation of `size` bytes (`alloc` refused a
         // size that overflowed).
