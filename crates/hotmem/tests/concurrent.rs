@@ -105,19 +105,8 @@ fn a_slot_written_during_a_full_cycle_into_an_object_it_moves_is_healed_by_young
     build::object(&mut me, &roots, 1, 0, ids.next()).unwrap();
     build::garbage(&mut me, &roots, 2 << 10, &mut ids).unwrap();
     build::tree(&mut me, &roots, 16, 2, &mut ids).unwrap();
-    let done = Arc::new(AtomicBool::new(false));
-    let full = {
-        let (rt, done) = (rt.clone(), done.clone());
-        std::thread::spawn(move || {
-            let stats = rt.collect();
-            done.store(true, Ordering::Release);
-            stats
-        })
-    };
-    while !rt.is_marking() && !done.load(Ordering::Acquire) {
-        me.poll();
-    }
-    let marking = rt.is_marking();
+    let full = common::BackgroundCycle::start(&rt);
+    let marking = full.wait_for_marking(&rt, &mut me);
     // A young object among young garbage, known only to the holder.
     let young = build::object(&mut me, &roots, 0, 2, ids.next()).unwrap();
     let holder = roots.get(0).unwrap();
@@ -125,10 +114,7 @@ fn a_slot_written_during_a_full_cycle_into_an_object_it_moves_is_healed_by_young
     unsafe { SimpleObjects::set_slot(&me, holder, 0, Some(young)) };
     roots.pop();
     build::garbage(&mut me, &roots, 2 << 10, &mut ids).unwrap();
-    while !done.load(Ordering::Acquire) {
-        me.poll();
-    }
-    let full = full.join().unwrap().unwrap();
+    let full = full.finish(&mut me).unwrap();
     // SAFETY: the only mutator, which does not poll during the walk.
     let want = unsafe { objects.verify_with(&me) }.unwrap();
     // The young object moves, then its old page is freed.

@@ -7,7 +7,6 @@
 use hotmem::objects::{Ids, RootTable, SimpleObjects, build};
 use hotmem::{CollectionKind, CollectorMode, Generations, ObjectReference, Runtime};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 mod common;
 
@@ -151,20 +150,8 @@ fn non_moving_objects_allocated_while_marking_are_kept() {
         // SAFETY: both live.
         unsafe { SimpleObjects::set_slot(&me, tail, 0, Some(holder)) };
         roots.pop();
-        let done = Arc::new(AtomicBool::new(false));
-        let cycle = {
-            let (rt, done) = (rt.clone(), done.clone());
-            std::thread::spawn(move || {
-                let stats = rt.collect();
-                done.store(true, Ordering::Release);
-                stats
-            })
-        };
-        while !rt.is_marking() && !done.load(Ordering::Acquire) {
-            me.poll();
-            std::thread::yield_now();
-        }
-        let marking = rt.is_marking();
+        let cycle = common::BackgroundCycle::start(&rt);
+        let marking = cycle.wait_for_marking(&rt, &mut me);
         let extra = objects.root_table();
         for i in 0..HOLDER {
             let obj = build::non_moving_object(&mut me, &extra, 1, 8, ids.next()).unwrap();
@@ -173,10 +160,7 @@ fn non_moving_objects_allocated_while_marking_are_kept() {
             // root table); no poll between reading them and the store.
             unsafe { SimpleObjects::set_slot(&me, holder, i, Some(obj)) };
         }
-        while !done.load(Ordering::Acquire) {
-            me.poll();
-        }
-        let first = cycle.join().unwrap().expect("the cycle succeeds");
+        let first = cycle.finish(&mut me).expect("the cycle succeeds");
         let at = entries(&extra, 0);
         // SAFETY: the only mutator, which does not poll during the walk.
         let want = unsafe { objects.verify_with(&me) }.unwrap();

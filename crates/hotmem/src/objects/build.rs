@@ -51,10 +51,7 @@ pub fn object(
     payload_words: usize,
     id: u64,
 ) -> Result<ObjectReference, GraphError> {
-    check_scanned(m, roots)?;
-    let obj = new_object(m, slots, payload_words, id)?;
-    roots.push(Some(obj));
-    Ok(obj)
+    rooted_object(m, roots, Space::Moving, slots, payload_words, id)
 }
 
 /// [`object`] in the non-moving space ([`Mutator::alloc_non_moving`]): an
@@ -69,8 +66,21 @@ pub fn non_moving_object(
     payload_words: usize,
     id: u64,
 ) -> Result<ObjectReference, GraphError> {
+    rooted_object(m, roots, Space::NonMoving, slots, payload_words, id)
+}
+
+/// [`object`] and [`non_moving_object`]: one object in `space`, pushed
+/// onto `roots`.
+fn rooted_object(
+    m: &mut Mutator,
+    roots: &RootTable,
+    space: Space,
+    slots: usize,
+    payload_words: usize,
+    id: u64,
+) -> Result<ObjectReference, GraphError> {
     check_scanned(m, roots)?;
-    let obj = new_object_in(m, Space::NonMoving, slots, payload_words, id)?;
+    let obj = new_object_in(m, space, slots, payload_words, id)?;
     roots.push(Some(obj));
     Ok(obj)
 }

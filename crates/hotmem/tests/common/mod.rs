@@ -10,10 +10,13 @@ mod holder;
 pub(crate) use holder::*;
 
 use hotmem::{
-    CollectStats, CollectionKind, CollectorMode, Generations, HeapSizing, Mutator, NumaConfig,
-    Runtime, RuntimeBuilder,
+    CollectStats, CollectionKind, CollectorMode, GcError, Generations, HeapSizing, Mutator,
+    NumaConfig, Runtime, RuntimeBuilder,
 };
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The builder the tests start from: a heap of `heap_max` bytes, NUMA off
@@ -112,4 +115,49 @@ pub(crate) fn collect(me: &mut Mutator, kind: CollectionKind) -> CollectStats {
         _ => me.collect(),
     }
     .expect("a collection")
+}
+
+/// A full collection asked for on a thread of its own, so that the test's
+/// mutator can act while it runs (while a concurrent cycle marks, say).
+pub(crate) struct BackgroundCycle {
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<Result<CollectStats, GcError>>,
+}
+
+impl BackgroundCycle {
+    /// Starts `rt.collect()` on a new thread.
+    pub(crate) fn start(rt: &Runtime) -> BackgroundCycle {
+        let (rt, done) = (rt.clone(), Arc::new(AtomicBool::new(false)));
+        let flag = done.clone();
+        let thread = std::thread::spawn(move || {
+            let stats = rt.collect();
+            flag.store(true, Ordering::Release);
+            stats
+        });
+        BackgroundCycle { done, thread }
+    }
+
+    /// Whether the collection returned.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Polls with `me` until the cycle marks or ends; whether it marks
+    /// (the scheduler decides which comes first).
+    pub(crate) fn wait_for_marking(&self, rt: &Runtime, me: &mut Mutator) -> bool {
+        while !rt.is_marking() && !self.is_done() {
+            me.poll();
+            std::thread::yield_now();
+        }
+        rt.is_marking()
+    }
+
+    /// Polls with `me` until the collection returned, and returns what it
+    /// returned.
+    pub(crate) fn finish(self, me: &mut Mutator) -> Result<CollectStats, GcError> {
+        while !self.is_done() {
+            me.poll();
+        }
+        self.thread.join().expect("the collecting thread")
+    }
 }
