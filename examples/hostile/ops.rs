@@ -92,7 +92,16 @@ impl<'w> MutatorThread<'w> {
         // region themselves, op 88..=91) run as they are, the rest after
         // a poll, as an embedder that leaked one must.
         if self.leaked && !(88..=91).contains(&op) {
-            self.me.poll();
+            // Or a non-moving allocation, which must leave the region
+            // itself before it touches the space (the object, never
+            // initialized, is garbage at once).
+            match rng.below(4) {
+                0 => match self.me.alloc_non_moving(64) {
+                    Ok(_) | Err(AllocError::OutOfMemory { .. } | AllocError::Collection(_)) => {}
+                    Err(e) => return Err(format!("alloc_non_moving after a leaked region: {e}")),
+                },
+                _ => self.me.poll(),
+            }
             self.leaked = false;
         }
         match op {
@@ -188,6 +197,9 @@ impl<'w> MutatorThread<'w> {
                         let _ = self.me.may_be_stale(a | 1);
                         if let Some(r) = ObjectReference::from_address(hotmem::Address::new(a)) {
                             let _ = self.me.resolve(r);
+                            // Any address, while pages of the space are
+                            // allocated and freed by other threads.
+                            let _ = w.rt.is_non_moving(r);
                             let mut word = a;
                             // SAFETY: a word of this frame, used only here.
                             let _ = self.me.load_ref(unsafe { SimpleSlot::from_ref(&mut word) });
@@ -452,6 +464,11 @@ pub(super) fn outsider_step(w: &World, rng: &mut Rng) -> Result<(), String> {
             let _ = w.weak.with(rng.index(), |(wk, _)| wk.get());
             let _ = w.ephemerons.with(rng.index(), |(e, _, _)| e.get());
             let _ = w.rt.heap_target();
+            // The non-moving space's lookup from a thread that is no
+            // mutator, on an object that may be freed meanwhile.
+            if let Some(obj) = w.strong.with(rng.index(), |(h, _)| h.get()) {
+                let _ = w.rt.is_non_moving(obj);
+            }
             // A registration from a thread that is no mutator, perhaps
             // while a cycle forwards the registry (or of an address a
             // cycle has just made stale: dropped, or finalized as the
