@@ -236,6 +236,40 @@ fn cycles_start_on_their_own_and_stalls_are_counted() {
     assert_eq!(unsafe { objects.verify_with(&me) }.unwrap(), kept);
 }
 
+/// A young cycle that makes no room for a stalled allocation is followed
+/// by a full one: old garbage (below half the heap, so the old
+/// generation's growth alone would not ask for a full cycle) leaves too
+/// little room for a large object until a full cycle frees it.
+#[test]
+fn a_stalled_allocation_that_a_young_cycle_makes_no_room_for_gets_a_full_cycle() {
+    const KIB: usize = 1 << 10;
+    let objects = SimpleObjects::new();
+    let rt = generational_runtime(32 << 20, &objects, Generations::YoungAndOld);
+    let mut me = rt.attach_mutator().unwrap();
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    // 10 MiB in objects of 256 KiB, made old by a full cycle, then dropped.
+    for _ in 0..40 {
+        build::object(&mut me, &roots, 0, 256 * KIB / 8, ids.next()).unwrap();
+    }
+    assert_eq!(me.collect().unwrap().kind, CollectionKind::Full);
+    for _ in 0..40 {
+        roots.pop();
+    }
+    let before = rt.gc_totals();
+    // 24 MiB: more than the heap has left beside the old garbage.
+    let big = build::object(&mut me, &roots, 0, 24 << 17, ids.next());
+    let after = rt.gc_totals();
+    assert!(big.is_ok(), "{big:?} after {after:?}");
+    assert!(
+        after.young_collections > before.young_collections,
+        "{after:?}"
+    );
+    assert!(after.cycles - after.young_collections > before.cycles - before.young_collections);
+    // SAFETY: the only mutator; it does not poll during the check.
+    assert_eq!(unsafe { objects.verify_with(&me) }.unwrap().objects, 1);
+}
+
 /// One object of the model.
 #[derive(Clone, Debug)]
 struct MObj {

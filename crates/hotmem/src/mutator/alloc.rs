@@ -232,8 +232,10 @@ impl Mutator {
     /// full stalls: the thread (blocked, so that the cycles' pauses do not
     /// wait for it) asks for a cycle and waits until a cycle frees memory
     /// (its empty pages go back right after marking, before relocation),
-    /// then retries. It reports out of memory once the cycle that ran when
-    /// it stalled and [`ALLOC_GC_ROUNDS`] more have finished without
+    /// then retries. A retry that still finds no room after a cycle that
+    /// ended with less room than its page asks for the next cycle to be
+    /// full. It reports out of memory once the cycle that ran
+    /// when it stalled and [`ALLOC_GC_ROUNDS`] more have finished without
     /// making room. The stall is counted and timed.
     fn alloc_stalled(
         &mut self,
@@ -265,6 +267,17 @@ impl Mutator {
                 Ok(addr) => break Ok(addr),
                 Err(e) if e.is_heap_exhausted() => {
                     let cycles = runtime.inner.gc_thread.finished() - first;
+                    // A cycle ended (not only freed its empty pages) with
+                    // less room than this allocation's page: the next one
+                    // marks everything. A young cycle that did make room,
+                    // though other mutators took it first, is followed by
+                    // young ones.
+                    if cycles > 0
+                        && self.page_bytes(layout, place) > state.room_at_end()
+                        && let Some(c) = &runtime.inner.collector
+                    {
+                        c.room_not_made();
+                    }
                     if cycles > ALLOC_GC_ROUNDS as u64 {
                         break Err(self.oom_or(layout, e));
                     }
@@ -274,6 +287,14 @@ impl Mutator {
         };
         runtime.count_stall(waited.elapsed());
         result
+    }
+
+    /// The bytes of the page an allocation of `layout` needs (as if one
+    /// page: a small or medium page, or its large page).
+    fn page_bytes(&self, layout: ObjectLayout, place: Placement) -> usize {
+        let sizes = self.runtime.inner.gc.mutator_alloc.page_sizes();
+        PageRequest::for_object(&sizes, layout, place.age(), self.partition)
+            .map_or(layout.size(), |r| r.size)
     }
 
     /// The allocation after a collection. If the sizing policy's budget

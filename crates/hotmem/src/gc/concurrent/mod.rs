@@ -57,6 +57,17 @@
 //! young cycle that does not move (`ConcurrentNonMoving`) makes every page
 //! old at Pause Mark Start instead.
 //!
+//! Each generation is paced by its own figures: a young cycle starts from
+//! what the mutators allocated during the last young cycle, a full one
+//! from what they allocated during the last full cycle
+//! ([`pacing`](crate::gc::core::pacing)); a full cycle comes when the old
+//! generation (what a cycle leaves in use, less the pages the mutators
+//! took while it ran) and a full cycle's allocation would reach the
+//! sizing policy's target, or when a cycle ended with less room than a
+//! stalled allocation needs. A stall alone does not make the next cycle
+//! full: with more mutators than CPUs, young cycles that made room stall
+//! too (other mutators took the room first).
+//!
 //! The cycle is [`concurrent_cycle`], relocation (steps 5 and 6)
 //! [`concurrent_relocate`], and the state the collector shares with the
 //! mutators that wait for it [`stalls`]; this file holds the collector and
@@ -194,11 +205,11 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         let cpu_before = (workers.cpu_ns(), thread_cpu_ns());
         let number = heap.next_collection_number();
         let allocated_before = heap.pages.counters().page_bytes_allocated;
+        let taken_before = heap.mutator_alloc.source().taken();
         let kind = self
             .generations
             .as_ref()
             .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
-        let stalls_before = self.state.stalls();
         let cycle = ConcurrentCycle {
             binding: &*self.binding,
             kind,
@@ -229,6 +240,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             }
             Ok(stats) => {
                 let allocated = heap.pages.counters().page_bytes_allocated - allocated_before;
+                let young = heap.mutator_alloc.source().taken() - taken_before;
                 // What a concurrent cycle costs the mutators is its whole
                 // length (its workers take CPUs), not only its pauses; but
                 // they stop only for its pauses, and allocate through the
@@ -251,23 +263,36 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                     Instant::now(),
                 );
                 heap.mutator_alloc.source().set(next.budget);
+                let next_kind = self.generations.as_ref().map(|g| {
+                    // The pages the mutators took while the cycle ran are
+                    // young: what is left besides them is the old
+                    // generation. A full cycle comes once the old
+                    // generation, and what a full cycle takes while it
+                    // runs, reach the target: the old generation's growth
+                    // paces full cycles (a stall does not: a young cycle
+                    // that did not make room for a stalled allocation asks
+                    // for a full one, see `Mutator::alloc_stalled`).
+                    let used = heap.pages.used_bytes();
+                    let old = used.saturating_sub(usize::try_from(young).unwrap_or(usize::MAX));
+                    let full_takes = heap
+                        .sizing
+                        .taken_during(CollectionKind::Full)
+                        .unwrap_or(allocated);
+                    let needs =
+                        old.saturating_add(usize::try_from(full_takes).unwrap_or(usize::MAX));
+                    g.policy.collected(stats.kind, needs, next.full_at);
+                    g.policy.next_kind(None)
+                });
                 heap.sizing
-                    .concurrent_cycle(allocated, next.budget, self.generations.is_some());
-                if let Some(g) = &self.generations {
-                    g.policy
-                        .collected(stats.kind, heap.pages.used_bytes(), next.full_at);
-                    // A young cycle while allocations stalled did not make
-                    // room in time: the next one is full.
-                    if stats.kind == CollectionKind::Young && self.state.stalls() > stalls_before {
-                        g.policy.ask_full();
-                    }
-                }
+                    .concurrent_cycle(stats.kind, allocated, next.budget, next_kind);
                 heap.record(cx, stats, None);
             }
         }
         // However the cycle ended, stalled allocations retry now, with the
         // budget it gave (and wait for the next one if there is still no
         // room).
+        let usage = heap.pages.usage();
+        (self.state).cycle_ended(usage.max_capacity.saturating_sub(usage.used));
         self.state.memory_freed();
         result.map(Some)
     }

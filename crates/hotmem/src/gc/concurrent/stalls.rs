@@ -20,6 +20,9 @@ pub(crate) struct ConcurrentState {
     stalled: AtomicUsize,
     /// Allocation stalls so far (each one counted when it begins).
     stalls: AtomicU64,
+    /// Bytes the heap had free when the last cycle ended: whether a cycle
+    /// made room for a stalled allocation, whoever took it since.
+    room_at_end: AtomicUsize,
 }
 
 impl Default for ConcurrentState {
@@ -29,6 +32,7 @@ impl Default for ConcurrentState {
             freed_moved: parking_lot::Condvar::new(),
             stalled: AtomicUsize::new(0),
             stalls: AtomicU64::new(0),
+            room_at_end: AtomicUsize::new(usize::MAX),
         }
     }
 }
@@ -54,6 +58,16 @@ impl ConcurrentState {
             return pool.max(1);
         }
         cpus().div_ceil(4).clamp(1, pool.max(1))
+    }
+
+    /// A cycle ended with `room` bytes of the heap free.
+    pub(crate) fn cycle_ended(&self, room: usize) {
+        self.room_at_end.store(room, Ordering::Relaxed);
+    }
+
+    /// Bytes the heap had free when the last cycle ended.
+    pub(crate) fn room_at_end(&self) -> usize {
+        self.room_at_end.load(Ordering::Relaxed)
     }
 
     /// How many times cycles freed memory so far.

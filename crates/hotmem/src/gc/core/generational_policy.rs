@@ -9,9 +9,12 @@
 //! young pages. Old objects are taken as live without being visited, which
 //! is what makes a young collection cheap when most of the heap is
 //! long-lived. A full collection marks everything; it runs when asked for,
-//! when what survives reaches the heap's target (see
-//! [`sizing`](crate::gc::core::sizing)), and after a young collection that
-//! did not make room.
+//! when the old generation reaches the heap's target (see
+//! [`sizing`](crate::gc::core::sizing); a concurrent collector counts what
+//! a full cycle allocates while it runs), and after a young collection
+//! that did not make room (a request that holds until a full collection
+//! ends, since a concurrent collector may have started the next cycle by
+//! the time an allocation finds no room).
 //!
 //! The invariant both kinds end with: no young page is left of those the
 //! collection found at its start. A young page with live objects is either
@@ -66,14 +69,61 @@ impl GenerationalPolicy {
         self.slots_lost.store(true, Ordering::Relaxed);
     }
 
-    /// After a successful collection of `kind` that left `used` bytes in
-    /// use: the next collection is full if a young one left at least
-    /// `full_at` bytes in use (the sizing policy's target).
-    pub(crate) fn collected(&self, kind: CollectionKind, used: usize, full_at: usize) {
-        let full = kind == CollectionKind::Young && used >= full_at;
-        self.full_next.store(full, Ordering::Relaxed);
-        if kind == CollectionKind::Full {
-            self.slots_lost.store(false, Ordering::Relaxed);
+    /// After a successful collection of `kind` that left `old` bytes in
+    /// old pages (every page in use after a stop-the-world collection;
+    /// all but those the mutators took meanwhile after a concurrent
+    /// cycle): the next collection is full if a young one left at least
+    /// `full_at` bytes old (the sizing policy's target).
+    ///
+    /// A young collection never clears the request for a full one: an
+    /// allocation that a concurrent cycle made no room for asks while the
+    /// next cycle may already run, and the ask holds until a full one
+    /// ends.
+    pub(crate) fn collected(&self, kind: CollectionKind, old: usize, full_at: usize) {
+        match kind {
+            CollectionKind::Full => {
+                self.full_next.store(false, Ordering::Relaxed);
+                self.slots_lost.store(false, Ordering::Relaxed);
+            }
+            CollectionKind::Young if old >= full_at => {
+                self.full_next.store(true, Ordering::Relaxed);
+            }
+            CollectionKind::Young => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use CollectionKind::{Full, Young};
+
+    #[test]
+    fn a_full_collection_asked_for_during_a_young_one_still_runs_next() {
+        let p = GenerationalPolicy::default();
+        assert_eq!(p.next_kind(None), Young);
+        // Asked for while a young collection runs, which then ends with
+        // the old generation below the mark.
+        p.ask_full();
+        p.collected(Young, 10, 100);
+        assert_eq!(p.next_kind(None), Full);
+        // An explicit young one does not take the ask away either.
+        assert_eq!(p.next_kind(Some(Young)), Young);
+        p.collected(Young, 10, 100);
+        assert_eq!(p.next_kind(None), Full);
+        p.collected(Full, 10, 100);
+        assert_eq!(p.next_kind(None), Young);
+        // The old generation's growth asks for one too.
+        p.collected(Young, 100, 100);
+        assert_eq!(p.next_kind(None), Full);
+    }
+
+    #[test]
+    fn after_a_failure_every_collection_is_full_until_one_succeeds() {
+        let p = GenerationalPolicy::default();
+        p.failed();
+        assert_eq!(p.next_kind(Some(Young)), Full);
+        p.collected(Full, 10, 100);
+        assert_eq!(p.next_kind(Some(Young)), Young);
     }
 }

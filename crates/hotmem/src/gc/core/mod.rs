@@ -20,7 +20,8 @@
 //! - the bookkeeping around them: pauses ([`pause`]), the driver's record
 //!   and log ([`driver`]), the failed-collection state ([`poison`]), the
 //!   guard against reentrant callbacks ([`in_collection`]);
-//! - what collections leave to the mutators: heap sizing ([`sizing`]),
+//! - what collections leave to the mutators: heap sizing ([`sizing`],
+//!   with the concurrent cycles' trigger in [`pacing`]),
 //!   the thread-local allocation buffers ([`tlab`]) and the pages whose
 //!   objects never move ([`non_moving`]);
 //! - the GC workers ([`workers`]) and the side tables ([`meta`]).
@@ -41,6 +42,7 @@ pub(crate) mod mark;
 pub(crate) mod mem_balancer;
 pub(crate) mod meta;
 pub(crate) mod non_moving;
+pub(crate) mod pacing;
 pub(crate) mod pause;
 pub(crate) mod phases;
 pub(crate) mod poison;

@@ -31,12 +31,13 @@
 use super::generations::CollectionKind;
 use super::mem_balancer::{BalancedSizing, Balancer, Cost};
 use super::meta::NewPages;
+use super::pacing::{CycleEnd, Pacing};
 use super::soft_max::{HeapTarget, SoftMax};
 use hotmem_page::{AllocPageError, NodeId, OwnedPage, Page, PageAllocator, PageRequest};
 use hotmem_page::{PageSizes, PageSource, RejectedPage};
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// When collections run and how far the heap grows between them.
@@ -159,6 +160,10 @@ pub(crate) struct BudgetedPages {
     /// Bytes of pages the mutators took since the sizing last asked
     /// ([`BudgetedPages::take_allocated`]).
     allocated: AtomicIsize,
+    /// Bytes of pages the mutators took since the heap was made (less
+    /// those given back undone): what a cycle's mutators took is the
+    /// difference of two readings.
+    taken: AtomicU64,
 }
 
 impl BudgetedPages {
@@ -174,7 +179,13 @@ impl BudgetedPages {
             heap_max,
             budget: AtomicIsize::new(to_isize(budget)),
             allocated: AtomicIsize::new(0),
+            taken: AtomicU64::new(0),
         }
+    }
+
+    /// Bytes of pages the mutators took since the heap was made.
+    pub(crate) fn taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
     }
 
     /// Bytes of pages the mutators took since the last call.
@@ -239,6 +250,7 @@ impl PageSource for BudgetedPages {
             n.allocated(page.range().start().get(), page.size());
         }
         self.allocated.fetch_add(size, Ordering::Relaxed);
+        self.taken.fetch_add(request.size as u64, Ordering::Relaxed);
         Ok(page)
     }
 
@@ -247,6 +259,7 @@ impl PageSource for BudgetedPages {
         self.heap.undo_alloc_page(page)?;
         self.refund(size);
         self.allocated.fetch_sub(to_isize(size), Ordering::Relaxed);
+        self.taken.fetch_sub(size as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -264,10 +277,8 @@ pub(crate) struct Sizing {
     target: AtomicUsize,
     /// Pause time and wall time since the target last changed.
     window: Mutex<Window>,
-    /// With the concurrent collector: a cycle starts once the mutators'
-    /// budget has less than this many bytes left (what they allocated
-    /// during the last cycle, with room to spare).
-    trigger_margin: AtomicUsize,
+    /// With the concurrent collector: when the next cycle starts.
+    pacing: Pacing,
     /// With [`HeapSizing::Balanced`]: the rates it sizes from.
     balancer: Option<Mutex<Balancer>>,
     /// The soft maximum, if the runtime has one.
@@ -300,7 +311,7 @@ impl Sizing {
                 since: Instant::now(),
                 pause_ns: 0,
             }),
-            trigger_margin: AtomicUsize::new(target / 2),
+            pacing: Pacing::new(target / 2),
             balancer,
             soft,
         }
@@ -328,27 +339,43 @@ impl Sizing {
     /// with `remaining` bytes of budget left.
     #[inline]
     pub(crate) fn should_start_cycle(&self, remaining: usize) -> bool {
-        remaining <= self.trigger_margin.load(Ordering::Relaxed)
+        self.pacing.should_start(remaining)
     }
 
-    /// After a concurrent cycle during which the mutators took `allocated`
-    /// bytes of pages (their allocation rate times the cycle's duration),
-    /// granting them `budget`: the next cycle starts early enough for them
-    /// to allocate that much and half again before it ends (ZGC starts its
-    /// cycles from the allocation rate and the last cycle's duration the
-    /// same way), and at least a quarter of the target before the budget
-    /// runs out; with two generations, no more than half the budget (the
-    /// young generation's size: under balanced sizing a quarter of the
-    /// target was more than all of it, and young cycles ran back to back,
-    /// each freeing 2 MiB).
-    pub(crate) fn concurrent_cycle(&self, allocated: u64, budget: usize, generational: bool) {
-        let wanted = (allocated as usize).saturating_mul(3) / 2;
-        let floor = match generational {
-            true => (self.target() / 4).min(budget / 2),
-            false => self.target() / 4,
+    /// Bytes of pages taken during the last concurrent cycle of `kind`,
+    /// if one ran.
+    pub(crate) fn taken_during(&self, kind: CollectionKind) -> Option<u64> {
+        self.pacing.taken_during(kind)
+    }
+
+    /// After a concurrent cycle of kind `ran` during which `allocated`
+    /// bytes of pages were taken (the allocation rate times the cycle's
+    /// length), granting the mutators `budget`, with `next` the kind of
+    /// the next cycle (`None`: one generation): the next cycle starts
+    /// early enough for the mutators to allocate what they did during the
+    /// last cycle of that kind and half again (see [`pacing`](super::pacing)),
+    /// and at least a quarter of the target before the budget runs out;
+    /// with two generations, no more than half the budget (the young
+    /// generation's size: under balanced sizing a quarter of the target
+    /// was more than all of it, and young cycles ran back to back, each
+    /// freeing 2 MiB).
+    pub(crate) fn concurrent_cycle(
+        &self,
+        ran: CollectionKind,
+        allocated: u64,
+        budget: usize,
+        next: Option<CollectionKind>,
+    ) {
+        let floor = match next {
+            Some(_) => (self.target() / 4).min(budget / 2),
+            None => self.target() / 4,
         };
-        self.trigger_margin
-            .store(wanted.max(floor), Ordering::Relaxed);
+        self.pacing.cycle_ended(CycleEnd {
+            ran,
+            allocated,
+            next: next.unwrap_or(CollectionKind::Full),
+            floor,
+        });
     }
 
     /// Whether collections took more than `percent` of the time since the
@@ -787,16 +814,22 @@ mod tests {
         let target = s.target();
         // Single generation: a quarter of the target, or what the mutators
         // took during the cycle and half again.
-        s.concurrent_cycle(0, 16 * MIB, false);
+        s.concurrent_cycle(CollectionKind::Full, 0, 16 * MIB, None);
         assert!(!s.should_start_cycle(target / 4 + 1));
         assert!(s.should_start_cycle(target / 4));
         // Two generations and a young budget smaller than a quarter of the
         // target: the cycle starts with half the budget left, not at once.
-        s.concurrent_cycle(0, 16 * MIB, true);
+        s.concurrent_cycle(
+            CollectionKind::Young,
+            0,
+            16 * MIB,
+            Some(CollectionKind::Young),
+        );
         assert!(!s.should_start_cycle(8 * MIB + 1));
         assert!(s.should_start_cycle(8 * MIB));
         // A fast allocator still gets what it took last time and half.
-        s.concurrent_cycle(12 * MIB as u64, 16 * MIB, true);
+        let young = Some(CollectionKind::Young);
+        s.concurrent_cycle(CollectionKind::Young, 12 * MIB as u64, 16 * MIB, young);
         assert!(s.should_start_cycle(18 * MIB));
         assert!(!s.should_start_cycle(18 * MIB + 1));
     }
