@@ -116,6 +116,46 @@ fn a_non_moving_page_goes_back_once_nothing_in_it_lives() {
     }
 }
 
+/// An object too large for a small page gets a page of its own sized to
+/// it, not a medium page (32 MiB in a 1 GiB heap) kept for what may be
+/// one object; it stays put and its page goes back once it is dead.
+#[test]
+fn a_medium_non_moving_object_takes_a_page_sized_to_it() {
+    for (mode, generations) in MODES.into_iter().chain([NOT_MOVING]) {
+        let objects = SimpleObjects::new();
+        let rt = common::builder(1 << 30, Some(2))
+            .collector(mode)
+            .generations(generations)
+            .binding(objects.clone())
+            .build()
+            .expect("a runtime");
+        let mut me = rt.attach_mutator().unwrap();
+        let roots = objects.root_table();
+        let mut ids = Ids::from(1);
+        me.collect().unwrap();
+        let used = rt.heap().usage().used;
+        // 600 KiB: a medium object in a 1 GiB heap (small ones end at
+        // 256 KiB).
+        let big = build::non_moving_object(&mut me, &roots, 1, 600 << 7, ids.next()).unwrap();
+        let small = build::non_moving_object(&mut me, &roots, 1, 4, ids.next()).unwrap();
+        let grown = rt.heap().usage().used - used;
+        // Its own 2 MiB, and the small object's page.
+        assert_eq!(grown, 4 << 20, "{mode:?}");
+        assert!(rt.is_non_moving(big) && rt.is_non_moving(small));
+        build::garbage(&mut me, &roots, 4 << 10, &mut ids).unwrap();
+        me.collect().unwrap();
+        assert_eq!(roots.get(0), Some(big), "{mode:?}");
+        // SAFETY: the only mutator, which does not poll during the walk.
+        assert_eq!(unsafe { objects.verify_with(&me) }.unwrap().objects, 2);
+        // Dead, its page goes back; the small object's current page stays.
+        roots.set(0, None);
+        let full = me.collect().unwrap();
+        assert!(full.pages_freed_empty >= 1, "{mode:?}: {full:?}");
+        assert!(rt.heap().usage().used <= used + (2 << 20), "{mode:?}");
+        assert_eq!(roots.get(1), Some(small));
+    }
+}
+
 /// While a concurrent cycle marks, non-moving objects are allocated and
 /// stored into an object the marking reaches last (the end of a long
 /// list) and into a root table: they lie above their page's top at mark

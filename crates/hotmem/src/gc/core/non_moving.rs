@@ -4,11 +4,14 @@
 //!
 //! Its objects are old from birth and lie in pages of their own, which no
 //! collector evacuates (the heap map marks them pinned) and no cycle
-//! retires: the space goes on bumping its current small and medium pages
-//! across collections, so that a few objects allocated at each cycle fill
-//! one page instead of starting a page each (which pinning objects of the
+//! retires: the space goes on bumping its current small page across
+//! collections, so that a few objects allocated at each cycle fill one
+//! page instead of starting a page each (which pinning objects of the
 //! moving heap did: every cycle retires the allocation pages, and each
-//! pinned object kept its page for good). What a concurrent marking finds
+//! pinned object kept its page for good). A larger object (medium or
+//! large) gets a page of its own, sized to it (whole granules): a current
+//! medium page would keep 4 to 32 MiB for what may be one object. What a
+//! concurrent marking finds
 //! above a current page's top at mark start is new, as in a page allocated
 //! since (see [`NewPages`](super::meta::NewPages)): allocated black. A page
 //! goes back to the heap once marking finds none of its objects live and
@@ -17,7 +20,8 @@
 
 use hotmem_os::Address;
 use hotmem_page::{
-    Age, AllocError, NodeId, ObjectLayout, OwnedPage, PageRef, PageRequest, PageSource, PageType,
+    Age, AllocError, AllocPageError, NodeId, ObjectLayout, OwnedPage, PageRef, PageRequest,
+    PageSource, PageType,
 };
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
@@ -29,18 +33,15 @@ pub(crate) struct NonMovingSpace {
 
 #[derive(Default)]
 struct State {
-    /// The page small objects go to, then the one medium objects go to.
-    current: [Option<OwnedPage>; 2],
+    /// The page small objects go to.
+    current: Option<OwnedPage>,
     /// The start and size of every allocated page of the space.
     pages: BTreeMap<usize, usize>,
 }
 
 impl State {
     fn is_current(&self, start: usize) -> bool {
-        self.current
-            .iter()
-            .flatten()
-            .any(|p| p.range().start().get() == start)
+        (self.current.as_ref()).is_some_and(|p| p.range().start().get() == start)
     }
 }
 
@@ -51,9 +52,10 @@ impl NonMovingSpace {
         }
     }
 
-    /// Allocates an object of `layout` in the current page of its size,
-    /// or in a new page from `source` (on `node`) when it does not fit;
-    /// a large object in a page of its own. The memory is not initialized.
+    /// Allocates a small object of `layout` in the current small page, or
+    /// in a new one from `source` (on `node`) when it does not fit; a
+    /// larger one in a page of its own, whole granules. The memory is not
+    /// initialized.
     ///
     /// # Errors
     /// The source's, when it has no page (the heap is full: collect and
@@ -65,29 +67,34 @@ impl NonMovingSpace {
         node: NodeId,
     ) -> Result<Address, AllocError> {
         let sizes = source.page_sizes();
-        let index = match sizes.page_type_for(layout) {
-            PageType::Small => 0,
-            PageType::Medium => 1,
-            PageType::Large => {
-                let request = PageRequest::for_object(&sizes, layout, Age::OLD, node)?;
-                let page = source.alloc_page(request)?;
-                let addr = (page.alloc_object(layout)).expect("a large page fits its object");
-                let mut state = self.state.lock();
-                state.pages.insert(page.range().start().get(), page.size());
-                return Ok(addr);
-            }
-        };
-        let mut state = self.state.lock();
-        if let Some(addr) = (state.current[index].as_ref()).and_then(|p| p.alloc_object(layout)) {
+        if sizes.page_type_for(layout) != PageType::Small {
+            let size =
+                (sizes.page_size_for(PageType::Large, layout)).ok_or(AllocPageError::BadSize {
+                    size: layout.size(),
+                })?;
+            let request = PageRequest {
+                page_type: PageType::Large,
+                size,
+                age: Age::OLD,
+                node,
+            };
+            let page = source.alloc_page(request)?;
+            let addr = (page.alloc_object(layout)).expect("a page sized to its object fits it");
+            let mut state = self.state.lock();
+            state.pages.insert(page.range().start().get(), page.size());
             return Ok(addr);
         }
-        let request = PageRequest::for_object(&sizes, layout, Age::OLD, node)?;
+        let mut state = self.state.lock();
+        if let Some(addr) = (state.current.as_ref()).and_then(|p| p.alloc_object(layout)) {
+            return Ok(addr);
+        }
+        let request = PageRequest::small(&sizes, Age::OLD, node);
         let page = source.alloc_page(request)?;
         let addr = (page.alloc_object(layout)).expect("a new page fits an object of its size");
         state.pages.insert(page.range().start().get(), page.size());
         // The page it replaces stays allocated: the collector frees it
         // once nothing in it lives.
-        state.current[index] = Some(page);
+        state.current = Some(page);
         Ok(addr)
     }
 
@@ -103,11 +110,11 @@ impl NonMovingSpace {
         (state.pages.range(..=addr).next_back()).is_some_and(|(&start, &size)| addr - start < size)
     }
 
-    /// `[top, end)` of each current page: where objects allocated from now
+    /// `[top, end)` of the current page: where objects allocated from now
     /// on lie. At a pause (nobody allocates), for a concurrent mark start.
     pub(crate) fn growing(&self) -> Vec<(usize, usize)> {
         let state = self.state.lock();
-        (state.current.iter().flatten())
+        (state.current.iter())
             .map(|p| (p.top().get(), p.range().end().get()))
             .collect()
     }

@@ -7,8 +7,8 @@ use super::granule_table::GranuleTable;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 /// How many pages allocation may go on in across a mark start without
-/// being retired: the non-moving space's current small and medium pages.
-pub(crate) const GROWING_PAGES: usize = 2;
+/// being retired: the non-moving space's current small page.
+pub(crate) const GROWING_PAGES: usize = 1;
 
 /// One byte per page unit of the heap reservation: nonzero where a page
 /// allocated since mark start lies.
