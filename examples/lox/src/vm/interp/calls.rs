@@ -10,7 +10,7 @@ use super::super::error::RuntimeError;
 use super::super::gc::roots::{FRAMES_MAX, OPEN_UPVALUES};
 use super::super::gc::stack::SLACK;
 use super::super::natives::Native;
-use super::super::object::{Kind, Obj, bound, closure, function, instance, is};
+use super::super::object::{Kind, Obj, bound, class, closure, function, instance, is};
 use super::super::print::function_meta;
 use super::super::table;
 use super::super::value::Value;
@@ -52,13 +52,25 @@ impl<B: BarrierSet> Machine<B> {
                 return Err(self.throw(r.site(), "Only instances have methods."));
             }
             let object = Obj::new(receiver);
+            let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
+            // A field shadows a method of the same name; until an instance
+            // of the class has had such a field, the method is looked for
+            // first (the field lookup would miss).
+            let shadowed = class.raw(class::SHADOWED) != 0;
+            if !shadowed && let Some(method) = self.method(class, name) {
+                return self.call_closure(r, Obj::new(method), argc);
+            }
             let fields = self.heap.load(object.word(instance::FIELDS));
             if let Some(value) = table::get(&self.heap, fields, name) {
                 r.replace(argc, value);
                 return self.call_value(r, value, argc);
             }
-            let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
-            let Some(method) = self.method(class, name) else {
+            let method = if shadowed {
+                self.method(class, name)
+            } else {
+                None
+            };
+            let Some(method) = method else {
                 return Err(self.undefined_property(r.site(), name));
             };
             self.call_closure(r, Obj::new(method), argc)

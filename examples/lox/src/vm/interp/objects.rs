@@ -183,6 +183,7 @@ impl<B: BarrierSet> Machine<B> {
             c.set_raw(class::METHODS, Value::NIL.bits());
             c.set_raw(class::INIT, Value::NIL.bits());
             c.set_raw(class::FIELDS_HINT, 0);
+            c.set_raw(class::SHADOWED, 0);
             top.write(c.value().bits());
         }
         Ok(())

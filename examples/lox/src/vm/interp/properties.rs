@@ -6,7 +6,7 @@
 use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::home::TableHome;
-use super::super::object::{Kind, Obj, instance, is};
+use super::super::object::{Kind, Obj, class, instance, is};
 use super::super::table::{self, SetOutcome};
 use super::super::value::Value;
 use super::regs::{Regs, Site};
@@ -67,7 +67,15 @@ impl<B: BarrierSet> Machine<B> {
             let object = Obj::new(receiver);
             let fields = self.heap.load(object.word(instance::FIELDS));
             match table::set(&self.heap, fields, object.count(), name, value) {
-                SetOutcome::Added => object.set_count(object.count() + 1),
+                SetOutcome::Added => {
+                    object.set_count(object.count() + 1);
+                    // A new field named like a method of the class: from
+                    // now on `INVOKE` looks at the fields first.
+                    let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
+                    if class.raw(class::SHADOWED) == 0 && self.method(class, name).is_some() {
+                        class.set_raw(class::SHADOWED, 1);
+                    }
+                }
                 SetOutcome::Replaced => {}
                 SetOutcome::Full => {
                     self.save(r);

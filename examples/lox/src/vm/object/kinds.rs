@@ -42,7 +42,7 @@ pub(crate) mod upvalue {
     pub(crate) const WORDS: usize = 4;
 }
 
-/// `Class`: `[header: method count][name][methods][init][fields hint]`.
+/// `Class`: `[header: method count][name][methods][init][fields hint][shadowed]`.
 pub(crate) mod class {
     /// The name (a string).
     pub(crate) const NAME: usize = 1;
@@ -53,8 +53,13 @@ pub(crate) mod class {
     /// The most fields an instance of the class has had (raw): a new
     /// instance's first field table is sized for them.
     pub(crate) const FIELDS_HINT: usize = 4;
+    /// Whether an instance of the class has had a field named like one of
+    /// its methods (raw, 0 or 1): until one has, `INVOKE` looks for the
+    /// method first and skips the instance's fields (a lookup that would
+    /// miss).
+    pub(crate) const SHADOWED: usize = 5;
     /// Words in all.
-    pub(crate) const WORDS: usize = 5;
+    pub(crate) const WORDS: usize = 6;
 }
 
 /// `Instance`: `[header: field count][class][fields]`.

@@ -14,7 +14,7 @@
 //! | `Function` | metadata pointer, global-slot pointer, constants | the constants |
 //! | `Closure` | function, upvalues | all |
 //! | `Upvalue` | stack address (0 once closed), closed value, next open upvalue | value, next |
-//! | `Class` | name, method entries, initializer, fields hint | all but the hint |
+//! | `Class` | name, method entries, initializer, fields hint, shadowed | all but the hint and the shadowed flag |
 //! | `Instance` | class, field entries | all |
 //! | `BoundMethod` | receiver, method | all |
 //! | `Native` | (the native's number is the count) | none |
