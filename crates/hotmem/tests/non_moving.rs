@@ -11,7 +11,17 @@ use std::sync::Arc;
 mod common;
 
 fn runtime(mode: CollectorMode, generations: Generations, objects: &Arc<SimpleObjects>) -> Runtime {
-    common::builder(128 << 20, Some(2))
+    runtime_of(128 << 20, mode, generations, objects)
+}
+
+/// [`runtime`] with a heap of `heap_max` bytes.
+fn runtime_of(
+    heap_max: usize,
+    mode: CollectorMode,
+    generations: Generations,
+    objects: &Arc<SimpleObjects>,
+) -> Runtime {
+    common::builder(heap_max, Some(2))
         .collector(mode)
         .generations(generations)
         .binding(objects.clone())
@@ -123,12 +133,7 @@ fn a_non_moving_page_goes_back_once_nothing_in_it_lives() {
 fn a_medium_non_moving_object_takes_a_page_sized_to_it() {
     for (mode, generations) in MODES.into_iter().chain([NOT_MOVING]) {
         let objects = SimpleObjects::new();
-        let rt = common::builder(1 << 30, Some(2))
-            .collector(mode)
-            .generations(generations)
-            .binding(objects.clone())
-            .build()
-            .expect("a runtime");
+        let rt = runtime_of(1 << 30, mode, generations, &objects);
         let mut me = rt.attach_mutator().unwrap();
         let roots = objects.root_table();
         let mut ids = Ids::from(1);
