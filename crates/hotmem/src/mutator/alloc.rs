@@ -273,7 +273,8 @@ impl Mutator {
                     // though other mutators took it first, is followed by
                     // young ones.
                     if cycles > 0
-                        && self.page_bytes(layout, place) > state.room_at_end()
+                        && self.page_bytes(layout, place).unwrap_or(layout.size())
+                            > state.room_at_end()
                         && let Some(c) = &runtime.inner.collector
                     {
                         c.room_not_made();
@@ -289,12 +290,13 @@ impl Mutator {
         result
     }
 
-    /// The bytes of the page an allocation of `layout` needs (as if one
-    /// page: a small or medium page, or its large page).
-    fn page_bytes(&self, layout: ObjectLayout, place: Placement) -> usize {
+    /// The bytes of the page an allocation of `layout` needs (a small or
+    /// medium page, or its large page); `None` if no page can hold it.
+    fn page_bytes(&self, layout: ObjectLayout, place: Placement) -> Option<usize> {
         let sizes = self.runtime.inner.gc.mutator_alloc.page_sizes();
         PageRequest::for_object(&sizes, layout, place.age(), self.partition)
-            .map_or(layout.size(), |r| r.size)
+            .ok()
+            .map(|r| r.size)
     }
 
     /// The allocation after a collection. If the sizing policy's budget
@@ -308,15 +310,13 @@ impl Mutator {
         let gc = &self.runtime.inner.gc;
         let first = self.try_alloc(layout, place);
         let Err(e) = &first else { return first };
-        let sizes = gc.mutator_alloc.page_sizes();
-        let page =
-            PageRequest::for_object(&sizes, layout, place.age(), self.partition).map(|r| r.size);
+        let page = self.page_bytes(layout, place);
         let room = self.runtime.inner.config.heap_max
             - gc.pages
                 .used_bytes()
                 .min(self.runtime.inner.config.heap_max);
         match page {
-            Ok(bytes) if e.is_heap_exhausted() && bytes <= room => {
+            Some(bytes) if e.is_heap_exhausted() && bytes <= room => {
                 gc.mutator_alloc.source().grant(bytes);
                 self.try_alloc(layout, place)
             }
