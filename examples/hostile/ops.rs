@@ -312,6 +312,12 @@ impl<'w> MutatorThread<'w> {
         // One in four in the non-moving space: pooled and linked as the
         // others, and checked above never to move.
         let non_moving = rng.below(4) == 0;
+        // Now and then a non-moving object too large for a small page
+        // (about 300 KiB): it takes a page of its own.
+        let payload = match non_moving && rng.below(64) == 0 {
+            true => 38_000,
+            false => payload,
+        };
         let made = match non_moving {
             true => build::non_moving_object(&mut self.me, &self.roots, slots, payload, id),
             false => build::object(&mut self.me, &self.roots, slots, payload, id),
