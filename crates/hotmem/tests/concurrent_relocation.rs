@@ -6,13 +6,14 @@
 
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
-    Address, BarrierSet, Binding, BuildError, CollectorMode, HeapSizing, Mutator, ObjectReference,
-    Runtime, Slot, SlotVisitor, WithBarriers,
+    BarrierSet, BuildError, CollectorMode, HeapSizing, Mutator, ObjectReference, Runtime,
+    WithBarriers,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 mod common;
+use common::PlainBinding;
 
 fn concurrent_runtime(heap: usize, objects: &Arc<SimpleObjects>) -> Runtime {
     common::builder(heap, Some(2))
@@ -417,43 +418,6 @@ fn a_mutator_works_through_the_barriers_while_objects_move() {
     drop(me);
     let last = rt.collect().unwrap();
     assert_eq!(last.objects_marked as usize, want.objects);
-}
-
-/// A slot that cannot be healed atomically (the default
-/// [`Slot::compare_exchange`]).
-#[derive(Copy, Clone, Debug)]
-struct PlainSlot(*mut usize);
-// SAFETY: only dereferenced by the runtime while the slot's object lives.
-unsafe impl Send for PlainSlot {}
-// SAFETY: as above.
-unsafe impl Sync for PlainSlot {}
-
-// SAFETY: each slot is a word of a live object, read and written whole;
-// this binding never runs the concurrent collector that would need the
-// accesses atomic (it is refused, or runs without moving and with the
-// mutators doing nothing meanwhile).
-unsafe impl Slot for PlainSlot {
-    fn load(&self) -> Option<ObjectReference> {
-        // SAFETY: see above.
-        ObjectReference::from_address(Address::new(unsafe { *self.0 }))
-    }
-    fn store(&self, r: ObjectReference) {
-        // SAFETY: see above.
-        unsafe { *self.0 = r.get() }
-    }
-    fn address(&self) -> Address {
-        Address::from_ptr(self.0)
-    }
-}
-
-struct PlainBinding;
-
-impl Binding for PlainBinding {
-    type Slot = PlainSlot;
-    fn object_size(&self, _: ObjectReference) -> usize {
-        16
-    }
-    fn scan_object<V: SlotVisitor<PlainSlot>>(&self, _: ObjectReference, _: &mut V) {}
 }
 
 #[test]

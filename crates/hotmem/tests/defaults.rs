@@ -4,43 +4,11 @@
 //! names the collector to choose instead).
 
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{
-    Address, Binding, BuildError, CollectionKind, CollectorMode, Generations, NumaConfig,
-    ObjectReference, Runtime, Slot, SlotVisitor,
-};
+use hotmem::{BuildError, CollectionKind, CollectorMode, Generations, NumaConfig, Runtime};
 use std::sync::Arc;
 
-/// A slot that loads and stores but cannot compare-and-swap atomically
-/// (its `COMPARE_EXCHANGE` is the default, `false`).
-#[derive(Copy, Clone, Debug)]
-struct PlainSlot(usize);
-
-// SAFETY: `load` and `store` read and write the word at `self.0`, which a
-// binding's slot names (this test's binding reports none).
-unsafe impl Slot for PlainSlot {
-    fn load(&self) -> Option<ObjectReference> {
-        // SAFETY: the slot's word (never called: no slot is reported).
-        ObjectReference::from_address(Address::new(unsafe { *(self.0 as *const usize) }))
-    }
-    fn store(&self, value: ObjectReference) {
-        // SAFETY: as in `load`.
-        unsafe { *(self.0 as *mut usize) = value.get() }
-    }
-    fn address(&self) -> Address {
-        Address::new(self.0)
-    }
-}
-
-/// Objects of 16 bytes with no reference slot.
-struct Plain;
-
-impl Binding for Plain {
-    type Slot = PlainSlot;
-    fn object_size(&self, _: ObjectReference) -> usize {
-        16
-    }
-    fn scan_object<V: SlotVisitor<PlainSlot>>(&self, _: ObjectReference, _: &mut V) {}
-}
+mod common;
+use common::PlainBinding;
 
 #[test]
 fn the_default_is_the_concurrent_generational_collector() {
@@ -70,7 +38,7 @@ fn the_default_is_the_concurrent_generational_collector() {
 fn a_binding_whose_slots_cannot_compare_and_swap_is_told_which_collector_to_choose() {
     let refused = Runtime::builder()
         .numa(NumaConfig::Off)
-        .binding(Arc::new(Plain))
+        .binding(Arc::new(PlainBinding))
         .build();
     let message = match refused {
         Err(e @ BuildError::Config(_)) => e.to_string(),
@@ -80,7 +48,7 @@ fn a_binding_whose_slots_cannot_compare_and_swap_is_told_which_collector_to_choo
     let rt = Runtime::builder()
         .numa(NumaConfig::Off)
         .collector(CollectorMode::StopTheWorld)
-        .binding(Arc::new(Plain))
+        .binding(Arc::new(PlainBinding))
         .build()
         .expect("the stop-the-world collector asks no compare-and-swap");
     let mut me = rt.attach_mutator().unwrap();

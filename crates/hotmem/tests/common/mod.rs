@@ -1,13 +1,17 @@
 //! Setup the integration tests share: the runtime most of them start from,
-//! and the old-holder scenario of the update-scope and generations tests.
+//! the old-holder scenario of the update-scope and generations tests, and a
+//! binding whose slots cannot heal atomically.
 //!
 //! Each test binary includes this module and uses a part of it.
 #![allow(dead_code)]
 
 mod holder;
+mod plain_binding;
 
 #[allow(unused_imports)] // not every test binary uses the holder scenario
 pub(crate) use holder::*;
+#[allow(unused_imports)] // nor the binding whose slots cannot heal
+pub(crate) use plain_binding::PlainBinding;
 
 use hotmem::{
     CollectStats, CollectionKind, CollectorMode, GcError, Generations, HeapSizing, Mutator,
