@@ -153,7 +153,7 @@ impl BarrierSet for StopTheWorldBarriers {
         debug_assert!(me.barriers.concurrent.is_none(), "{}", WRONG_SET);
         slot.store(value);
         if let Some(barrier) = &me.barriers.store {
-            barrier.stored_outlined(slot.address().get(), value.get());
+            barrier.stored(slot.address().get(), value.get());
         }
     }
 

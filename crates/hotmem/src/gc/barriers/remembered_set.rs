@@ -206,28 +206,17 @@ impl StoreBarrier {
 
     /// After `slot` was given `value`: remembers the slot if it lies in an
     /// old page and `value` in a young one. A slot and a value in the same
-    /// page are both old or both young: no table lookup.
-    #[inline]
-    pub(crate) fn stored(&self, slot: usize, value: usize) {
-        if (slot ^ value) >> self.shift == 0 {
-            return;
-        }
-        let old = &self.set.old;
-        if old.is_old(slot) && old.is_young(value) {
-            RememberedSet::remember(&self.buffer, slot);
-        }
-    }
-
-    /// [`StoreBarrier::stored`] with only its first test inline: whether
-    /// `slot` and `value` lie in different pages, a test on the two words
-    /// alone. The stop-the-world barrier set takes this form: with the
-    /// table lookups inline at every store, an interpreter's dispatch loop
-    /// compiled worse as a whole (the Lox VM ran 4-9% more instructions
-    /// on every benchmark program, stores of references or not). The
-    /// concurrent set keeps [`StoreBarrier::stored`], which measured the
-    /// other way there.
+    /// page are both old or both young: no table lookup. Only that test is
+    /// inline, on the two words alone; the table lookups are out of line.
+    /// With the lookups inline at every store, an interpreter's dispatch
+    /// loop compiled worse as a whole: the Lox VM ran 4.5-9.4% more
+    /// instructions on every benchmark program in its stop-the-world copy
+    /// (stores of references or not), and up to 1.8% more in its concurrent
+    /// copy. A store the barrier must remember costs 6 instructions more
+    /// (`store_barrier_instructions`, 193 -> 199 with the stop-the-world
+    /// set), most of which is remembering it.
     #[inline(always)]
-    pub(crate) fn stored_outlined(&self, slot: usize, value: usize) {
+    pub(crate) fn stored(&self, slot: usize, value: usize) {
         if (slot ^ value) >> self.shift != 0 {
             self.stored_across_pages(slot, value);
         }
