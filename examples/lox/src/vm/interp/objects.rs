@@ -88,10 +88,13 @@ impl<B: BarrierSet> Machine<B> {
     pub(super) unsafe fn constant(&self, k: u8) -> Value {
         let c = self.roots.get(FRAMES + self.frame_count - 1);
         // SAFETY: a frame's closure and its function, valid now (read from
-        // the root); the caller's constant index.
+        // the root); the caller's constant index. A closure's function and
+        // a function's constants never move (`Heap::peek`): no load
+        // barrier, which in the concurrent copy made this function too
+        // large to inline.
         unsafe {
-            let f = Obj::new(self.heap.load(Obj::new(c).word(closure::FUNCTION)));
-            self.heap.load(f.word(function::CONSTANTS + usize::from(k)))
+            let f = Obj::new(self.heap.peek(Obj::new(c).word(closure::FUNCTION)));
+            self.heap.peek(f.word(function::CONSTANTS + usize::from(k)))
         }
     }
 
