@@ -5,7 +5,7 @@ use super::Machine;
 use super::error::HeapError;
 use super::gc::roots::GLOBAL_NAMES;
 use super::object::{Obj, class, instance};
-use super::table::{entries_size, fill_grown, grown_capacity};
+use super::table::{Birth, entries_size, fill_grown, grown_capacity};
 use super::value::Value;
 use hotmem::BarrierSet;
 
@@ -79,7 +79,7 @@ impl<B: BarrierSet> Machine<B> {
                 (TableHome::Fields { .. }, Some((instance, _))) => {
                     // The class learns how many fields its instances need:
                     // the next ones get room for them at once.
-                    let class = Obj::new(self.heap.load(instance.word(instance::CLASS)));
+                    let class = Obj::new(self.heap.peek(instance.word(instance::CLASS)));
                     let hint = class.raw(class::FIELDS_HINT).max(u64::from(count) + 1);
                     class.set_raw(class::FIELDS_HINT, hint);
                     hint as u32
@@ -88,12 +88,20 @@ impl<B: BarrierSet> Machine<B> {
             };
             grown_capacity(entries, expected)
         };
-        let addr = self.heap.alloc(entries_size(capacity))?;
+        // A class's methods never move, so that a method call reads them
+        // without the load barrier (`Heap::peek`).
+        let (addr, birth) = match home {
+            TableHome::Methods { .. } => (
+                self.heap.alloc_non_moving(entries_size(capacity))?,
+                Birth::NonMoving,
+            ),
+            _ => (self.heap.alloc(entries_size(capacity))?, Birth::Young),
+        };
         // SAFETY: the home read again after the allocation; `addr` is fresh
         // with room for `capacity` pairs, at least twice the old count.
         unsafe {
             let (old, _) = self.table(home);
-            let new = fill_grown(&self.heap, addr, capacity, old).value();
+            let new = fill_grown(&self.heap, addr, capacity, old, birth).value();
             match home.owner() {
                 Some((owner, word)) => self.heap.store(owner.word(word), new),
                 None => self.roots.set(GLOBAL_NAMES, new),

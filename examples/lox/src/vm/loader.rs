@@ -20,11 +20,16 @@
 //! that hold nothing else are read without the load barrier
 //! ([`Heap::peek`](super::gc::Heap::peek)): a function's constants, a
 //! closure's function, and a table's keys (a field's, a method's or a
-//! global's name: always a constant or a native's name). Those are the
-//! hottest loads of the interpreter (a property access reads a name and
-//! probes keys). A script's functions and constants live as long as the
-//! script anyway; the non-moving pages they fill are freed once none of
-//! their objects lives.
+//! global's name: always a constant or a native's name). Classes and
+//! their methods' tables are allocated there too, so an instance's class
+//! and a class's methods are read the same way (a method, a closure, is
+//! young: the table's slots take the store barrier, its first stores
+//! too). Those are the hottest loads of the interpreter (a property access
+//! reads a name and probes keys, a method call reads the receiver's class
+//! and its methods). A script's functions, constants and classes usually
+//! live as long as the script; the non-moving pages they fill are freed
+//! once none of their objects lives (in a full collection: non-moving
+//! objects are old).
 
 use super::Machine;
 use super::error::{HeapError, RuntimeError};

@@ -146,8 +146,22 @@ pub(crate) fn entries_size(capacity: u32) -> usize {
     size_of(Kind::Entries, capacity)
 }
 
-/// Makes the memory at `addr` (fresh, [`entries_size`] bytes) an empty
-/// table of `capacity` pairs, then adds every pair of `old` (nil for none).
+/// Where a table's new entries were allocated, which decides how they are
+/// first written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Birth {
+    /// With [`Heap::alloc`]: a young object, whose first stores need no
+    /// barrier.
+    Young,
+    /// With [`Heap::alloc_non_moving`]: old from the start, so every
+    /// reference stored into it, the first ones too, goes through the
+    /// store barrier (a young value's slot is remembered).
+    NonMoving,
+}
+
+/// Makes the memory at `addr` (fresh, [`entries_size`] bytes, allocated
+/// as `birth` says) an empty table of `capacity` pairs, then adds every
+/// pair of `old` (nil for none).
 ///
 /// # Safety
 /// `addr` was allocated since the last call that may collect, with room
@@ -158,6 +172,7 @@ pub(crate) unsafe fn fill_grown<B: BarrierSet>(
     addr: usize,
     capacity: u32,
     old: Value,
+    birth: Birth,
 ) -> Obj {
     // SAFETY: the caller's fresh object; its header is written first.
     let new = unsafe { Obj::at(addr) };
@@ -186,8 +201,16 @@ pub(crate) unsafe fn fill_grown<B: BarrierSet>(
             }
             let value = heap.load(old.word(2 + 2 * pair));
             if let Err(free) = find(heap, new, key) {
-                new.set_raw(1 + 2 * free, key.bits());
-                new.set_raw(2 + 2 * free, value.bits());
+                match birth {
+                    Birth::Young => {
+                        new.set_raw(1 + 2 * free, key.bits());
+                        new.set_raw(2 + 2 * free, value.bits());
+                    }
+                    Birth::NonMoving => {
+                        heap.store(new.word(1 + 2 * free), key);
+                        heap.store(new.word(2 + 2 * free), value);
+                    }
+                }
             }
         }
     }

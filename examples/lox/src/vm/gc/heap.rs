@@ -105,10 +105,12 @@ impl<B: BarrierSet> Heap<B> {
 
     /// [`Heap::alloc`] for an object that the slots the VM reads without
     /// the load barrier ([`Heap::peek`]) may hold: a function, a string
-    /// constant. In the concurrent copy it is allocated in the runtime's
-    /// non-moving space ([`Mutator::alloc_non_moving`]), old, and never
-    /// moves; in the stop-the-world copy, which has no load barrier to
-    /// skip, as `alloc`. **May collect.**
+    /// constant, a class, a class's methods' table. In the concurrent copy
+    /// it is allocated in the runtime's non-moving space
+    /// ([`Mutator::alloc_non_moving`]), old (a reference stored into it,
+    /// even first, takes the store barrier), and never moves; in the
+    /// stop-the-world copy, which has no load barrier to skip, as `alloc`.
+    /// **May collect.**
     ///
     /// # Errors
     /// As [`Heap::alloc`].
@@ -174,7 +176,8 @@ impl<B: BarrierSet> Heap<B> {
     /// [`Heap::alloc_non_moving`], or kept by [`Heap::keep_in_place`]),
     /// without the load barrier: such a reference is never stale. The
     /// slots the VM reads this way: a function's constants, a closure's
-    /// function, a table's keys (see `loader`).
+    /// function, a table's keys, an instance's class, a class's methods'
+    /// table (see `loader`).
     ///
     /// # Safety
     /// As [`Heap::load`], and the slot holds nothing else (in the

@@ -52,7 +52,7 @@ impl<B: BarrierSet> Machine<B> {
                 return Err(self.throw(r.site(), "Only instances have methods."));
             }
             let object = Obj::new(receiver);
-            let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
+            let class = Obj::new(self.heap.peek(object.word(instance::CLASS)));
             // A field shadows a method of the same name; until an instance
             // of the class has had such a field, the method is looked for
             // first (the field lookup would miss).

@@ -112,7 +112,7 @@ impl<B: BarrierSet> Machine<B> {
     pub(super) unsafe fn method(&self, class: Obj, name: Value) -> Option<Value> {
         // SAFETY: the caller's class (its methods slot holds entries or
         // nil) and string.
-        unsafe { table::get(&self.heap, self.heap.load(class.word(class::METHODS)), name) }
+        unsafe { table::get(&self.heap, self.heap.peek(class.word(class::METHODS)), name) }
     }
 
     /// The method `name` of `superclass` (`None` if it is not a class:
@@ -176,7 +176,9 @@ impl<B: BarrierSet> Machine<B> {
     /// The stack is published up to `top`, which has room; constant `k` is
     /// a string.
     pub(super) unsafe fn new_class(&mut self, k: u8, top: *mut u64) -> Result<(), HeapError> {
-        let addr = self.heap.alloc(size_of(Kind::Class, 0))?;
+        // Never moved, so that an instance's class is read without the
+        // load barrier (`Heap::peek`): a method call reads it every time.
+        let addr = self.heap.alloc_non_moving(size_of(Kind::Class, 0))?;
         // SAFETY: a fresh class, every word written; the name read after
         // the allocation.
         unsafe {
@@ -207,13 +209,21 @@ impl<B: BarrierSet> Machine<B> {
             let methods = self.heap.load(superclass.word(class::METHODS));
             if methods.is_object() {
                 let capacity = Obj::new(methods).count();
-                let addr = self.heap.alloc(entries_size(capacity))?;
+                // Never moved, as every class's methods (`grow_table`).
+                let addr = self.heap.alloc_non_moving(entries_size(capacity))?;
                 let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
                 let from = Obj::new(self.heap.load(superclass.word(class::METHODS)));
                 let copy = Obj::at(addr);
                 copy.set_raw(0, header(Kind::Entries, capacity));
+                // Old from the start: every word nil first, then each
+                // copied through the store barrier, which remembers the
+                // slots of young methods.
                 for word in 1..=2 * capacity as usize {
-                    copy.set_raw(word, self.heap.load(from.word(word)).bits());
+                    copy.set_raw(word, Value::NIL.bits());
+                }
+                for word in 1..=2 * capacity as usize {
+                    let value = self.heap.load(from.word(word));
+                    self.heap.store(copy.word(word), value);
                 }
                 let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
                 self.heap.store(subclass.word(class::METHODS), copy.value());

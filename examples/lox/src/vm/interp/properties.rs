@@ -37,7 +37,7 @@ impl<B: BarrierSet> Machine<B> {
                 r.replace(0, value);
                 return Ok(());
             }
-            let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
+            let class = Obj::new(self.heap.peek(object.word(instance::CLASS)));
             let Some(method) = self.method(class, name) else {
                 return Err(self.undefined_property(r.site(), name));
             };
@@ -71,7 +71,7 @@ impl<B: BarrierSet> Machine<B> {
                     object.set_count(object.count() + 1);
                     // A new field named like a method of the class: from
                     // now on `INVOKE` looks at the fields first.
-                    let class = Obj::new(self.heap.load(object.word(instance::CLASS)));
+                    let class = Obj::new(self.heap.peek(object.word(instance::CLASS)));
                     if class.raw(class::SHADOWED) == 0 && self.method(class, name).is_some() {
                         class.set_raw(class::SHADOWED, 1);
                     }
