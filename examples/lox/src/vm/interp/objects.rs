@@ -13,7 +13,7 @@ use super::super::home::TableHome;
 use super::super::object::{
     Kind, Obj, bound, class, closure, function, header, instance, is, size_of, string_bytes,
 };
-use super::super::table::{self, SetOutcome, entries_size};
+use super::super::table::{self, Birth, SetOutcome, entries_size};
 use super::super::value::Value;
 use super::regs::Regs;
 use hotmem::BarrierSet;
@@ -203,28 +203,18 @@ impl<B: BarrierSet> Machine<B> {
     pub(super) unsafe fn inherit(&mut self, top: *mut u64) -> Result<(), HeapError> {
         // SAFETY: the caller's classes, read from the stack now and again
         // after the allocation; the copy is a fresh `Entries` of the same
-        // capacity, written word for word before use.
+        // capacity, filled with the superclass's pairs before use.
         unsafe {
             let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
             let methods = self.heap.load(superclass.word(class::METHODS));
             if methods.is_object() {
                 let capacity = Obj::new(methods).count();
-                // Never moved, as every class's methods (`grow_table`).
+                // Never moved, as every class's methods (`grow_table`), and
+                // so filled through the store barrier.
                 let addr = self.heap.alloc_non_moving(entries_size(capacity))?;
                 let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
-                let from = Obj::new(self.heap.load(superclass.word(class::METHODS)));
-                let copy = Obj::at(addr);
-                copy.set_raw(0, header(Kind::Entries, capacity));
-                // Old from the start: every word nil first, then each
-                // copied through the store barrier, which remembers the
-                // slots of young methods.
-                for word in 1..=2 * capacity as usize {
-                    copy.set_raw(word, Value::NIL.bits());
-                }
-                for word in 1..=2 * capacity as usize {
-                    let value = self.heap.load(from.word(word));
-                    self.heap.store(copy.word(word), value);
-                }
+                let from = self.heap.load(superclass.word(class::METHODS));
+                let copy = table::fill_grown(&self.heap, addr, capacity, from, Birth::NonMoving);
                 let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
                 self.heap.store(subclass.word(class::METHODS), copy.value());
                 subclass.set_count(superclass.count());
