@@ -212,9 +212,9 @@ impl StoreBarrier {
     /// loop compiled worse as a whole: the Lox VM ran 4.5-9.4% more
     /// instructions on every benchmark program in its stop-the-world copy
     /// (stores of references or not), and up to 1.8% more in its concurrent
-    /// copy. A store the barrier must remember costs 6 instructions more
-    /// (`store_barrier_instructions`, 193 -> 199 with the stop-the-world
-    /// set), most of which is remembering it.
+    /// copy. A store the barrier must remember costs 5-8 instructions more
+    /// (`store_barrier_instructions`: 193-198 -> 198-206 per store across
+    /// its four sides), most of the count being the remembering itself.
     #[inline(always)]
     pub(crate) fn stored(&self, slot: usize, value: usize) {
         if (slot ^ value) >> self.shift != 0 {
