@@ -252,6 +252,26 @@ fn check_message(l: &Line) -> Result<(), String> {
             }
             digits(rest.strip_suffix(" cleared").ok_or("weak set cleared")?)?;
         }
+        "gc,age" => {
+            let rest = m.strip_prefix("Age: young ").ok_or("age")?;
+            let (live, rest) = rest.split_once(" live of ").ok_or("live")?;
+            sized(live, 'M')?;
+            let (used, rest) = rest.split_once(" (").ok_or("used")?;
+            sized(used, 'M')?;
+            let (percent, rest) = rest.split_once("%), tenuring threshold ").ok_or("%")?;
+            if digits(percent)? > 100 {
+                return Err(format!("{percent}% live"));
+            }
+            let (threshold, rest) = rest.split_once("; ").ok_or("threshold")?;
+            if !(1..=2).contains(&digits(threshold)?) {
+                return Err(format!("tenuring threshold {threshold}"));
+            }
+            let (n, rest) = rest
+                .split_once(" pages promoted in place, ")
+                .ok_or("promoted")?;
+            digits(n)?;
+            digits(rest.strip_suffix(" aged").ok_or("aged")?)?;
+        }
         "gc,stats" => {
             if m.is_empty() {
                 return Err("empty stats line".into());
@@ -356,9 +376,10 @@ fn every_line_parses_and_says_what_its_record_says() {
         assert!(json["event"]["kind"].is_string(), "{json}");
         assert_eq!(json["gc_id"].as_u64(), r.gc_id);
     }
-    // Every tag set spoke; every collection has its gc line, its three
-    // phases and its safepoint line carrying its id.
-    for tags in TagSet::ALL {
+    // Every tag set spoke but `gc,age` (concurrent young cycles only, see
+    // below); every collection has its gc line, its three phases and its
+    // safepoint line carrying its id.
+    for tags in TagSet::ALL.into_iter().filter(|&t| t != TagSet::GcAge) {
         assert!(records.iter().any(|r| r.tags == tags), "no {tags} line");
     }
     let pauses: Vec<u64> = records
@@ -567,6 +588,56 @@ fn trace_adds_the_relocation_workers_of_each_collection() {
         !records
             .iter()
             .any(|r| matches!(r.event, LogEvent::RelocationWorkers { .. }))
+    );
+}
+
+/// `gc,age`: a concurrent young cycle's line says what its statistics say
+/// (young bytes live and used, the tenuring threshold, pages promoted and
+/// aged), and parses.
+#[test]
+fn a_concurrent_young_cycle_logs_its_survivors_ages() {
+    let (log, records) = recording("gc+age=info");
+    let objects = SimpleObjects::new();
+    let rt = common::builder(32 << 20, Some(2))
+        .collector(hotmem::CollectorMode::Concurrent)
+        .generations(hotmem::Generations::YoungAndOld)
+        .log(log)
+        .binding(objects.clone())
+        .build()
+        .expect("the runtime builds");
+    let mut me = rt.attach_mutator().expect("attach");
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    build::tree(&mut me, &roots, 12, 4, &mut ids).expect("a tree");
+    build::garbage(&mut me, &roots, 4 << 10, &mut ids).expect("garbage");
+    let stats = me.collect_young().expect("a young cycle");
+    drop(me);
+    rt.flush_log();
+    let records = records.lock().unwrap().clone();
+    parse_all(&records);
+    let found = stats
+        .concurrent
+        .and_then(|c| c.young_survival)
+        .expect("a young cycle that evacuates");
+    let logged: Vec<_> = records
+        .iter()
+        .filter(|r| r.gc_id == Some(stats.cycle))
+        .filter_map(|r| match &r.event {
+            LogEvent::Age { survival } => Some((r, survival)),
+            _ => None,
+        })
+        .collect();
+    let [(record, survival)] = logged[..] else {
+        panic!("GC({}): {} age lines", stats.cycle, logged.len());
+    };
+    assert_eq!(record.tags, TagSet::GcAge);
+    assert_eq!(*survival, found);
+    assert!(
+        record.to_string().contains(&format!(
+            "tenuring threshold {}; {} pages promoted in place, {} aged",
+            found.tenuring_threshold, found.pages_promoted, found.pages_aged
+        )),
+        "{record}"
     );
 }
 

@@ -33,6 +33,7 @@ pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
 pub use self::core::soft_max::HeapTarget;
 pub use self::core::stats::{
     CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
+    YoungSurvival,
 };
 pub use self::core::tlab::{TlabStats, Tlabs};
 pub use self::core::workers::{PhaseSummary, WorkerBinding};

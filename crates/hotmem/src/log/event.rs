@@ -5,7 +5,7 @@ use super::level::LogLevel;
 use super::tags::TagSet;
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::phases::GcPhase;
-use crate::gc::core::stats::{GcCause, RefStats, UpdateScope};
+use crate::gc::core::stats::{GcCause, RefStats, UpdateScope, YoungSurvival};
 use crate::gc::core::workers::PhaseSummary;
 use hotmem_page::StatRow;
 use hotmem_safepoint::SafepointRecord;
@@ -162,6 +162,12 @@ pub enum LogEvent {
     References {
         /// What the processing found and did, and its time.
         refs: RefStats,
+    },
+    /// `gc,age`, info: a concurrent young cycle's survival and promotion.
+    /// `GC(12) Age: young 575M live of 669M (85%), tenuring threshold 1; 287 pages promoted in place, 0 aged`
+    Age {
+        /// What the cycle found and did.
+        survival: YoungSurvival,
     },
     /// `gc,stats`, info every 10 s and debug at every collection: one line
     /// of the page allocator's statistics table (two header lines, then one
@@ -375,6 +381,18 @@ impl fmt::Display for LogEvent {
                 Kib(non_class.committed),
                 Kib(class.used),
                 Kib(class.committed)
+            ),
+            LogEvent::Age { survival } => write!(
+                f,
+                "Age: young {} live of {} ({}%), tenuring threshold {}; {} pages promoted in place, {} aged",
+                Mib(survival.live_bytes),
+                Mib(survival.used_bytes),
+                (survival.live_bytes as u128 * 100)
+                    .checked_div(survival.used_bytes as u128)
+                    .unwrap_or(0),
+                survival.tenuring_threshold,
+                survival.pages_promoted,
+                survival.pages_aged
             ),
             LogEvent::References { refs } => write!(
                 f,

@@ -141,6 +141,10 @@ impl Logger {
             let event = LogEvent::References { refs: stats.refs };
             self.write(info, TagSet::GcRef, id, event);
         }
+        let survival = stats.concurrent.and_then(|c| c.young_survival);
+        if let (Some(survival), true) = (survival, self.enabled(TagSet::GcAge, info)) {
+            self.write(info, TagSet::GcAge, id, LogEvent::Age { survival });
+        }
         let usage = parts.heap.usage();
         if self.enabled(TagSet::GcHeap, info) {
             let event = LogEvent::Heap {

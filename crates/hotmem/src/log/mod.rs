@@ -24,6 +24,7 @@
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
+//! | `gc,age` | info | a concurrent young cycle that evacuates: young bytes live of those allocated, its tenuring threshold, young pages promoted in place and aged |
 //! | `gc,stats` | info / debug | the page allocator's statistics table (allocation rate, page cache flush, medium page undo, ...): at info at most every 10 s, at debug at every collection |
 //! | `safepoint` | info / debug | one per safepoint (ttsp, at, leaving); at debug, a count of safepoints that ended unseen |
 //!

@@ -22,13 +22,16 @@ pub enum TagSet {
     /// `gc,ref`: reference processing (weak handles, ephemerons,
     /// finalizers, the binding's hook) at a collection.
     GcRef,
+    /// `gc,age`: what a concurrent young cycle found live in the young
+    /// generation, its tenuring threshold, the pages it promoted and aged.
+    GcAge,
     /// `safepoint`: one line per safepoint, HotSpot's `-Xlog:safepoint`.
     Safepoint,
 }
 
 impl TagSet {
     /// How many tag sets there are.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 
     /// Every tag set.
     pub const ALL: [TagSet; TagSet::COUNT] = [
@@ -38,6 +41,7 @@ impl TagSet {
         TagSet::GcStats,
         TagSet::GcMetaspace,
         TagSet::GcRef,
+        TagSet::GcAge,
         TagSet::Safepoint,
     ];
 
@@ -50,6 +54,7 @@ impl TagSet {
             TagSet::GcStats => &["gc", "stats"],
             TagSet::GcMetaspace => &["gc", "metaspace"],
             TagSet::GcRef => &["gc", "ref"],
+            TagSet::GcAge => &["gc", "age"],
             TagSet::Safepoint => &["safepoint"],
         }
     }
@@ -63,6 +68,7 @@ impl TagSet {
             "stats",
             "metaspace",
             "ref",
+            "age",
             "safepoint",
         ]
         .into_iter()

@@ -194,8 +194,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     fn promote_in_place(&mut self, map: &HeapMap, snapshot: &[usize]) -> Result<(), GcError> {
         let remembered = self.remembered.expect("a generational cycle");
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
-        let promoted = young_promotion::promote_in_place(map, None, remembered);
+        let (promoted, found) = young_promotion::promote_in_place(map, None, remembered);
         self.end_pause(GcPhase::PauseRelocateStart, pause);
+        self.phases.young_survival = Some(found);
         let slots = young_promotion::remember_survivors(
             self.binding,
             map,
@@ -509,7 +510,11 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         };
         let pause = self.pause(GcPhase::PauseRelocateStart)?;
         set.unpin(&heap.roots.pins.snapshot());
-        let promoted = young.map(|r| young_promotion::promote_in_place(set.map(), Some(&set), r));
+        let promoted = young.map(|r| {
+            let (promoted, found) = young_promotion::promote_in_place(set.map(), Some(&set), r);
+            self.phases.young_survival = Some(found);
+            promoted
+        });
         let set = Arc::new(set);
         self.barriers.install(kind, set.clone());
         let mut forwarded =

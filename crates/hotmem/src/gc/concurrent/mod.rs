@@ -43,7 +43,8 @@
 //! and those slots (healing them); the young pages found empty are freed,
 //! the mostly-dead ones evacuated to old pages (the copies are old), and
 //! the rest aged where they are, in Pause Relocate Start, and promoted
-//! once they survived `young_promotion::TENURING_THRESHOLD` young cycles.
+//! once they survived `young_promotion::TENURING_THRESHOLD` young cycles
+//! (one, when the cycle found at least half of the young bytes live).
 //! After the relocation the promoted survivors' slots that refer into
 //! young pages are remembered, with the slots the cycle marked from
 //! ([`young_promotion`]): the next cycle's marking heals every reference

@@ -8,8 +8,9 @@
 //! healed before the cycle's relocation set leaves the load barrier, and
 //! only the remembered slots of old objects are visited by the next young
 //! marking). In that pause the young pages that stay (not in the set) age
-//! by a cycle, and those that survived [`TENURING_THRESHOLD`] cycles are
-//! made old ([`promote_in_place`]); the copies are old from their
+//! by a cycle, and those that survived [`TENURING_THRESHOLD`] cycles (one,
+//! when the cycle found most of the young bytes live) are made old
+//! ([`promote_in_place`]); the copies are old from their
 //! publication (`publish_copy`): an object evacuated from a young page is
 //! promoted at once (no survivor space yet). After the relocation, the
 //! slots of every promoted survivor, where it stayed or its copy, that hold
@@ -29,46 +30,86 @@ use crate::gc::barriers::RememberedSet;
 use crate::gc::core::binding_panic::call_model;
 use crate::gc::core::meta::HeapMap;
 use crate::gc::core::relocation_set::RelocationSet;
+use crate::gc::core::stats::YoungSurvival;
 use crate::vm::{Binding, ObjectReference, Slot};
 use hotmem_os::Address;
 
 /// Young cycles a page that stays where it is survives before it is
-/// promoted (its objects become old). A page promoted at its first
-/// survival promotes the objects that were merely in use when the cycle
-/// ran: binary_trees' trees of depth 16 to 20, promoted while being built
-/// and dead soon after, filled the heap with old garbage that only full
-/// cycles reclaim (12 young cycles in a row freeing nothing). Generational
-/// ZGC ages pages too (survivor ages, a tenuring threshold).
+/// promoted (its objects become old), while most of the young generation
+/// dies. A page promoted at its first survival promotes the objects that
+/// were merely in use when the cycle ran: binary_trees' trees of depth 16
+/// to 20, promoted while being built and dead soon after, filled the heap
+/// with old garbage that only full cycles reclaim (12 young cycles in a row
+/// freeing nothing). Generational ZGC ages pages too (survivor ages, a
+/// tenuring threshold).
 pub(super) const TENURING_THRESHOLD: u8 = 2;
+
+/// A young cycle that finds at least this share of the young generation's
+/// bytes live (numerator, denominator) promotes the pages it keeps at
+/// their first survival. The young generation is then mostly a structure
+/// being built to last (binary_trees' 512 MiB long-lived tree: 86-100% of
+/// the young bytes live at each cycle that ran while it grew), and ageing
+/// it only makes the next young cycle mark all of it again: each such
+/// cycle took 0.6-1.1 s, and the mutator stalled meanwhile. In the
+/// workloads whose young objects mostly die, the share stays far below:
+/// binary_trees at depth 20 in 256 MiB, where the trees being built when
+/// a cycle runs are what first-survival promotion got wrong, finds
+/// 0-29% live after its first cycles; the demo 0-46% (one cycle in 330
+/// found 73%).
+const DENSE_SURVIVAL: (usize, usize) = (1, 2);
+
+/// What a young cycle found live in the young pages of `map` (those of
+/// the relocation set included), and so the tenuring threshold it
+/// promotes by.
+fn survival(map: &HeapMap) -> YoungSurvival {
+    let (mut live_bytes, mut used_bytes) = (0usize, 0usize);
+    for p in map.pages.iter().filter(|p| p.young) {
+        live_bytes += p.live.live_bytes();
+        used_bytes += p.top - p.start;
+    }
+    let (num, den) = DENSE_SURVIVAL;
+    let dense = used_bytes > 0 && live_bytes.saturating_mul(den) >= used_bytes.saturating_mul(num);
+    YoungSurvival {
+        live_bytes,
+        used_bytes,
+        tenuring_threshold: if dense { 1 } else { TENURING_THRESHOLD },
+        ..YoungSurvival::default()
+    }
+}
 
 /// In Pause Relocate Start (the mutators stopped, so that no store races
 /// the change): every page of `map` that was young at mark start, has live
 /// objects and is not in `set` ages by one young cycle, and becomes old
-/// for the store barrier once it has survived [`TENURING_THRESHOLD`]. The
-/// set's pages stay young: their objects are copied (an object that could
-/// not be copied stays, and its page with it, young until a later cycle).
-/// Returns, per page of `map`, whether it became old.
+/// for the store barrier once it has survived the cycle's tenuring
+/// threshold ([`TENURING_THRESHOLD`], or 1 when the cycle found most young
+/// bytes live, see [`DENSE_SURVIVAL`]). The set's pages stay young: their
+/// objects are copied (an object that could not be copied stays, and its
+/// page with it, young until a later cycle). Returns, per page of `map`,
+/// whether it became old, and what the cycle found and did.
 pub(super) fn promote_in_place(
     map: &HeapMap,
     set: Option<&RelocationSet>,
     remembered: &RememberedSet,
-) -> Vec<bool> {
+) -> (Vec<bool>, YoungSurvival) {
     let old = &remembered.old;
+    let mut found = survival(map);
     let mut promoted = vec![false; map.pages.len()];
     for (pi, p) in map.pages.iter().enumerate() {
         let stays = !set.is_some_and(|s| s.contains_page(pi));
         if p.young && stays && p.live.live_objects() > 0 {
             let (start, len) = (p.page.range().start().get(), p.page.size());
             let survived = old.survived(start).saturating_add(1);
-            if survived >= TENURING_THRESHOLD {
+            if survived >= found.tenuring_threshold {
                 old.mark(start, len);
                 promoted[pi] = true;
+                found.pages_promoted += 1;
             } else {
                 old.set_survived(start, len, survived);
+                found.pages_aged += 1;
             }
         }
     }
-    promoted
+    (promoted, found)
 }
 
 /// Which survivors [`remember_survivors`] visits.

@@ -173,6 +173,33 @@ pub struct ConcurrentPhases {
     /// The whole cycle, from the first pause's request to the end of
     /// Concurrent Relocate.
     pub cycle_ns: u64,
+    /// A young cycle that evacuates: what it found live in the young
+    /// generation, and which of the young pages it kept where they are it
+    /// promoted; `None` for any other cycle.
+    pub young_survival: Option<YoungSurvival>,
+}
+
+/// What a concurrent young cycle found live in the young generation, and
+/// what it did with the young pages it kept where they are (the log's
+/// `gc,age` line). Such a page ages by one cycle, and is promoted (its
+/// objects become old) once it has survived the cycle's tenuring
+/// threshold: 2 cycles while most young bytes die, 1 when the cycle found
+/// at least half of them live (a program building a large long-lived
+/// structure: ageing it would only mark it once more as young).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct YoungSurvival {
+    /// Bytes of the objects marking found live in the pages young at mark
+    /// start, those the cycle evacuated included.
+    pub live_bytes: usize,
+    /// Bytes allocated in those pages.
+    pub used_bytes: usize,
+    /// Young cycles a page kept where it is must have survived, this one
+    /// included, to be promoted by this cycle.
+    pub tenuring_threshold: u8,
+    /// Young pages kept where they are and promoted.
+    pub pages_promoted: usize,
+    /// Young pages kept where they are that stay young, one cycle older.
+    pub pages_aged: usize,
 }
 
 impl CollectStats {
