@@ -12,11 +12,16 @@ use super::world::World;
 use hotmem::objects::{RootTable, SimpleObjects, build};
 use hotmem::{
     AllocError, BarrierKind, BarrierSet, ConcurrentBarrierSet, Handle, Mutator, ObjectReference,
-    PinGuard, ShadowStack, SimpleSlot, StopTheWorldBarriers, WithBarriers,
+    PinGuard, ShadowStack, ShadowStackError, SimpleSlot, StopTheWorldBarriers, WithBarriers,
 };
 
 /// How many of its non-moving objects a thread checks.
 const FIXED_KEPT: usize = 16;
+
+/// Words a mutator's shadow stack may grow to: it starts with a page's
+/// worth, and the shadow-stack op writes at any word up to a quarter past
+/// this (growing it, or refused beyond).
+const STACK_WORDS: usize = 4096;
 
 /// A small xorshift generator: each thread's ops from the case's seed.
 pub(super) struct Rng(u64);
@@ -48,8 +53,8 @@ pub(super) struct MutatorThread<'w> {
     pub(super) me: Mutator,
     roots: std::sync::Arc<RootTable>,
     stack: ShadowStack,
-    /// The id of the object in the shadow stack's word 0, if any.
-    stacked: Option<u64>,
+    /// The id of the object in the shadow stack, and its word, if any.
+    stacked: Option<(u64, usize)>,
     pins: Vec<(PinGuard, u64)>,
     /// Objects this thread allocated in the non-moving space, with the
     /// address each was allocated at (the last few): none may ever move.
@@ -63,7 +68,9 @@ pub(super) struct MutatorThread<'w> {
 impl<'w> MutatorThread<'w> {
     pub(super) fn new(world: &'w World) -> Result<MutatorThread<'w>, String> {
         let me = world.rt.attach_mutator().map_err(|e| e.to_string())?;
-        let stack = me.new_shadow_stack(8).map_err(|e| e.to_string())?;
+        let stack = me
+            .new_growing_shadow_stack(STACK_WORDS)
+            .map_err(|e| e.to_string())?;
         Ok(MutatorThread {
             roots: world.objects.root_table(),
             world,
@@ -383,27 +390,42 @@ impl<'w> MutatorThread<'w> {
         Ok(())
     }
 
-    /// Puts a pooled object in the shadow stack, or checks the one there
-    /// (the collector updates the word when the object moves).
+    /// Puts a pooled object in the shadow stack at a word of its own
+    /// choice, growing the stack to reach it (or refused past its
+    /// reservation), or checks the one there (the collector updates the
+    /// word when the object moves).
     fn shadow_stack(&mut self, rng: &mut Rng) -> Result<(), String> {
         match (self.stacked, rng.below(2)) {
-            (Some(id), 0) => {
+            (Some((id, word)), 0) => {
                 let r = self
                     .stack
-                    .get_ref(0)
+                    .get_ref(word)
                     .ok_or("the stacked word is no reference")?;
                 check_now(r, id, "shadow stack word")
             }
             _ => {
+                let word = rng.index() % (STACK_WORDS + STACK_WORDS / 4);
+                match self.stack.grow(word + 1) {
+                    Ok(words) if words > word => {}
+                    Ok(words) => return Err(format!("grown to {words} words for word {word}")),
+                    Err(ShadowStackError::Full { .. }) if word >= STACK_WORDS => return Ok(()),
+                    Err(e) => return Err(format!("grow to {}: {e}", word + 1)),
+                }
                 if let Some((obj, id)) = self.pick(rng) {
-                    // SAFETY: word 0 is within the capacity and holds a
-                    // live object's address (current); this thread writes
-                    // it in managed code.
+                    // SAFETY: the words up to `word` are within the
+                    // capacity (grown above); those below it become 0 and
+                    // `word` a live object's address (current) before the
+                    // length covers them; this thread writes them in
+                    // managed code.
                     unsafe {
-                        self.stack.as_ptr().write(obj.get() as u64);
-                        self.stack.set_len(1);
+                        let base = self.stack.as_ptr();
+                        for w in 0..word {
+                            base.add(w).write(0);
+                        }
+                        base.add(word).write(obj.get() as u64);
+                        self.stack.set_len(word + 1);
                     }
-                    self.stacked = Some(id);
+                    self.stacked = Some((id, word));
                 }
                 Ok(())
             }

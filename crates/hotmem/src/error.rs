@@ -353,8 +353,9 @@ pub enum WeakSetError {
     OtherRuntime,
 }
 
-/// Why [`Mutator::new_shadow_stack`](crate::Mutator::new_shadow_stack)
-/// refused.
+/// Why [`Mutator::new_shadow_stack`](crate::Mutator::new_shadow_stack),
+/// [`Mutator::new_growing_shadow_stack`](crate::Mutator::new_growing_shadow_stack)
+/// or [`ShadowStack::grow`](crate::ShadowStack::grow) refused.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ShadowStackError {
@@ -364,4 +365,13 @@ pub enum ShadowStackError {
     /// The memory could not be reserved or committed.
     #[error("cannot map the shadow stack: {0}")]
     Memory(String),
+    /// [`ShadowStack::grow`](crate::ShadowStack::grow) was asked for more
+    /// words than the stack reserved.
+    #[error("a shadow stack of at most {max} words cannot hold {words}")]
+    Full {
+        /// The words asked for.
+        words: usize,
+        /// The words reserved.
+        max: usize,
+    },
 }

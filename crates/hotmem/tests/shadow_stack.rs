@@ -3,7 +3,10 @@
 //! words stay null, and words past its length are not roots.
 
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{Binding, GcError, Generations, ObjectReference, SimpleSlot, SlotVisitor};
+use hotmem::os::MemTag;
+use hotmem::{
+    Binding, GcError, Generations, ObjectReference, ShadowStackError, SimpleSlot, SlotVisitor,
+};
 use std::sync::Arc;
 
 mod common;
@@ -73,6 +76,69 @@ fn a_shadow_stack_keeps_its_objects_and_follows_them() {
             "a dropped stack is no root"
         );
     }
+}
+
+/// A growing stack commits its first page only, and more as it grows (NMT
+/// counts each step), up to what it reserved; the words it grows into are
+/// roots like the first ones.
+#[test]
+fn a_growing_shadow_stack_commits_as_it_grows() {
+    let objects = SimpleObjects::new();
+    let rt = common::builder(64 << 20, Some(2))
+        .generations(Generations::YoungAndOld)
+        .binding(objects.clone())
+        .build()
+        .unwrap();
+    let mut me = rt.attach_mutator().unwrap();
+    let committed = || rt.nmt().totals(MemTag::THREAD_STACK).committed;
+    // The GC workers (their stacks count as Thread Stack too) start with
+    // the first collection.
+    me.collect().unwrap();
+    let before = committed();
+    let stack = me.new_growing_shadow_stack(1 << 16).unwrap();
+    let page = hotmem::os::page_size() / 8;
+    assert_eq!(stack.capacity(), page);
+    assert_eq!(stack.max_capacity(), 1 << 16);
+    assert_eq!(committed() - before, page * 8);
+    // Past the reservation: refused, nothing changes.
+    assert!(matches!(
+        stack.grow((1 << 16) + 1),
+        Err(ShadowStackError::Full { words, max }) if words == (1 << 16) + 1 && max == 1 << 16
+    ));
+    assert_eq!(stack.capacity(), page);
+    // Within it: at least the words asked for, at least twice as many as
+    // before, committed and counted.
+    let words = stack.grow(3 * page).unwrap();
+    assert!(words >= 3 * page && words == stack.capacity(), "{words}");
+    assert_eq!(committed() - before, words * 8);
+    assert_eq!(stack.grow(page).unwrap(), words, "nothing to do");
+    // An object in the last word grown into, and one in the first: both
+    // kept, both followed.
+    let scratch = objects.root_table();
+    let base = stack.as_ptr();
+    for (i, word) in [0, words - 1].into_iter().enumerate() {
+        let obj = build::object(&mut me, &scratch, 0, 4, 50 + i as u64).unwrap();
+        scratch.pop();
+        // SAFETY: within the capacity; the words below the new length are
+        // 0 or a live object, and nothing collects before they are set.
+        unsafe {
+            for w in stack.len()..word {
+                base.add(w).write(0);
+            }
+            base.add(word).write(obj.get() as u64);
+            stack.set_len(word + 1);
+        }
+    }
+    let mut ids = Ids::from(1);
+    build::garbage(&mut me, &scratch, 512, &mut ids).unwrap();
+    assert_eq!(me.collect().unwrap().objects_marked, 2);
+    for (i, word) in [0, words - 1].into_iter().enumerate() {
+        let obj = stack.get_ref(word).expect("a reference");
+        // SAFETY: a live object; nothing collects during the check.
+        assert_eq!(unsafe { SimpleObjects::header(obj) }[1], 50 + i as u64);
+    }
+    drop(stack);
+    assert_eq!(committed(), before, "released with the stack");
 }
 
 /// A binding that cannot rebuild slots from addresses.

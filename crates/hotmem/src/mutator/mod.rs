@@ -13,7 +13,7 @@ pub use barrier_set::{
 use crate::error::ShadowStackError;
 use crate::gc::barriers::MutatorBarriers;
 use crate::gc::{CollectStats, CollectionKind, GcCause, GcRequest, Tlab};
-use crate::roots::{Handle, HandleTable, PinGuard, ShadowStack};
+use crate::roots::{Commit, Handle, HandleTable, PinGuard, ShadowStack};
 use crate::thread_stack::ThreadStack;
 use crate::vm::ObjectReference;
 use crate::{GcError, Runtime};
@@ -186,13 +186,42 @@ impl Mutator {
 
     /// A new [`ShadowStack`] of (at least) `words` words: roots of this
     /// mutator that the runtime scans and updates in place, decoded by the
-    /// binding's [`Binding::slot_at`](crate::Binding::slot_at).
+    /// binding's [`Binding::slot_at`](crate::Binding::slot_at). Every word
+    /// is committed at once ([`Mutator::new_growing_shadow_stack`] commits
+    /// them as the stack grows).
     ///
     /// # Errors
     /// [`ShadowStackError`] if the size is zero or the memory cannot be
     /// mapped.
     pub fn new_shadow_stack(&self, words: usize) -> Result<ShadowStack, ShadowStackError> {
-        let stack = ShadowStack::new(&self.runtime.inner.memory, words)?;
+        self.shadow_stack(words, Commit::All)
+    }
+
+    /// A new [`ShadowStack`] that may grow to (at least) `words` words,
+    /// of which only the first page is committed: an interpreter's value
+    /// stack, whose deepest recursion is rare, commits (and NMT counts)
+    /// what it reaches. Before writing past [`ShadowStack::capacity`], the
+    /// embedder calls [`ShadowStack::grow`].
+    ///
+    /// ```
+    /// # use hotmem::{Runtime, NumaConfig};
+    /// # let rt = Runtime::builder().numa(NumaConfig::Off).build()?;
+    /// let me = rt.attach_mutator()?;
+    /// let stack = me.new_growing_shadow_stack(1 << 20)?;
+    /// assert!(stack.capacity() < stack.max_capacity());
+    /// let words = stack.grow(100_000)?;
+    /// assert!(words >= 100_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Mutator::new_shadow_stack`].
+    pub fn new_growing_shadow_stack(&self, words: usize) -> Result<ShadowStack, ShadowStackError> {
+        self.shadow_stack(words, Commit::AsItGrows)
+    }
+
+    fn shadow_stack(&self, words: usize, commit: Commit) -> Result<ShadowStack, ShadowStackError> {
+        let stack = ShadowStack::new(&self.runtime.inner.memory, words, commit)?;
         self.runtime.inner.gc.roots.add_stack(&stack);
         Ok(stack)
     }

@@ -25,7 +25,7 @@ pub use pins::PinGuard;
 pub(crate) use pins::PinTable;
 pub use root_table::RootTable;
 pub use shadow_stack::ShadowStack;
-pub(crate) use shadow_stack::StackArea;
+pub(crate) use shadow_stack::{Commit, StackArea};
 
 use crate::vm::ObjectReference;
 use hotmem_safepoint::MutatorId;

@@ -4,20 +4,33 @@
 
 use crate::error::ShadowStackError;
 use crate::vm::ObjectReference;
-use hotmem_os::{MemTag, Memory, Reservation, round_to_pages};
+use hotmem_os::{MemRange, MemTag, Memory, Reservation, page_size, round_to_pages};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// How much of a new shadow stack is committed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Every word, at once.
+    All,
+    /// The first page; [`ShadowStack::grow`] commits the rest.
+    AsItGrows,
+}
 
 /// The words of one shadow stack and how many are in use: what a
 /// collection reads.
 pub(crate) struct StackArea {
     base: *mut u64,
-    capacity: usize,
+    /// Words reserved: the most the stack can grow to.
+    reserved: usize,
+    /// Words committed (a multiple of a page's): the ones that may be
+    /// written. Only grows.
+    committed: AtomicUsize,
     len: AtomicUsize,
     /// Keeps the words mapped (and tracked by NMT) while anyone holds the
     /// area: the stack's owner, or a collection scanning it.
-    _memory: Reservation,
+    memory: Reservation,
 }
 
 // SAFETY: the area is a mapping that lives as long as the `Reservation`
@@ -29,9 +42,10 @@ unsafe impl Send for StackArea {}
 unsafe impl Sync for StackArea {}
 
 impl StackArea {
-    /// The address of every word in use (clamped to the capacity).
+    /// The address of every word in use (clamped to the committed words).
     pub(crate) fn words_in_use(&self) -> impl Iterator<Item = hotmem_os::Address> + '_ {
-        let len = self.len.load(Ordering::Acquire).min(self.capacity);
+        let len = self.len.load(Ordering::Acquire);
+        let len = len.min(self.committed.load(Ordering::Acquire));
         (0..len).map(|i| hotmem_os::Address::from_ptr(self.base.wrapping_add(i)))
     }
 }
@@ -47,7 +61,11 @@ impl StackArea {
 /// [`ShadowStack::as_ptr`] and publishes how many are in use with
 /// [`ShadowStack::set_len`] before anything that may collect. The memory is
 /// reserved through the runtime's memory (native memory tracking shows it
-/// as Thread Stack) and released when the stack is dropped. Not `Send`: it
+/// as Thread Stack) and released when the stack is dropped. It is
+/// committed at once, or, for a stack made by
+/// [`Mutator::new_growing_shadow_stack`](crate::Mutator::new_growing_shadow_stack),
+/// a page at first and more at each [`ShadowStack::grow`]: only the words
+/// below [`ShadowStack::capacity`] may be written. Not `Send`: it
 /// belongs to the thread of the mutator that made it.
 ///
 /// ```
@@ -70,8 +88,13 @@ pub struct ShadowStack {
 }
 
 impl ShadowStack {
-    /// A stack of `words` words in `memory`.
-    pub(crate) fn new(memory: &Memory, words: usize) -> Result<ShadowStack, ShadowStackError> {
+    /// A stack of `words` words in `memory`, all committed
+    /// ([`Commit::All`]) or only its first page ([`Commit::AsItGrows`]).
+    pub(crate) fn new(
+        memory: &Memory,
+        words: usize,
+        commit: Commit,
+    ) -> Result<ShadowStack, ShadowStackError> {
         let bytes = words
             .checked_mul(8)
             .filter(|&b| b > 0)
@@ -80,15 +103,22 @@ impl ShadowStack {
         let reservation = memory
             .reserve(bytes, MemTag::THREAD_STACK)
             .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
+        let first = match commit {
+            Commit::All => bytes,
+            Commit::AsItGrows => page_size().min(bytes),
+        };
+        let range = MemRange::new(reservation.start(), first)
+            .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
         reservation
-            .commit(reservation.range())
+            .commit(range)
             .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
         Ok(ShadowStack {
             area: Arc::new(StackArea {
                 base: reservation.start().as_ptr(),
-                capacity: bytes / 8,
+                reserved: bytes / 8,
+                committed: AtomicUsize::new(first / 8),
                 len: AtomicUsize::new(0),
-                _memory: reservation,
+                memory: reservation,
             }),
             _not_send: PhantomData,
         })
@@ -99,10 +129,59 @@ impl ShadowStack {
         &self.area
     }
 
-    /// How many words it holds (the size asked for, rounded up to whole
-    /// pages).
+    /// How many words may be written now: the words committed. A stack
+    /// made by [`Mutator::new_shadow_stack`](crate::Mutator::new_shadow_stack)
+    /// has them all from the start (the size asked for, rounded up to
+    /// whole pages); one made by
+    /// [`Mutator::new_growing_shadow_stack`](crate::Mutator::new_growing_shadow_stack)
+    /// starts with a page's worth, and [`ShadowStack::grow`] commits more.
     pub fn capacity(&self) -> usize {
-        self.area.capacity
+        self.area.committed.load(Ordering::Relaxed)
+    }
+
+    /// How many words the stack can grow to: the words reserved (the size
+    /// asked for, rounded up to whole pages).
+    pub fn max_capacity(&self) -> usize {
+        self.area.reserved
+    }
+
+    /// Commits words until at least `words` may be written (at least
+    /// twice the words committed before, so that a stack growing a word
+    /// at a time commits a logarithmic number of times), within the
+    /// reservation. Returns the new [`ShadowStack::capacity`]; nothing to
+    /// do if it already holds `words`.
+    ///
+    /// # Errors
+    /// [`ShadowStackError::Full`] if `words` is more than
+    /// [`ShadowStack::max_capacity`], [`ShadowStackError::Memory`] if the
+    /// memory cannot be committed; the stack is unchanged either way.
+    pub fn grow(&self, words: usize) -> Result<usize, ShadowStackError> {
+        let area = &*self.area;
+        let committed = area.committed.load(Ordering::Relaxed);
+        if words <= committed {
+            return Ok(committed);
+        }
+        if words > area.reserved {
+            return Err(ShadowStackError::Full {
+                words,
+                max: area.reserved,
+            });
+        }
+        let target = words.max(committed.saturating_mul(2)).min(area.reserved);
+        let bytes = round_to_pages(target * 8)
+            .ok_or(ShadowStackError::Size(words))?
+            .min(area.reserved * 8);
+        let start = area.memory.start() + committed * 8;
+        let range = MemRange::new(start, bytes - committed * 8)
+            .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
+        area.memory
+            .commit(range)
+            .map_err(|e| ShadowStackError::Memory(e.to_string()))?;
+        // Release: a collection that reads the new count finds the words
+        // committed (it reads only those below the length, which the owner
+        // raises past the old count only after this).
+        area.committed.store(bytes / 8, Ordering::Release);
+        Ok(bytes / 8)
     }
 
     /// How many words are in use: the ones the collector scans.
@@ -136,7 +215,7 @@ impl ShadowStack {
     /// may run then).
     #[inline]
     pub unsafe fn set_len(&self, len: usize) {
-        debug_assert!(len <= self.area.capacity, "shadow stack overflow");
+        debug_assert!(len <= self.capacity(), "shadow stack overflow");
         self.area.len.store(len, Ordering::Release);
     }
 
@@ -144,7 +223,7 @@ impl ShadowStack {
     /// rewrite the word meanwhile (this thread may be in a native region,
     /// where a collection updates its words).
     pub fn get(&self, index: usize) -> Option<u64> {
-        (index < self.len().min(self.area.capacity)).then(|| {
+        (index < self.len().min(self.capacity())).then(|| {
             // SAFETY: `index < len <= capacity`: a mapped, aligned word of
             // this stack, which lives while `self` does; the collector
             // accesses it only through the binding's slots, atomically
@@ -165,6 +244,7 @@ impl std::fmt::Debug for ShadowStack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ShadowStack")
             .field("capacity", &self.capacity())
+            .field("max_capacity", &self.max_capacity())
             .field("len", &self.len())
             .finish()
     }
