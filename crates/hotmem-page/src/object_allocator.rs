@@ -224,6 +224,35 @@ impl<S: PageSource> ObjectAllocator<S> {
         pages
     }
 
+    /// Retires the installed pages that no slot allocates in any more
+    /// (replaced since they were installed), as
+    /// [`ObjectAllocator::retire_pages`] retires all of them, and leaves
+    /// the current ones installed: allocation goes on in them, above their
+    /// tops now. A collector that marks without moving keeps a mutator's
+    /// pages this way across its cycles, so that a few survivors of each
+    /// cycle do not each keep a page of their own.
+    ///
+    /// # Safety
+    /// As [`ObjectAllocator::retire_pages`]: nobody allocates with this
+    /// allocator meanwhile (so that nobody holds a replaced page read from
+    /// a slot).
+    pub unsafe fn retire_replaced_pages(&self) -> Vec<OwnedPage> {
+        let current: Vec<*const Page> = (self.medium.iter().chain(self.small.iter()))
+            .map(SharedPage::current)
+            .filter(|p| !p.is_null())
+            .collect();
+        let mut installed = self.installed.lock();
+        let (kept, replaced): (Vec<OwnedPage>, Vec<OwnedPage>) = std::mem::take(&mut *installed)
+            .into_iter()
+            .partition(|p| current.contains(&std::ptr::from_ref::<Page>(p)));
+        *installed = kept;
+        for page in &replaced {
+            // Pages a caller already freed behind our back stay freed.
+            let _ = page.transition(PageState::Installed, PageState::Allocated);
+        }
+        replaced
+    }
+
     /// [`ObjectAllocator::retire_pages`] when the allocator is not shared:
     /// the exclusive borrow proves that nobody allocates.
     pub fn retire_pages_exclusive(&mut self) -> Vec<OwnedPage> {

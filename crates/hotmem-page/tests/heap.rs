@@ -454,6 +454,48 @@ fn object_allocator_errors_and_retirement() {
     assert!(h.pages().iter().any(|p| p.contains_object(again)));
 }
 
+/// Retiring the replaced pages only: the page a slot still allocates in
+/// stays installed and goes on filling above its top, the one it replaced
+/// leaves the allocator (and can be freed).
+#[test]
+fn retiring_the_replaced_pages_keeps_the_current_one() {
+    let h = Arc::new(heap(64 * MIB));
+    let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
+    let l = |n| ObjectLayout::new(n).unwrap();
+    let alloc = || {
+        objects
+            .alloc_object(l(300 << 10), Age::EDEN, NodeId::ZERO)
+            .unwrap()
+    };
+    alloc();
+    let first = objects
+        .current_medium_page(Age::EDEN, NodeId::ZERO)
+        .expect("installed");
+    let second = loop {
+        let obj = alloc();
+        if !first.contains_object(obj) {
+            break objects
+                .current_medium_page(Age::EDEN, NodeId::ZERO)
+                .expect("installed");
+        }
+    };
+    let top = second.top();
+    // SAFETY: `objects` is used by this thread only.
+    let retired = unsafe { objects.retire_replaced_pages() };
+    assert_eq!(retired.len(), 1);
+    assert_eq!(retired[0].range(), first.range());
+    assert_eq!(first.state(), PageState::Allocated);
+    assert_eq!(second.state(), PageState::Installed);
+    assert_eq!(objects.installed_pages().len(), 1);
+    let next = alloc();
+    assert!(second.contains_object(next) && next >= top, "above the top");
+    // SAFETY: the replaced page is retired and its objects dead.
+    unsafe { h.free_pages(std::slice::from_ref(&first)) }.unwrap();
+    drop(retired);
+    // SAFETY: as above: nothing was replaced since.
+    assert!(unsafe { objects.retire_replaced_pages() }.is_empty());
+}
+
 #[test]
 fn statistics_report_as_text_and_data() {
     let h = heap(16 * MIB);

@@ -187,6 +187,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.remembered.is_some() && self.moves && kind == CollectionKind::Young
     }
 
+    /// Whether Pause Mark Start leaves the mutators the pages they
+    /// allocate in ([`GcHeap::keep_mutator_allocation`]): when the cycle
+    /// moves nothing and the heap has one generation. With two, the pages
+    /// mapped at mark start become old: objects allocated there later
+    /// would be old from birth, and their first stores, which an embedder
+    /// may make without the barrier (see `Mutator::store_ref`), would not
+    /// be remembered.
+    fn keeps_mutator_pages(&self) -> bool {
+        !self.moves && self.remembered.is_none()
+    }
+
     /// A young cycle that evacuates, with nothing worth evacuating: every
     /// young page stays, aged or promoted in a pause (see
     /// [`young_promotion`](super::young_promotion)), and the promoted
@@ -232,7 +243,13 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let previous = barriers.installed();
         // Pause Mark Start: the roots, then the barriers keep the snapshot.
         let pause = self.pause(GcPhase::PauseMarkStart)?;
-        heap.retire_mutator_allocation();
+        let kept = match self.keeps_mutator_pages() {
+            true => heap.keep_mutator_allocation(),
+            false => {
+                heap.retire_mutator_allocation();
+                Vec::new()
+            }
+        };
         let request = CollectionRequest {
             number: self.number,
             cause,
@@ -258,9 +275,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             }
             RootTableVisit::InPause => None,
         };
-        // The non-moving space's current pages are not retired: what is
-        // allocated above their tops from now on is new.
-        barriers.new_pages.start(&heap.non_moving.growing());
+        // The non-moving space's current pages are not retired, nor the
+        // mutators' that were kept: what is allocated above their tops
+        // from now on is new.
+        let mut growing = heap.non_moving.growing();
+        growing.extend(kept);
+        barriers.new_pages.start(&growing);
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         // A weak set's lookups keep alive only what marking has not
@@ -694,9 +714,12 @@ impl<B: Binding> Marked<'_, B> {
 
     /// Counts the live bytes of every mapped page and frees the pages where
     /// marking found nothing (a cycle that does not move: a page is
-    /// reclaimed once empty).
+    /// reclaimed once empty), but those the mutators still allocate in.
     fn free_unmarked_pages(&mut self) {
         let c = &mut self.collection;
+        let installed: Vec<usize> = (c.heap.mutator_alloc.installed_pages().iter())
+            .map(|p| p.range().start().get())
+            .collect();
         let mut live_bytes = 0u64;
         for p in &c.map.pages {
             // A young cycle marked only young pages.
@@ -705,7 +728,10 @@ impl<B: Binding> Marked<'_, B> {
             }
             let bytes = p.live.live_bytes();
             live_bytes += bytes as u64;
-            if p.live.live_objects() == 0 && c.unused(p) {
+            // A page kept at mark start (see `keep_mutator_allocation`)
+            // may hold objects allocated since, and be allocated in again.
+            let kept = installed.contains(&p.start);
+            if p.live.live_objects() == 0 && !kept && c.unused(p) {
                 c.empty.push(p.page.clone());
             }
         }
@@ -713,9 +739,11 @@ impl<B: Binding> Marked<'_, B> {
         if let Some(r) = self.remembered {
             r.freed(&c.empty);
         }
-        // SAFETY: as in `Marked::select`: marking is complete (after Pause
-        // Mark End), both allocators were retired at Pause Mark Start and
-        // the non-moving space let go of its empty pages.
+        // SAFETY: marking is complete (after Pause Mark End, as in
+        // `Marked::select`); the GC allocator was retired at Pause Mark
+        // Start and the mutators' allocator kept only pages it still holds
+        // installed, which were passed over above; the non-moving space
+        // let go of its empty pages.
         unsafe { c.free_empty_pages() };
     }
 }

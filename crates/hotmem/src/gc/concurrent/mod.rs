@@ -34,7 +34,10 @@
 //! marking (as ZGC remaps), which visits every reachable slot anyway; a
 //! concurrent update phase (Shenandoah's) would visit them all once more
 //! per cycle. With [`CollectorMode::ConcurrentNonMoving`] steps 5 and 6 do
-//! not run and a page is reclaimed once empty.
+//! not run and a page is reclaimed once empty; with one generation, step 1
+//! takes the mutators' buffers but leaves them the pages they allocate in,
+//! where what they allocate above the tops at mark start is new (a page
+//! retired at every cycle kept a page in use for each cycle's survivors).
 //!
 //! With [`Generations::YoungAndOld`] the collector also runs young cycles
 //! (the [`GenerationalPolicy`] chooses, as for the stop-the-world

@@ -66,9 +66,12 @@ pub enum CollectorMode {
     /// Marking runs while the mutators run, as with
     /// [`CollectorMode::Concurrent`], but nothing moves: a page is
     /// reclaimed once marking finds it empty, and the heap may fragment.
-    /// For an embedder whose loads do not all go through the load barrier
-    /// (or whose slots cannot compare-and-swap); the store barriers are
-    /// still required. With generations, as `Concurrent`'s young cycles.
+    /// With one generation the mutators keep the pages they allocate in
+    /// across cycles, so that what survives each cycle shares pages; with
+    /// two, every cycle starts them new pages. For an embedder whose loads
+    /// do not all go through the load barrier (or whose slots cannot
+    /// compare-and-swap); the store barriers are still required. With
+    /// generations, as `Concurrent`'s young cycles.
     ConcurrentNonMoving,
 }
 

@@ -57,6 +57,30 @@ impl GcHeap {
         self.tlabs.retire_all(&retired);
     }
 
+    /// [`GcHeap::retire_mutator_allocation`] for a cycle that moves
+    /// nothing: the mutators' buffers and the pages they no longer
+    /// allocate in are taken, but the pages they allocate in now stay
+    /// theirs, and allocation goes on there above their tops now. Returns
+    /// those pages' `[top, end)`: what lies there from now on is new to
+    /// the cycle. Kept, a page need not be started again at every cycle,
+    /// which gave each cycle's few survivors a page of their own.
+    pub(crate) fn keep_mutator_allocation(&self) -> Vec<(usize, usize)> {
+        // SAFETY: as in `retire_mutator_allocation`: nobody allocates in
+        // the allocator at this safepoint.
+        let replaced = unsafe { self.mutator_alloc.retire_replaced_pages() };
+        // The buffers' ends go back first, so that the tops below are
+        // where allocation goes on.
+        self.tlabs.retire_all_with(|top, end| {
+            match replaced.iter().find(|p| p.range().contains(top)) {
+                Some(page) => page.undo_alloc(top, end),
+                None => self.mutator_alloc.undo_alloc(top, end),
+            }
+        });
+        (self.mutator_alloc.installed_pages().iter())
+            .map(|p| (p.top().get(), p.range().end().get()))
+            .collect()
+    }
+
     /// Records a successful collection, logs it, gives cached pages unused
     /// for the uncommit delay back to the OS, and counts the epoch.
     /// `safepoint`: the one pause of a collection that stopped the world

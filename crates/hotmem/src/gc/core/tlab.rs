@@ -152,6 +152,15 @@ impl TlabShared {
     /// Call only while no mutator allocates: at the collection's safepoint,
     /// where each mutator is stopped or in native code (which borrows it).
     pub(crate) fn retire_all(&self, pages: &[OwnedPage]) {
+        self.retire_all_with(|top, end| {
+            let page = pages.iter().find(|p| p.range().contains(top));
+            page.is_some_and(|p| p.undo_alloc(top, end))
+        });
+    }
+
+    /// [`Tlabs::retire_all`], each buffer's unused end `[top, end)` given
+    /// back by `undo` (which says whether it could).
+    pub(crate) fn retire_all_with(&self, undo: impl Fn(Address, Address) -> bool) {
         let (mut returned, mut wasted) = (0, 0);
         for tlab in self.buffers.lock().iter() {
             let (top, end) = tlab.take();
@@ -159,8 +168,7 @@ impl TlabShared {
                 continue;
             }
             let (top, end) = (Address::new(top), Address::new(end));
-            let page = pages.iter().find(|p| p.range().contains(top));
-            if page.is_some_and(|p| p.undo_alloc(top, end)) {
+            if undo(top, end) {
                 returned += end.get() - top.get();
             } else {
                 wasted += end.get() - top.get();

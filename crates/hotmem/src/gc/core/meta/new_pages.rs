@@ -1,26 +1,30 @@
 //! [`NewPages`]: the pages allocated since a concurrent cycle's mark start,
-//! by address, and the parts of the non-moving space's pages above their
-//! tops at mark start. Their objects are live (allocated black) and not
-//! examined by marking; a reference into one is no error.
+//! by address, and the parts of the pages kept across mark start above
+//! their tops then (the non-moving space's current pages, and a collector
+//! that moves nothing keeps the mutators'). Their objects are live
+//! (allocated black) and not examined by marking; a reference into one is
+//! no error.
 
 use super::granule_table::GranuleTable;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
-/// How many pages allocation may go on in across a mark start without
-/// being retired: the non-moving space's current small page.
-pub(crate) const GROWING_PAGES: usize = 1;
+/// A unit of no page allocated since mark start, nor kept across it.
+const OLD: u8 = 0;
+/// A unit of a page allocated since mark start.
+const NEW: u8 = 1;
+/// A unit of a page kept across mark start: new above its top then.
+const GROWING: u8 = 2;
 
-/// One byte per page unit of the heap reservation: nonzero where a page
-/// allocated since mark start lies.
+/// One byte per page unit of the heap reservation: [`NEW`] where a page
+/// allocated since mark start lies, [`GROWING`] where a page kept across it
+/// lies above its top at mark start (that top beside it).
 pub(crate) struct NewPages {
     units: GranuleTable<AtomicU8>,
+    /// For a [`GROWING`] unit, the top of its page at mark start.
+    tops: GranuleTable<AtomicUsize>,
     /// Whether page allocations are recorded now (between mark start and
     /// mark end).
     recording: AtomicBool,
-    /// `[from, to)` of each page that was not retired at mark start: the
-    /// part above its top then (its objects are all newer). Empty ranges
-    /// where there is none.
-    growing: [(AtomicUsize, AtomicUsize); GROWING_PAGES],
 }
 
 impl NewPages {
@@ -28,25 +32,27 @@ impl NewPages {
     /// bytes (a power of two that divides every page's start and size).
     pub(crate) fn new(base: usize, len: usize, unit: usize) -> NewPages {
         NewPages {
-            units: GranuleTable::new(base, len, unit, || AtomicU8::new(0)),
+            units: GranuleTable::new(base, len, unit, || AtomicU8::new(OLD)),
+            tops: GranuleTable::new(base, len, unit, || AtomicUsize::new(0)),
             recording: AtomicBool::new(false),
-            growing: std::array::from_fn(|_| (AtomicUsize::new(0), AtomicUsize::new(0))),
         }
     }
 
     /// Forgets every page and starts recording (at mark start, at a pause).
     /// `growing`: the `[top, end)` of each page whose allocation goes on
-    /// without a retirement (at most [`GROWING_PAGES`]): what is allocated
-    /// there from now on counts as new.
+    /// without a retirement: what is allocated there from now on counts
+    /// as new.
     pub(crate) fn start(&self, growing: &[(usize, usize)]) {
-        assert!(growing.len() <= GROWING_PAGES, "too many growing pages");
         for u in self.units.entries() {
-            u.store(0, Ordering::Relaxed);
+            u.store(OLD, Ordering::Relaxed);
         }
-        for (i, (from, to)) in self.growing.iter().enumerate() {
-            let (f, t) = growing.get(i).copied().unwrap_or((0, 0));
-            from.store(f, Ordering::Relaxed);
-            to.store(t, Ordering::Relaxed);
+        for &(top, end) in growing {
+            let len = end.saturating_sub(top);
+            let units = self.units.entries_of(top, len);
+            for (u, t) in units.iter().zip(self.tops.entries_of(top, len)) {
+                t.store(top, Ordering::Relaxed);
+                u.store(GROWING, Ordering::Relaxed);
+            }
         }
         self.recording.store(true, Ordering::Release);
     }
@@ -63,24 +69,21 @@ impl NewPages {
             return;
         }
         for u in self.units.entries_of(start, len) {
-            u.store(1, Ordering::Release);
+            u.store(NEW, Ordering::Release);
         }
     }
 
     /// Whether `addr` lies in a page allocated since mark start, or above
-    /// a growing page's top at mark start.
+    /// a kept page's top at mark start.
     #[inline]
     pub(crate) fn contains(&self, addr: usize) -> bool {
-        (self.units.entry(addr)).is_some_and(|u| u.load(Ordering::Acquire) != 0)
-            || self.in_growing(addr)
-    }
-
-    #[inline]
-    fn in_growing(&self, addr: usize) -> bool {
-        self.growing.iter().any(|(from, to)| {
-            let from = from.load(Ordering::Acquire);
-            addr.wrapping_sub(from) < to.load(Ordering::Acquire).wrapping_sub(from)
-        })
+        match self.units.entry(addr).map(|u| u.load(Ordering::Acquire)) {
+            Some(NEW) => true,
+            Some(GROWING) => {
+                (self.tops.entry(addr)).is_some_and(|t| addr >= t.load(Ordering::Relaxed))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -117,6 +120,12 @@ mod tests {
         );
         assert!(t.contains(top) && t.contains(page + UNIT - 8));
         assert!(!t.contains(page + UNIT), "the next page is not");
+        // Several at once, one of them over three units, its top in the
+        // second.
+        let (medium, mtop) = (0x4000_0000 + 4 * UNIT, 0x4000_0000 + 5 * UNIT + 64);
+        t.start(&[(top, page + UNIT), (mtop, medium + 3 * UNIT)]);
+        assert!(t.contains(top) && t.contains(mtop) && t.contains(medium + 3 * UNIT - 8));
+        assert!(!t.contains(medium + 8) && !t.contains(mtop - 8));
         t.stop();
         assert!(t.contains(top), "kept until the next start");
         t.start(&[]);
