@@ -12,8 +12,9 @@
 //!    value it overwrites (snapshot at the beginning, SATB: see
 //!    [`satb`](crate::gc::barriers::satb)), so that everything reachable
 //!    at mark start is marked. Objects allocated meanwhile are live: they
-//!    lie in pages allocated after the map was made, which marking does
-//!    not examine ([`NewPages`](crate::gc::core::meta::NewPages));
+//!    lie in pages allocated after the map was made, or above the top at
+//!    mark start of a page kept across it, which marking does not examine
+//!    ([`NewPages`](crate::gc::core::meta::NewPages));
 //! 3. **Pause Mark End**: every mutator's log is drained and traced, then
 //!    the references that are not strong are processed (weak handles,
 //!    ephemerons, finalizers, the binding's hook);
