@@ -158,7 +158,7 @@ impl TlabShared {
         });
     }
 
-    /// [`Tlabs::retire_all`], each buffer's unused end `[top, end)` given
+    /// [`TlabShared::retire_all`], each buffer's unused end `[top, end)` given
     /// back by `undo` (which says whether it could).
     pub(crate) fn retire_all_with(&self, undo: impl Fn(Address, Address) -> bool) {
         let (mut returned, mut wasted) = (0, 0);
