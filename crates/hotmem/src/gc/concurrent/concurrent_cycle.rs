@@ -714,12 +714,9 @@ impl<B: Binding> Marked<'_, B> {
 
     /// Counts the live bytes of every mapped page and frees the pages where
     /// marking found nothing (a cycle that does not move: a page is
-    /// reclaimed once empty), but those the mutators still allocate in.
+    /// reclaimed once empty), but those still in use (`Collection::unused`).
     fn free_unmarked_pages(&mut self) {
         let c = &mut self.collection;
-        let installed: Vec<usize> = (c.heap.mutator_alloc.installed_pages().iter())
-            .map(|p| p.range().start().get())
-            .collect();
         let mut live_bytes = 0u64;
         for p in &c.map.pages {
             // A young cycle marked only young pages.
@@ -728,10 +725,7 @@ impl<B: Binding> Marked<'_, B> {
             }
             let bytes = p.live.live_bytes();
             live_bytes += bytes as u64;
-            // A page kept at mark start (see `keep_mutator_allocation`)
-            // may hold objects allocated since, and be allocated in again.
-            let kept = installed.contains(&p.start);
-            if p.live.live_objects() == 0 && !kept && c.unused(p) {
+            if p.live.live_objects() == 0 && c.unused(p) {
                 c.empty.push(p.page.clone());
             }
         }
@@ -742,8 +736,8 @@ impl<B: Binding> Marked<'_, B> {
         // SAFETY: marking is complete (after Pause Mark End, as in
         // `Marked::select`); the GC allocator was retired at Pause Mark
         // Start and the mutators' allocator kept only pages it still holds
-        // installed, which were passed over above; the non-moving space
-        // let go of its empty pages.
+        // installed, which `unused` passed over; the non-moving space let
+        // go of its empty pages.
         unsafe { c.free_empty_pages() };
     }
 }

@@ -15,7 +15,7 @@ use super::meta::{ForwardingTables, Overlap, PageGc};
 use crate::GcError;
 use crate::vm::{Binding, ObjectReference};
 use hotmem_os::Address;
-use hotmem_page::PageType;
+use hotmem_page::{PageState, PageType};
 use std::sync::atomic::Ordering;
 
 /// A page that may be evacuated: its index, live bytes, and the bytes
@@ -132,12 +132,17 @@ impl<B: Binding> Collection<'_, B> {
 
 impl<B: Binding> Collection<'_, B> {
     /// Whether `p`, a page where marking found no live object, may be
-    /// freed. A page of the non-moving space may have been allocated in
-    /// since the map was made (what lies above the map's top is new, and
-    /// its current pages are not retired at mark start): the space says
-    /// whether it is unused, and if so lets go of it.
+    /// freed. A page still installed in an object allocator was kept at
+    /// mark start by a cycle that moves nothing (see
+    /// `GcHeap::keep_mutator_allocation`): it may hold objects allocated
+    /// since, and be allocated in again. A page of the non-moving space
+    /// may have been allocated in since the map was made too (what lies
+    /// above the map's top is new, and its current pages are not retired
+    /// at mark start): the space says whether it is unused, and if so lets
+    /// go of it.
     pub(crate) fn unused(&self, p: &PageGc) -> bool {
-        !p.non_moving || self.heap.non_moving.release_if_unused(&p.page, p.top)
+        p.page.state() != PageState::Installed
+            && (!p.non_moving || self.heap.non_moving.release_if_unused(&p.page, p.top))
     }
 
     /// The error for two marked objects of page `pi` that overlap.
