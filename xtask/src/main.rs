@@ -8,6 +8,7 @@ mod fuzz;
 mod lox_bench;
 mod miri;
 mod numa_vm;
+mod package;
 mod sanitize;
 mod steps;
 mod system;
@@ -35,6 +36,7 @@ commands:
                             hotmem-lox against clox on examples/lox/bench: median times, ratios, peak RSS, GC share (default 5 runs);
                             --concurrent adds lox --collector concurrent-generational against lox's default, interleaved;
                             --build lto builds lox with fat LTO and one codegen unit (in target/lto)
+  package                   pack the library crates and build each from its package, as `cargo publish` checks
   deps                      only check/install the system packages
 ";
 
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         "sanitize" => sanitize::cmd(&mut runner, rest),
         "miri" => miri::cmd(&mut runner),
         "numa-vm" => numa_vm::cmd(&mut runner, rest),
+        "package" => package::package(&mut runner),
         "lox-bench" => lox_bench::cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });

@@ -121,18 +121,6 @@ pub(crate) fn demo(r: &mut Runner, args: &[String]) -> Result<(), String> {
     r.step("demo", &mut c)
 }
 
-/// The library crates, in dependency order: what `cargo package` packs.
-const LIBRARY_CRATES: &[&str] = &[
-    "hotmem-sync",
-    "hotmem-os",
-    "hotmem-nmt",
-    "hotmem-chunk",
-    "hotmem-page",
-    "hotmem-safepoint",
-    "hotmem-numa",
-    "hotmem",
-];
-
 /// Whether the browser check of the report page must run.
 #[derive(Copy, Clone, PartialEq, Eq)]
 pub(crate) enum Browser {
@@ -259,13 +247,7 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
         &mut cargo(&["bench", "--workspace", "--no-run"]),
     )?;
     test(r, Browser::Required)?;
-    // Each library crate packed and built from its package alone, against
-    // the packages of the crates it depends on, as `cargo publish` checks.
-    let mut package = cargo(&["package", "--allow-dirty"]);
-    for c in LIBRARY_CRATES {
-        package.args(["-p", c]);
-    }
-    r.step("package the library crates", &mut package)?;
+    crate::package::package(r)?;
     crate::sanitize::ci(r)?;
     soak(r, CI_SOAK_SECS)
 }
