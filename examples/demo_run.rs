@@ -324,6 +324,21 @@ fn summary(f: &Facts<'_>, out: &mut dyn Write) -> std::io::Result<()> {
         ms(gc.pause_ns) / (f.wall.as_secs_f64() * 1e3) * 100.0,
         f.last.objects_relocated,
     )?;
+    if gc.stalls > 0 {
+        let by = &gc.stalls_by_cycle;
+        writeln!(
+            out,
+            "allocation stalls: {} ({:.1} ms waited); begun during full cycles {} ({:.1} ms), during young cycles {} ({:.1} ms), between cycles {} ({:.1} ms)",
+            gc.stalls,
+            ms(gc.stall_ns),
+            by.full.stalls,
+            ms(by.full.ns),
+            by.young.stalls,
+            ms(by.young.ns),
+            by.between.stalls,
+            ms(by.between.ns),
+        )?;
+    }
     let usage = rt.heap().usage();
     writeln!(
         out,

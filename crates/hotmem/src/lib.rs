@@ -293,7 +293,8 @@ pub use error::{
 pub use gc::{
     AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
     GcCause, GcTotals, Generations, HeapSizing, HeapTarget, PhaseSummary, RefStats, RootTableVisit,
-    StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding, YoungSurvival,
+    StallTotal, StallsByCycle, StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding,
+    YoungSurvival,
 };
 pub use mutator::{
     BarrierKind, BarrierSet, ConcurrentBarrierSet, Mutator, StopTheWorldBarriers, WithBarriers,

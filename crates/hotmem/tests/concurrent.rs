@@ -266,6 +266,15 @@ fn a_stalled_allocation_that_a_young_cycle_makes_no_room_for_gets_a_full_cycle()
         "{after:?}"
     );
     assert!(after.cycles - after.young_collections > before.cycles - before.young_collections);
+    // The allocation stalled, and every stall is counted under the kind of
+    // cycle that ran when it began (which kind depends on timing).
+    assert!(after.stalls > before.stalls, "{after:?}");
+    let by = after.stalls_by_cycle;
+    assert_eq!(
+        by.young.stalls + by.full.stalls + by.between.stalls,
+        after.stalls
+    );
+    assert_eq!(by.young.ns + by.full.ns + by.between.ns, after.stall_ns);
     // SAFETY: the only mutator; it does not poll during the check.
     assert_eq!(unsafe { objects.verify_with(&me) }.unwrap().objects, 1);
 }

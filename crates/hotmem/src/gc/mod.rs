@@ -32,8 +32,8 @@ pub use self::core::root_tables::RootTableVisit;
 pub use self::core::sizing::{AdaptiveSizing, HeapSizing};
 pub use self::core::soft_max::HeapTarget;
 pub use self::core::stats::{
-    CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StrengthCounts, UpdateScope,
-    YoungSurvival,
+    CollectStats, ConcurrentPhases, GcCause, GcTotals, RefStats, StallTotal, StallsByCycle,
+    StrengthCounts, UpdateScope, YoungSurvival,
 };
 pub use self::core::tlab::{TlabStats, Tlabs};
 pub use self::core::workers::{PhaseSummary, WorkerBinding};

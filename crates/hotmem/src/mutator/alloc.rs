@@ -245,6 +245,7 @@ impl Mutator {
         let runtime = self.runtime.clone();
         let state = (runtime.inner.concurrent.as_ref()).expect("a concurrent runtime");
         let waited = std::time::Instant::now();
+        let running = state.running();
         let _stalled = state.stall();
         let first = runtime.inner.gc_thread.finished();
         let result = loop {
@@ -286,7 +287,7 @@ impl Mutator {
                 Err(e) => break Err(AllocError::Heap(e)),
             }
         };
-        runtime.count_stall(waited.elapsed());
+        runtime.count_stall(waited.elapsed(), running);
         result
     }
 

@@ -132,10 +132,12 @@ impl Runtime {
     }
 
     /// Counts an allocation stall of `waited`.
-    pub(crate) fn count_stall(&self, waited: std::time::Duration) {
+    /// `running`: the kind of cycle that ran when the stall began.
+    pub(crate) fn count_stall(&self, waited: std::time::Duration, running: Option<CollectionKind>) {
         let mut record = self.inner.gc.record.lock();
         record.totals.stalls += 1;
         record.totals.stall_ns += waited.as_nanos() as u64;
+        record.totals.stalls_by_cycle.add(running, waited);
     }
 
     /// Asks for a concurrent cycle and waits for it to finish. A mutator

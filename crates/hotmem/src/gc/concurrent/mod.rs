@@ -215,6 +215,7 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             .generations
             .as_ref()
             .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
+        self.state.cycle_started(kind);
         let cycle = ConcurrentCycle {
             binding: &*self.binding,
             kind,

@@ -4,7 +4,8 @@
 //! phases take every GC worker.
 
 use crate::gc::core::cpu_time::cpus;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::gc::core::generations::CollectionKind;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// What the concurrent collector shares with the mutators that wait for
 /// it: how often cycles freed memory, and the allocations stalled now.
@@ -23,7 +24,17 @@ pub(crate) struct ConcurrentState {
     /// Bytes the heap had free when the last cycle ended: whether a cycle
     /// made room for a stalled allocation, whoever took it since.
     room_at_end: AtomicUsize,
+    /// The kind of cycle running now ([`RUNNING_NONE`] between cycles),
+    /// for the stalls' account by kind.
+    running: AtomicU8,
 }
+
+/// [`ConcurrentState::running`]'s value between cycles.
+const RUNNING_NONE: u8 = 0;
+/// A young cycle runs.
+const RUNNING_YOUNG: u8 = 1;
+/// A full cycle runs.
+const RUNNING_FULL: u8 = 2;
 
 impl Default for ConcurrentState {
     fn default() -> Self {
@@ -33,6 +44,7 @@ impl Default for ConcurrentState {
             stalled: AtomicUsize::new(0),
             stalls: AtomicU64::new(0),
             room_at_end: AtomicUsize::new(usize::MAX),
+            running: AtomicU8::new(RUNNING_NONE),
         }
     }
 }
@@ -60,8 +72,28 @@ impl ConcurrentState {
         cpus().div_ceil(4).clamp(1, pool.max(1))
     }
 
+    /// A cycle of `kind` starts.
+    pub(crate) fn cycle_started(&self, kind: CollectionKind) {
+        let v = match kind {
+            CollectionKind::Young => RUNNING_YOUNG,
+            CollectionKind::Full => RUNNING_FULL,
+        };
+        self.running.store(v, Ordering::Relaxed);
+    }
+
+    /// The kind of cycle running now, if any (a hint: it may change as soon
+    /// as it is read).
+    pub(crate) fn running(&self) -> Option<CollectionKind> {
+        match self.running.load(Ordering::Relaxed) {
+            RUNNING_YOUNG => Some(CollectionKind::Young),
+            RUNNING_FULL => Some(CollectionKind::Full),
+            _ => None,
+        }
+    }
+
     /// A cycle ended with `room` bytes of the heap free.
     pub(crate) fn cycle_ended(&self, room: usize) {
+        self.running.store(RUNNING_NONE, Ordering::Relaxed);
         self.room_at_end.store(room, Ordering::Relaxed);
     }
 

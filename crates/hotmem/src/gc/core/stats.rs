@@ -417,9 +417,49 @@ pub struct GcTotals {
     pub stalls: u64,
     /// Time those allocations waited.
     pub stall_ns: u64,
+    /// The same stalls by the kind of concurrent cycle running when each
+    /// began.
+    pub stalls_by_cycle: StallsByCycle,
     /// Objects that mutators' load barriers relocated in concurrent cycles
     /// (counted in `objects_relocated` too).
     pub relocated_by_mutators: u64,
+}
+
+/// Allocation stalls that began while one kind of concurrent cycle ran
+/// (or none): how many, and how long they waited in all.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StallTotal {
+    /// Stalls.
+    pub stalls: u64,
+    /// Time they waited.
+    pub ns: u64,
+}
+
+/// Allocation stalls by the kind of concurrent cycle running when each
+/// began. A stall may outlast that cycle (it waits until a cycle makes
+/// room), so a kind's time bounds from above what its cycles cost the
+/// mutators.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StallsByCycle {
+    /// Stalls begun during a young cycle.
+    pub young: StallTotal,
+    /// Stalls begun during a full cycle.
+    pub full: StallTotal,
+    /// Stalls begun between cycles (the stall asks for one).
+    pub between: StallTotal,
+}
+
+impl StallsByCycle {
+    /// Counts a stall of `waited` that began while `running` ran.
+    pub(crate) fn add(&mut self, running: Option<CollectionKind>, waited: std::time::Duration) {
+        let total = match running {
+            Some(CollectionKind::Young) => &mut self.young,
+            Some(CollectionKind::Full) => &mut self.full,
+            None => &mut self.between,
+        };
+        total.stalls += 1;
+        total.ns += u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+    }
 }
 
 impl GcTotals {
