@@ -14,19 +14,9 @@
 //! virtual and its random numbers (proptest's seeds) come from
 //! `-Zmiri-seed`, 0 by default.
 
+use crate::package::LIBRARY_CRATES;
 use crate::steps::{Runner, root};
 use std::process::Command;
-
-/// Every library crate; each one's lib tests run in one step of its own.
-const CRATES: &[&str] = &[
-    "hotmem-os",
-    "hotmem-nmt",
-    "hotmem-chunk",
-    "hotmem-page",
-    "hotmem-safepoint",
-    "hotmem-numa",
-    "hotmem",
-];
 
 /// `cargo miri ARGS` of the nightly toolchain. Through `rustup run`, not
 /// `$CARGO +nightly`: `$CARGO` is the stable cargo binary that runs xtask,
@@ -67,7 +57,9 @@ pub(crate) fn cmd(r: &mut Runner) -> Result<(), String> {
     };
     eprintln!("xtask miri: using {version}");
     r.step("miri setup", &mut miri(&["setup"]))?;
-    for krate in CRATES {
+    // Each library crate's lib tests in one step of its own; hotmem-sync
+    // only re-exports std's or loom's types and has none.
+    for krate in LIBRARY_CRATES.iter().filter(|c| **c != "hotmem-sync") {
         let mut c = miri(&["test", "-p", krate, "--lib"]);
         // Property tests that run here take a few cases under `cfg(miri)`
         // in their own config (`with_cases` overrides PROPTEST_CASES).

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::steps::{Runner, cargo};
 
 /// The library crates, in dependency order: what `cargo package` packs.
-const LIBRARY_CRATES: &[&str] = &[
+pub(crate) const LIBRARY_CRATES: &[&str] = &[
     "hotmem-sync",
     "hotmem-os",
     "hotmem-nmt",
