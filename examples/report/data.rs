@@ -2,8 +2,8 @@
 //! runtime's structured log), periodic samples of the heap and NMT, and
 //! metaspace pictures. Serialized as `DIR/report.json` beside the page.
 
-use hotmem::MetadataType;
 use hotmem::log::{LogEvent, LogRecord, PhaseMode};
+use hotmem::{CollectionKind, MetadataType};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -17,6 +17,8 @@ pub struct Collection {
     pub t_s: f64,
     /// Why it ran.
     pub cause: String,
+    /// With generations, young or full (`None` without them).
+    pub generation: Option<CollectionKind>,
     /// Heap bytes in use before.
     pub used_before: usize,
     /// Heap bytes in use after.
@@ -124,7 +126,12 @@ impl RunData {
                 ..
             } => {
                 let gc = r.gc_id.unwrap_or(0);
+                let generation = match &r.event {
+                    LogEvent::Cycle { generation, .. } => *generation,
+                    _ => None,
+                };
                 let c = self.collection_mut(gc);
+                c.generation = c.generation.or(generation);
                 c.t_s = t_s;
                 c.cause = format!("{cause:?}");
                 c.used_before = *used_before;
@@ -136,8 +143,13 @@ impl RunData {
                     c.pause_ms = *pause_ns as f64 / 1e6;
                 }
             }
-            LogEvent::ConcurrentPhase { phase, ns, .. } => {
+            LogEvent::ConcurrentPhase {
+                phase,
+                ns,
+                generation,
+            } => {
                 let c = self.collection_mut(r.gc_id.unwrap_or(0));
+                c.generation = c.generation.or(*generation);
                 let ms = *ns as f64 / 1e6;
                 c.phases_ms.push((phase.name().to_string(), ms));
                 if phase.mode() == PhaseMode::Pause {

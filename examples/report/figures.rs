@@ -3,8 +3,8 @@
 use super::charts::{Series, histogram, lines, stacked_bars};
 use super::data::RunData;
 use super::spacemap;
-use hotmem::CollectorMode;
 use hotmem::log::{GcPhase, PhaseMode};
+use hotmem::{CollectionKind, CollectorMode};
 use std::collections::BTreeSet;
 
 /// One chart of the page.
@@ -119,21 +119,29 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         histogram("Pause distribution", "pause (ms)", &totals, 20)?,
     );
 
-    // A concurrent cycle's phases, in the declared order.
-    if let Some(chart) = concurrent_phases(d) {
+    // A concurrent cycle's phases, in the declared order: with
+    // generations, young cycles and full ones apart (ZGC's `Y:` and `O:`).
+    let kinds: &[Option<CollectionKind>] = if gc.iter().any(|c| c.generation.is_some()) {
+        &[Some(CollectionKind::Young), Some(CollectionKind::Full)]
+    } else {
+        &[None]
+    };
+    for &kind in kinds {
+        let Some(chart) = concurrent_phases(d, kind) else {
+            continue;
+        };
         let names: Vec<&str> = chart.phases.iter().map(|p| p.name()).collect();
+        let (id, title) = match kind {
+            None => ("concurrent-phases", "Phases per concurrent cycle"),
+            Some(CollectionKind::Young) => ("concurrent-phases-young", "Phases per young cycle"),
+            Some(_) => ("concurrent-phases-full", "Phases per full cycle"),
+        };
         push(
-            "concurrent-phases",
-            "Phases per concurrent cycle",
+            id,
+            title,
             &chart.caption,
             chart.bars.len(),
-            stacked_bars(
-                "Phases per concurrent cycle",
-                "collection GC(n)",
-                "ms",
-                &names,
-                &chart.bars,
-            )?,
+            stacked_bars(title, "collection GC(n)", "ms", &names, &chart.bars)?,
         );
     }
 
@@ -247,12 +255,12 @@ struct PhaseChart {
     caption: String,
 }
 
-/// The per-phase chart of the run's concurrent cycles; `None` when it had
-/// none.
-fn concurrent_phases(d: &RunData) -> Option<PhaseChart> {
+/// The per-phase chart of the run's concurrent cycles of `kind` (young or
+/// full; `None`: without generations); `None` when it had none.
+fn concurrent_phases(d: &RunData, kind: Option<CollectionKind>) -> Option<PhaseChart> {
     let phases: Vec<GcPhase> = GcPhase::of(CollectorMode::Concurrent).collect();
     let bars: Vec<(f64, Vec<f64>)> = (d.collections.iter())
-        .filter(|c| !c.phases_ms.is_empty())
+        .filter(|c| !c.phases_ms.is_empty() && c.generation == kind)
         .map(|c| {
             let time = |p: &GcPhase| {
                 (c.phases_ms.iter())
@@ -273,8 +281,15 @@ fn concurrent_phases(d: &RunData) -> Option<PhaseChart> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let which = match kind {
+        None => "Each concurrent cycle's",
+        Some(CollectionKind::Young) => {
+            "Each young cycle's (its gc,phases lines start with Y:; it marks and moves only what is young)"
+        }
+        Some(_) => "Each full cycle's (its gc,phases lines start with O:; it marks the whole heap)",
+    };
     let caption = format!(
-        "Each concurrent cycle's phases, in the order the runtime declares them \
+        "{which} phases, in the order the runtime declares them \
          (hotmem::log::GcPhase), from the gc,phases log lines: the pauses ({}) stop \
          the mutators, the concurrent phases ({}) run beside them. A cycle that finds \
          nothing worth moving has no relocation phases.",

@@ -4,7 +4,7 @@
 
 use hotmem::log::LogConfig;
 use hotmem::objects::{Ids, SimpleObjects, build};
-use hotmem::{ArenaKind, CollectorMode, NumaConfig, Runtime};
+use hotmem::{ArenaKind, CollectionKind, CollectorMode, NumaConfig, Runtime};
 use hotmem_examples::report::{Recorder, RunData, figures, write_report};
 
 mod common;
@@ -15,11 +15,20 @@ use std::time::Duration;
 /// A small run with everything the charts show: allocation, collections,
 /// class loaders that live and die, samples.
 fn small_run() -> RunData {
-    run_with(CollectorMode::StopTheWorld)
+    run_with(CollectorMode::StopTheWorld, Rounds::Full)
 }
 
-/// [`small_run`] with `collector`.
-fn run_with(collector: CollectorMode) -> RunData {
+/// Which collections a run's six rounds end with.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Rounds {
+    /// A full one each.
+    Full,
+    /// Young and full in turn.
+    YoungAndFull,
+}
+
+/// [`small_run`] with `collector`, its rounds ending with `rounds`.
+fn run_with(collector: CollectorMode, rounds: Rounds) -> RunData {
     let objects = SimpleObjects::new();
     let recorder = Recorder::new("report test");
     // Collections when the run asks for them: the charts' count is known.
@@ -53,7 +62,11 @@ fn run_with(collector: CollectorMode) -> RunData {
             let _ = l.alloc_metadata(8192);
             loaders.push(l);
         }
-        me.collect().expect("a collection");
+        match rounds {
+            Rounds::YoungAndFull if round % 2 == 0 => me.collect_young(),
+            _ => me.collect(),
+        }
+        .expect("a collection");
         if round % 2 == 1 {
             roots.truncate(roots.len() / 2);
         }
@@ -131,7 +144,7 @@ fn every_chart_has_data() {
 
 #[test]
 fn concurrent_cycles_get_a_chart_of_their_declared_phases() {
-    let data = run_with(CollectorMode::Concurrent);
+    let data = run_with(CollectorMode::Concurrent, Rounds::Full);
     assert_eq!(data.collections.len(), 6);
     for c in &data.collections {
         let names: Vec<&str> = c.phases_ms.iter().map(|(n, _)| n.as_str()).collect();
@@ -144,10 +157,12 @@ fn concurrent_cycles_get_a_chart_of_their_declared_phases() {
         assert!(c.pause_ms > 0.0 && c.at_ms > 0.0, "{c:?}");
     }
     let figs = figures(&data).expect("the charts draw");
+    // With generations (the default), full cycles have a chart of their own.
     let chart = (figs.iter())
-        .find(|f| f.id == "concurrent-phases")
+        .find(|f| f.id == "concurrent-phases-full")
         .expect("a chart of the phases");
     assert_eq!(chart.points, 6);
+    assert!(figs.iter().all(|f| f.id != "concurrent-phases-young"));
     assert!(
         chart.caption.contains("Pause Relocate Start"),
         "{}",
@@ -156,9 +171,30 @@ fn concurrent_cycles_get_a_chart_of_their_declared_phases() {
     assert!(chart.svg.contains("Concurrent Mark"));
     let stw = figures(&small_run()).expect("the charts draw");
     assert!(
-        stw.iter().all(|f| f.id != "concurrent-phases"),
+        stw.iter().all(|f| !f.id.starts_with("concurrent-phases")),
         "no concurrent cycle, no chart"
     );
+}
+
+/// Young and full cycles are charted apart, each with its own cycles.
+#[test]
+fn young_and_full_cycles_get_a_chart_each() {
+    let data = run_with(CollectorMode::Concurrent, Rounds::YoungAndFull);
+    let kinds: Vec<_> = data.collections.iter().map(|c| c.generation).collect();
+    assert_eq!(
+        kinds,
+        [Some(CollectionKind::Young), Some(CollectionKind::Full)].repeat(3)
+    );
+    let figs = figures(&data).expect("the charts draw");
+    for (id, title) in [
+        ("concurrent-phases-young", "Phases per young cycle"),
+        ("concurrent-phases-full", "Phases per full cycle"),
+    ] {
+        let chart = figs.iter().find(|f| f.id == id).expect(id);
+        assert_eq!(chart.points, 3, "{id}");
+        assert_eq!(chart.title, title);
+        assert!(chart.svg.contains("Concurrent Mark"), "{id}");
+    }
 }
 
 #[test]
