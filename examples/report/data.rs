@@ -3,7 +3,7 @@
 //! metaspace pictures. Serialized as `DIR/report.json` beside the page.
 
 use hotmem::log::{LogEvent, LogRecord, PhaseMode};
-use hotmem::{CollectionKind, MetadataType};
+use hotmem::{CollectionKind, MetadataType, StallsByCycle};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -58,6 +58,9 @@ pub struct Sample {
     pub flushed_total: u64,
     /// Medium page undo operations so far.
     pub medium_undo_total: u64,
+    /// Allocation stalls so far (a concurrent collector's), by the kind of
+    /// cycle running when each began.
+    pub stalls: StallsByCycle,
     /// NMT committed bytes per tag name.
     pub nmt_committed: BTreeMap<String, usize>,
 }

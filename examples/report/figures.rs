@@ -4,7 +4,7 @@ use super::charts::{Series, histogram, lines, stacked_bars};
 use super::data::RunData;
 use super::spacemap;
 use hotmem::log::{GcPhase, PhaseMode};
-use hotmem::{CollectionKind, CollectorMode};
+use hotmem::{CollectionKind, CollectorMode, StallsByCycle};
 use std::collections::BTreeSet;
 
 /// One chart of the page.
@@ -145,7 +145,7 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         );
     }
 
-    // Allocation rate, page cache flush, medium page undo.
+    // Allocation rate, page cache flush, medium page undo, stalls.
     let rate = |f: &dyn Fn(&super::data::Sample) -> f64| -> Vec<(f64, f64)> {
         s.windows(2)
             .filter(|w| w[1].t_s > w[0].t_s)
@@ -169,6 +169,43 @@ pub fn figures(d: &RunData) -> Result<Vec<Figure>, String> {
         alloc[0].points.len(),
         lines("Allocation rate", "uptime (s)", "MiB/s", &alloc, false)?,
     );
+    if s.last().is_some_and(|x| {
+        let t = &x.stalls;
+        t.young.stalls + t.full.stalls + t.between.stalls > 0
+    }) {
+        let ms =
+            |f: fn(&StallsByCycle) -> u64| move |x: &super::data::Sample| f(&x.stalls) as f64 / 1e6;
+        let stalls = vec![
+            Series {
+                name: "begun during a full cycle".into(),
+                points: rate(&ms(|t| t.full.ns)),
+                marked: false,
+            },
+            Series {
+                name: "begun during a young cycle".into(),
+                points: rate(&ms(|t| t.young.ns)),
+                marked: false,
+            },
+            Series {
+                name: "begun between cycles".into(),
+                points: rate(&ms(|t| t.between.ns)),
+                marked: false,
+            },
+        ];
+        push(
+            "stalls",
+            "Allocation stalls by the cycle running",
+            "Milliseconds the mutators waited in allocation stalls per second of the run (summed over the mutators: up to 1000 each), between two samples, counted when each stall ended, by the kind of concurrent cycle running when each stall began (hotmem::GcTotals::stalls_by_cycle; a stall may outlast that cycle). A stall is an allocation that found no room and waited for a cycle to free memory.",
+            stalls[0].points.len(),
+            lines(
+                "Allocation stalls",
+                "uptime (s)",
+                "ms stalled per s",
+                &stalls,
+                false,
+            )?,
+        );
+    }
     let waste = vec![
         Series {
             name: "page cache flush (MiB/s)".into(),

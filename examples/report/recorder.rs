@@ -161,6 +161,7 @@ fn take_sample(rt: &Runtime) -> Sample {
         allocated_total: counters.page_bytes_allocated,
         flushed_total: counters.cache_flush_bytes,
         medium_undo_total: counters.undo_ops.medium,
+        stalls: rt.gc_totals().stalls_by_cycle,
         nmt_committed,
     }
 }

@@ -176,6 +176,54 @@ fn concurrent_cycles_get_a_chart_of_their_declared_phases() {
     );
 }
 
+/// An allocation that stalls (no room until a cycle frees memory) shows in
+/// the stalls chart, under the kind of cycle that ran when it began.
+#[test]
+fn allocation_stalls_get_a_chart() {
+    const KIB: usize = 1 << 10;
+    let objects = SimpleObjects::new();
+    let recorder = Recorder::new("report test");
+    let rt = Runtime::builder()
+        .heap_max(32 << 20)
+        .heap_sizing(hotmem::HeapSizing::Maximum)
+        .numa(NumaConfig::Off)
+        .gc_workers(2)
+        .collector(CollectorMode::Concurrent)
+        .log(recorder.log_config(LogConfig::new()))
+        .binding(objects.clone())
+        .build()
+        .expect("the runtime builds");
+    let roots = objects.root_table();
+    let mut ids = Ids::from(1);
+    let mut me = rt.attach_mutator().expect("attach");
+    // 10 MiB made old by a full cycle, then dropped: a 24 MiB object finds
+    // no room until a full cycle frees them, and its allocation stalls.
+    for _ in 0..40 {
+        build::object(&mut me, &roots, 0, 256 * KIB / 8, ids.next()).expect("an object");
+    }
+    me.collect().expect("a full cycle");
+    roots.clear();
+    recorder.sample_now(&rt);
+    std::thread::sleep(Duration::from_millis(5));
+    build::object(&mut me, &roots, 0, 24 << 17, ids.next()).expect("room after the stall");
+    recorder.sample_now(&rt);
+    drop(me);
+    rt.flush_log();
+    let data = recorder.data();
+    let stalls = data.samples.last().expect("samples").stalls;
+    let total = stalls.young.stalls + stalls.full.stalls + stalls.between.stalls;
+    assert!(total >= 1, "{stalls:?}");
+    let figs = figures(&data).expect("the charts draw");
+    let chart = figs
+        .iter()
+        .find(|f| f.id == "stalls")
+        .expect("a stalls chart");
+    assert!(chart.points >= 1);
+    assert!(chart.svg.contains("begun during a full cycle"));
+    let none = figures(&small_run()).expect("the charts draw");
+    assert!(none.iter().all(|f| f.id != "stalls"), "no stall, no chart");
+}
+
 /// Young and full cycles are charted apart, each with its own cycles.
 #[test]
 fn young_and_full_cycles_get_a_chart_each() {
