@@ -27,12 +27,15 @@ enum Rounds {
     YoungAndFull,
 }
 
-/// [`small_run`] with `collector`, its rounds ending with `rounds`.
-fn run_with(collector: CollectorMode, rounds: Rounds) -> RunData {
-    let objects = SimpleObjects::new();
-    let recorder = Recorder::new("report test");
-    // Collections when the run asks for them: the charts' count is known.
-    let rt = Runtime::builder()
+/// A 32 MiB runtime of `collector` logging to `recorder`, collecting only
+/// when asked or when an allocation finds no room (the charts' counts are
+/// known).
+fn runtime(
+    collector: CollectorMode,
+    recorder: &Recorder,
+    objects: &std::sync::Arc<SimpleObjects>,
+) -> Runtime {
+    Runtime::builder()
         .heap_max(32 << 20)
         .heap_sizing(hotmem::HeapSizing::Maximum)
         .numa(NumaConfig::Off)
@@ -41,7 +44,14 @@ fn run_with(collector: CollectorMode, rounds: Rounds) -> RunData {
         .log(recorder.log_config(LogConfig::new()))
         .binding(objects.clone())
         .build()
-        .expect("the runtime builds");
+        .expect("the runtime builds")
+}
+
+/// [`small_run`] with `collector`, its rounds ending with `rounds`.
+fn run_with(collector: CollectorMode, rounds: Rounds) -> RunData {
+    let objects = SimpleObjects::new();
+    let recorder = Recorder::new("report test");
+    let rt = runtime(collector, &recorder, &objects);
     recorder.sample_now(&rt);
     let sampling = recorder
         .sample(&rt, Duration::from_millis(10))
@@ -183,16 +193,7 @@ fn allocation_stalls_get_a_chart() {
     const KIB: usize = 1 << 10;
     let objects = SimpleObjects::new();
     let recorder = Recorder::new("report test");
-    let rt = Runtime::builder()
-        .heap_max(32 << 20)
-        .heap_sizing(hotmem::HeapSizing::Maximum)
-        .numa(NumaConfig::Off)
-        .gc_workers(2)
-        .collector(CollectorMode::Concurrent)
-        .log(recorder.log_config(LogConfig::new()))
-        .binding(objects.clone())
-        .build()
-        .expect("the runtime builds");
+    let rt = runtime(CollectorMode::Concurrent, &recorder, &objects);
     let roots = objects.root_table();
     let mut ids = Ids::from(1);
     let mut me = rt.attach_mutator().expect("attach");
