@@ -134,10 +134,11 @@ impl Runtime {
     /// Counts an allocation stall of `waited`.
     /// `running`: the kind of cycle that ran when the stall began.
     pub(crate) fn count_stall(&self, waited: std::time::Duration, running: Option<CollectionKind>) {
+        let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
         let mut record = self.inner.gc.record.lock();
         record.totals.stalls += 1;
-        record.totals.stall_ns += waited.as_nanos() as u64;
-        record.totals.stalls_by_cycle.add(running, waited);
+        record.totals.stall_ns += ns;
+        record.totals.stalls_by_cycle.add(running, ns);
     }
 
     /// Asks for a concurrent cycle and waits for it to finish. A mutator

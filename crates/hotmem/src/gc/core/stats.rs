@@ -450,15 +450,15 @@ pub struct StallsByCycle {
 }
 
 impl StallsByCycle {
-    /// Counts a stall of `waited` that began while `running` ran.
-    pub(crate) fn add(&mut self, running: Option<CollectionKind>, waited: std::time::Duration) {
+    /// Counts a stall of `ns` nanoseconds that began while `running` ran.
+    pub(crate) fn add(&mut self, running: Option<CollectionKind>, ns: u64) {
         let total = match running {
             Some(CollectionKind::Young) => &mut self.young,
             Some(CollectionKind::Full) => &mut self.full,
             None => &mut self.between,
         };
         total.stalls += 1;
-        total.ns += u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        total.ns += ns;
     }
 }
 
