@@ -56,7 +56,7 @@ impl Mutator {
         let gc = &runtime.inner.gc;
         let handles = gc.roots.new_table();
         let tlab = gc.tlabs.register();
-        let barriers = runtime.inner.barriers.for_mutator();
+        let barriers = runtime.inner.barriers.for_mutator(&tlab);
         Mutator {
             barriers,
             handles,

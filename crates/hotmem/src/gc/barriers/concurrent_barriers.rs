@@ -15,6 +15,7 @@ use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcAllocator;
 use crate::gc::core::meta::NewPages;
 use crate::gc::core::relocation_set::{RelocationSet, Relocator, heal};
+use crate::gc::core::tlab::Tlab;
 use crate::sync::{Arc, Mutex};
 use crate::vm::{ObjectReference, Slot};
 use crate::weak::KeepAlive;
@@ -197,15 +198,24 @@ pub(crate) struct ConcurrentBarrier {
     /// The runtime's side of the barriers.
     barriers: NonNull<ConcurrentBarriers>,
     buffer: Arc<Mutex<SatbBuffer>>,
+    /// The mutator's allocation buffer: a slot in what was allocated from
+    /// it lies in an object allocated since mark start, found without the
+    /// table lookup of [`NewPages`].
+    tlab: std::sync::Arc<Tlab>,
 }
 
 impl ConcurrentBarrier {
     /// The barrier of a mutator of a runtime whose concurrent barriers are
-    /// `barriers`. The mutator keeps the runtime, and so `barriers`, alive.
-    pub(crate) fn new(barriers: &ConcurrentBarriers) -> ConcurrentBarrier {
+    /// `barriers`, and whose allocation buffer is `tlab`. The mutator keeps
+    /// the runtime, and so `barriers`, alive.
+    pub(crate) fn new(
+        barriers: &ConcurrentBarriers,
+        tlab: std::sync::Arc<Tlab>,
+    ) -> ConcurrentBarrier {
         ConcurrentBarrier {
             buffer: barriers.satb.register(),
             barriers: NonNull::from(barriers),
+            tlab,
         }
     }
 
@@ -285,8 +295,15 @@ impl ConcurrentBarrier {
     #[cold]
     #[inline(never)]
     fn log<S: Slot>(&self, slot: &S) {
+        let addr = slot.address().get();
+        // Most overwrites that reach here are a fresh object's first
+        // stores, in the mutator's own buffer: a range test before the
+        // page table's lookup.
+        if self.tlab.allocated_from(addr) {
+            return;
+        }
         let barriers = self.barriers();
-        if barriers.new_pages.contains(slot.address().get()) {
+        if barriers.new_pages.contains(addr) {
             return;
         }
         if let Some(old) = slot.load() {

@@ -25,6 +25,7 @@ pub(crate) use concurrent_barriers::{
 pub(crate) use remembered_set::{RememberedSet, StoreBarrier, sorted};
 
 use crate::gc::core::collector::NeededBarriers;
+use crate::gc::core::tlab::Tlab;
 use relocation_index::RelocationView;
 use std::sync::Arc;
 
@@ -71,11 +72,13 @@ impl BarrierSet {
         }
     }
 
-    /// A new mutator's side of these barriers.
-    pub(crate) fn for_mutator(&self) -> MutatorBarriers {
+    /// A new mutator's side of these barriers; `tlab` is its allocation
+    /// buffer.
+    pub(crate) fn for_mutator(&self, tlab: &Arc<Tlab>) -> MutatorBarriers {
         MutatorBarriers {
             store: self.remembered.as_ref().map(StoreBarrier::new),
-            concurrent: self.concurrent.as_deref().map(ConcurrentBarrier::new),
+            concurrent: (self.concurrent.as_deref())
+                .map(|c| ConcurrentBarrier::new(c, tlab.clone())),
             relocating: self
                 .concurrent
                 .as_deref()

@@ -208,7 +208,7 @@ fn loom_the_snapshot_survives_a_store_racing_the_trace() {
         let mutator = {
             let (state, slot) = (state.clone(), slot.clone());
             loom::thread::spawn(move || {
-                let barrier = ConcurrentBarrier::new(&state);
+                let barrier = ConcurrentBarrier::new(&state, std::sync::Arc::default());
                 let s = slot.slot();
                 barrier.before_overwrite(&s);
                 s.store(r(B));

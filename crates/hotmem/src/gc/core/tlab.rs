@@ -209,11 +209,13 @@ impl TlabShared {
     }
 }
 
-/// One mutator's buffer: `[top, end)` is free. Empty (`top == end`) until
-/// the first refill and after each collection. Only its mutator allocates
-/// in it; the collector resets it at safepoints.
+/// One mutator's buffer: `[start, top)` allocated, `[top, end)` free.
+/// Empty (`top == end`) until the first refill and after each collection.
+/// Only its mutator allocates in it; the collector resets it at
+/// safepoints.
 #[derive(Debug, Default)]
 pub(crate) struct Tlab {
+    start: AtomicUsize,
     top: AtomicUsize,
     end: AtomicUsize,
 }
@@ -235,14 +237,27 @@ impl Tlab {
         }
     }
 
+    /// Whether `addr` lies in what was allocated from the buffer since its
+    /// last refill. Every collection empties the buffers at its first
+    /// pause, so while a concurrent cycle marks, such an address is in an
+    /// object allocated since the cycle's mark start. Called by the
+    /// buffer's own mutator.
+    #[inline]
+    pub(crate) fn allocated_from(&self, addr: usize) -> bool {
+        let start = self.start.load(Ordering::Relaxed);
+        addr.wrapping_sub(start) < self.top.load(Ordering::Relaxed).wrapping_sub(start)
+    }
+
     /// Replaces the (empty) buffer by `[start, start + size)`.
     pub(crate) fn refill(&self, start: Address, size: usize) {
+        self.start.store(start.get(), Ordering::Relaxed);
         self.top.store(start.get(), Ordering::Relaxed);
         self.end.store(start.get() + size, Ordering::Relaxed);
     }
 
     /// Empties the buffer and returns what was left of it, `(top, end)`.
     pub(crate) fn take(&self) -> (usize, usize) {
+        self.start.store(0, Ordering::Relaxed);
         let top = self.top.swap(0, Ordering::Relaxed);
         let end = self.end.swap(0, Ordering::Relaxed);
         (top, end)
@@ -273,6 +288,23 @@ mod tests {
         assert_eq!(t.alloc(layout(8, 8)), Some(Address::new(0x3000)));
         assert_eq!(t.take(), (0x3008, 0x3040));
         assert_eq!(t.alloc(layout(8, 8)), None, "emptied");
+    }
+
+    #[test]
+    fn what_was_allocated_since_the_refill_is_known_until_the_buffer_is_taken() {
+        let t = Tlab::default();
+        assert!(!t.allocated_from(0) && !t.allocated_from(0x1000), "empty");
+        t.refill(Address::new(0x1000), 64);
+        assert!(!t.allocated_from(0x1000), "nothing allocated yet");
+        t.alloc(layout(16, 8)).unwrap();
+        t.alloc(layout(8, 8)).unwrap();
+        let inside = [0x1000, 0x1008, 0x1010, 0x1017];
+        assert!(inside.iter().all(|&a| t.allocated_from(a)));
+        // The free part, and either side of the buffer.
+        let outside = [0x1018, 0x103f, 0x1040, 0xfff, 0, usize::MAX];
+        assert!(outside.iter().all(|&a| !t.allocated_from(a)));
+        t.take();
+        assert!(inside.iter().all(|&a| !t.allocated_from(a)), "taken");
     }
 
     #[test]
