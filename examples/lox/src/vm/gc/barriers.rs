@@ -7,8 +7,9 @@
 //! - **Store**: a reference goes through `store_ref` (with two
 //!   generations it remembers an old-to-young slot; with the concurrent
 //!   collector, while marking, it logs the reference it overwrites); a
-//!   number or a literal goes through `before_overwrite` (that log; nothing
-//!   in the stop-the-world copy) and an atomic store. Initializing stores
+//!   number or a literal goes through `before_overwrite` (that log) when
+//!   the word it overwrites holds a reference, then an atomic store
+//!   (nothing but the store in the stop-the-world copy). Initializing stores
 //!   into an object allocated since the last call that may collect take
 //!   neither.
 //! - **Load**: in the concurrent copy a reference goes through the load
@@ -78,7 +79,19 @@ pub(crate) unsafe fn store<B: BarrierSet>(b: B, me: &Mutator, word: *mut u64, va
     match value.as_object() {
         Some(obj) => b.store_ref(me, slot, obj),
         None => {
-            b.before_overwrite(me, &slot);
+            // The snapshot barrier logs the reference a store overwrites:
+            // over a number or a literal there is none to log, and the
+            // word's tag says so in one load, where the barrier's own test
+            // of the collector's phase takes a chain of them. (A fresh
+            // object's word may hold anything: a word that looks like a
+            // reference takes the barrier, which passes fresh objects over.)
+            let over_reference = match B::KIND {
+                BarrierKind::StopTheWorld => false,
+                _ => Value::from_bits(slot.load_bits()).is_object(),
+            };
+            if over_reference {
+                b.before_overwrite(me, &slot);
+            }
             slot.store_bits(value.bits());
         }
     }
