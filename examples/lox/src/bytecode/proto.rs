@@ -61,6 +61,10 @@ pub struct FunctionProto {
     pub arity: u8,
     /// How its closures capture variables, in upvalue-index order.
     pub upvalues: Vec<UpvalueDesc>,
+    /// How many distinct fields it sets on `this` (`this.name = ...`): for
+    /// an initializer, how many fields its instances have at least, which
+    /// the VM makes room for in each new instance.
+    pub this_fields: u32,
     /// Its code.
     pub chunk: Chunk,
 }

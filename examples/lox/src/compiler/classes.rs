@@ -78,6 +78,7 @@ impl Compiler<'_> {
             return;
         }
         self.named_variable("this", Assign::Forbidden);
+        self.current.after_this = Some(self.current.chunk.code.len());
     }
 
     /// `super.name` or `super.name(args)`.

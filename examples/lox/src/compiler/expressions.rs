@@ -267,10 +267,15 @@ impl<'src> Compiler<'src> {
 
     /// `.name`: a property get, a property set, or a method invocation.
     fn dot(&mut self, assign: Assign) {
+        let on_this = self.current.after_this == Some(self.current.chunk.code.len());
         self.parser
             .consume(TokenKind::Identifier, ErrorKind::ExpectPropertyName);
-        let name = self.identifier_constant(self.parser.previous_lexeme());
+        let lexeme = self.parser.previous_lexeme();
+        let name = self.identifier_constant(lexeme);
         if assign == Assign::Allowed && self.parser.matches(TokenKind::Equal) {
+            if on_this {
+                self.current.set_on_this(lexeme);
+            }
             self.expression();
             self.emit_op_arg(OpCode::SetProperty, name);
         } else if self.parser.matches(TokenKind::LeftParen) {

@@ -46,6 +46,11 @@ pub(super) struct FunctionState<'src> {
     locals: Vec<Local<'src>>,
     upvalues: Vec<UpvalueDesc>,
     pub(super) scope_depth: u32,
+    /// The code's length right after the last bare `this` was compiled: a
+    /// property set that starts there sets a field of `this`.
+    pub(super) after_this: Option<usize>,
+    /// The names of the fields set on `this`, each once.
+    this_fields: Vec<&'src str>,
 }
 
 impl<'src> FunctionState<'src> {
@@ -71,6 +76,15 @@ impl<'src> FunctionState<'src> {
             locals,
             upvalues: Vec::new(),
             scope_depth: 0,
+            after_this: None,
+            this_fields: Vec::new(),
+        }
+    }
+
+    /// Counts the field `name` as set on `this`.
+    pub(super) fn set_on_this(&mut self, name: &'src str) {
+        if !self.this_fields.contains(&name) {
+            self.this_fields.push(name);
         }
     }
 
@@ -81,6 +95,7 @@ impl<'src> FunctionState<'src> {
             kind: self.kind,
             arity: u8::try_from(self.arity).unwrap_or(u8::MAX),
             upvalues: self.upvalues,
+            this_fields: self.this_fields.len() as u32,
             chunk: self.chunk,
         }
     }

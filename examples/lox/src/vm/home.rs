@@ -5,7 +5,7 @@ use super::Machine;
 use super::error::HeapError;
 use super::gc::roots::GLOBAL_NAMES;
 use super::object::{Obj, class, instance};
-use super::table::{Birth, entries_size, fill_grown, grown_capacity};
+use super::table::{self, Birth, Pairs, entries_size, fill_grown, grown_capacity};
 use super::value::Value;
 use hotmem::BarrierSet;
 
@@ -50,21 +50,34 @@ impl TableHome {
 }
 
 impl<B: BarrierSet> Machine<B> {
-    /// The table's entries (nil for none yet) and key count.
+    /// The table's pairs (`None` for none yet) and key count.
     ///
     /// # Safety
     /// As [`TableHome::owner`].
-    pub(crate) unsafe fn table(&self, home: TableHome) -> (Value, u32) {
-        // SAFETY: the caller's home.
-        match unsafe { home.owner() } {
-            // SAFETY: a word of the live owner.
-            Some((owner, word)) => (unsafe { self.heap.load(owner.word(word)) }, owner.count()),
-            None => (self.roots.get(GLOBAL_NAMES), self.global_names),
+    pub(crate) unsafe fn table(&self, home: TableHome) -> (Option<Pairs>, u32) {
+        // SAFETY: the caller's home: an instance's pairs, or the entries in
+        // a word of the live owner, or in the root.
+        unsafe {
+            match (home, home.owner()) {
+                (TableHome::Fields { .. }, Some((owner, _))) => {
+                    let count = owner.count() & !instance::OUTGROWN;
+                    (Pairs::of_instance(&self.heap, owner), count)
+                }
+                (_, Some((owner, word))) => (
+                    Pairs::of_entries(self.heap.load(owner.word(word))),
+                    owner.count(),
+                ),
+                (_, None) => (
+                    Pairs::of_entries(self.roots.get(GLOBAL_NAMES)),
+                    self.global_names,
+                ),
+            }
         }
     }
 
-    /// Doubles the table's capacity (or gives it its first entries).
-    /// **May collect**; the value stack must be published.
+    /// Doubles the table's capacity (or gives it its first entries), in a
+    /// new `Entries` object; an instance's outgrown inline pairs are
+    /// cleared. **May collect**; the value stack must be published.
     ///
     /// # Safety
     /// As [`TableHome::owner`].
@@ -103,7 +116,17 @@ impl<B: BarrierSet> Machine<B> {
             let (old, _) = self.table(home);
             let new = fill_grown(&self.heap, addr, capacity, old, birth).value();
             match home.owner() {
-                Some((owner, word)) => self.heap.store(owner.word(word), new),
+                Some((owner, word)) => {
+                    if let TableHome::Fields { .. } = home
+                        && owner.count() & instance::OUTGROWN == 0
+                    {
+                        if let Some(old) = old {
+                            table::clear(&self.heap, old);
+                        }
+                        owner.set_count(owner.count() | instance::OUTGROWN);
+                    }
+                    self.heap.store(owner.word(word), new);
+                }
                 None => self.roots.set(GLOBAL_NAMES, new),
             }
         }

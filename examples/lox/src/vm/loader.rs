@@ -37,7 +37,7 @@ use super::gc::roots::{GLOBAL_NAMES, GLOBAL_VALUES};
 use super::home::TableHome;
 use super::meta::FunctionMeta;
 use super::object::{Kind, Obj, function, header, size_of};
-use super::table::{self, SetOutcome};
+use super::table::{self, Pairs, SetOutcome};
 use super::value::Value;
 use super::verify::{VerifyError, verify};
 use crate::bytecode::{Constant, FunctionProto};
@@ -149,7 +149,13 @@ impl<B: BarrierSet> Machine<B> {
     /// if it is new. **May collect.**
     pub(crate) fn global_slot(&mut self, name: Value) -> Result<u32, LoadError> {
         // SAFETY: the global-name table from its root, and a string.
-        if let Some(slot) = unsafe { table::get(&self.heap, self.roots.get(GLOBAL_NAMES), name) } {
+        if let Some(slot) = unsafe {
+            table::get(
+                &self.heap,
+                Pairs::of_entries(self.roots.get(GLOBAL_NAMES)),
+                name,
+            )
+        } {
             return Ok(slot.as_number() as u32);
         }
         let slot = self.global_slots;

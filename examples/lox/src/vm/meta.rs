@@ -42,6 +42,8 @@ pub(crate) struct FunctionMeta {
     pub(crate) arity: u8,
     /// Upvalues its closures capture.
     pub(crate) upvalues: u16,
+    /// Distinct fields it sets on `this` (`FunctionProto::this_fields`).
+    pub(crate) this_fields: u32,
 }
 
 impl FunctionMeta {
@@ -133,6 +135,7 @@ impl FunctionMeta {
                 max_stack,
                 arity: proto.arity,
                 upvalues: proto.upvalues.len() as u16,
+                this_fields: proto.this_fields,
             });
             Ok((meta, slots))
         }

@@ -347,6 +347,21 @@ fn classes_methods_and_invocations() {
     );
 }
 
+/// The fields a function sets on `this` itself, each counted once: not
+/// those set on another object, nor on a field of `this`, nor a field only
+/// read.
+#[test]
+fn a_function_counts_the_fields_it_sets_on_this() {
+    let script = script(
+        "class A { init(o) { this.a = 1; this.b = this.a; (this).c = 2; this.a = 3; \
+         o.d = 4; this.e.f = 5; print this.g; fun inner() { this.h = 6; } } }",
+    );
+    let init = nested(&script, 0);
+    assert_eq!(init.this_fields, 3, "a, b and c");
+    assert_eq!(nested(init, 0).this_fields, 1, "h, through an upvalue");
+    assert_eq!(script.this_fields, 0);
+}
+
 #[test]
 fn a_bare_return_in_an_initializer_returns_this() {
     let script = script("class A { init() { return; } }");

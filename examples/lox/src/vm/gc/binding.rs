@@ -29,7 +29,7 @@ impl Binding for LoxBinding {
         // current address, while no one writes their headers' kind.
         let o = unsafe { Obj::at(obj.get()) };
         match Kind::from_byte(o.kind_byte()) {
-            Some(kind) => size_of(kind, o.count()),
+            Some(kind) => size_of(kind, o.extent(kind)),
             // Not a Lox object: a size no page holds makes the collector
             // report it (naming the object) instead of going on.
             None => usize::MAX / 2,
@@ -43,7 +43,7 @@ impl Binding for LoxBinding {
         let Some(kind) = Kind::from_byte(o.kind_byte()) else {
             return;
         };
-        for index in slot_words(kind, o.count()) {
+        for index in slot_words(kind, o.extent(kind)) {
             // SAFETY: `slot_words` lies inside the object (`size_of`), a
             // live object whose memory stays the heap's for the phase.
             visitor.visit_slot(unsafe { ValueSlot::new(o.word(index)) });

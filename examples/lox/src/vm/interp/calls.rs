@@ -60,8 +60,7 @@ impl<B: BarrierSet> Machine<B> {
             if !shadowed && let Some(method) = self.method(class, name) {
                 return self.call_closure(r, Obj::new(method), argc);
             }
-            let fields = self.heap.load(object.word(instance::FIELDS));
-            if let Some(value) = table::get(&self.heap, fields, name) {
+            if let Some(value) = table::get_field_elsewhere(&self.heap, object, name) {
                 r.replace(argc, value);
                 return self.call_value(r, value, argc);
             }

@@ -11,9 +11,11 @@ use super::super::error::{HeapError, RuntimeError};
 use super::super::gc::roots::{FRAMES, INIT};
 use super::super::home::TableHome;
 use super::super::object::{
-    Kind, Obj, bound, class, closure, function, header, instance, is, size_of, string_bytes,
+    Kind, Obj, bound, class, closure, function, header, instance, instance_header, is, size_of,
+    string_bytes,
 };
-use super::super::table::{self, Birth, SetOutcome, entries_size};
+use super::super::print::function_meta;
+use super::super::table::{self, Birth, Pairs, SetOutcome, entries_size};
 use super::super::value::Value;
 use super::regs::Regs;
 use hotmem::BarrierSet;
@@ -112,7 +114,13 @@ impl<B: BarrierSet> Machine<B> {
     pub(super) unsafe fn method(&self, class: Obj, name: Value) -> Option<Value> {
         // SAFETY: the caller's class (its methods slot holds entries or
         // nil) and string.
-        unsafe { table::get(&self.heap, self.heap.peek(class.word(class::METHODS)), name) }
+        unsafe {
+            table::get(
+                &self.heap,
+                Pairs::of_entries(self.heap.peek(class.word(class::METHODS))),
+                name,
+            )
+        }
     }
 
     /// The method `name` of `superclass` (`None` if it is not a class:
@@ -152,18 +160,27 @@ impl<B: BarrierSet> Machine<B> {
     /// Replaces the class in stack word `slot` by a new instance of it and
     /// returns the class's initializer (nil for none). **Allocates.**
     ///
+    /// The instance has room in its own words for as many fields as an
+    /// instance of the class has had (the class's fields hint).
+    ///
     /// # Safety
     /// The stack is published past `slot`, which holds a class.
     pub(super) unsafe fn instantiate(&mut self, slot: *mut u64) -> Result<Value, HeapError> {
-        let addr = self.heap.alloc(size_of(Kind::Instance, 0))?;
+        // SAFETY: the caller's class, read before the allocation only for
+        // its hint (a number).
+        let inline = table::inline_capacity(unsafe {
+            Obj::new(Value::from_bits(slot.read())).raw(class::FIELDS_HINT)
+        });
+        let addr = self.heap.alloc(size_of(Kind::Instance, inline))?;
         // SAFETY: a fresh instance, every word written; the class read from
         // its stack word after the allocation.
         unsafe {
             let class = Value::from_bits(slot.read());
             let object = Obj::at(addr);
-            object.set_raw(0, header(Kind::Instance, 0));
+            object.set_raw(0, instance_header(inline, 0));
             object.set_raw(instance::CLASS, class.bits());
             object.set_raw(instance::FIELDS, Value::NIL.bits());
+            table::fill_empty(object.word(instance::INLINE), inline);
             slot.write(object.value().bits());
             Ok(self.heap.load(Obj::new(class).word(class::INIT)))
         }
@@ -214,6 +231,7 @@ impl<B: BarrierSet> Machine<B> {
                 let addr = self.heap.alloc_non_moving(entries_size(capacity))?;
                 let superclass = Obj::new(Value::from_bits(top.sub(2).read()));
                 let from = self.heap.load(superclass.word(class::METHODS));
+                let from = Pairs::of_entries(from);
                 let copy = table::fill_grown(&self.heap, addr, capacity, from, Birth::NonMoving);
                 let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
                 self.heap.store(subclass.word(class::METHODS), copy.value());
@@ -223,6 +241,8 @@ impl<B: BarrierSet> Machine<B> {
             let subclass = Obj::new(Value::from_bits(top.sub(1).read()));
             let init = self.heap.load(superclass.word(class::INIT));
             self.heap.store(subclass.word(class::INIT), init);
+            // A subclass's instances have its superclass's fields too.
+            subclass.set_raw(class::FIELDS_HINT, superclass.raw(class::FIELDS_HINT));
         }
         Ok(())
     }
@@ -256,6 +276,13 @@ impl<B: BarrierSet> Machine<B> {
                 if name == self.roots.get(INIT) {
                     let class = Obj::new(Value::from_bits(top.sub(2).read()));
                     self.heap.store(class.word(class::INIT), method);
+                    // The fields the initializer sets: each instance gets
+                    // room for them when it is made, the first one too.
+                    let function =
+                        Obj::new(self.heap.load(Obj::new(method).word(closure::FUNCTION)));
+                    let fields = u64::from(function_meta(function).this_fields);
+                    let hint = class.raw(class::FIELDS_HINT).max(fields);
+                    class.set_raw(class::FIELDS_HINT, hint);
                 }
                 return Ok(());
             }

@@ -7,7 +7,7 @@ use super::super::Machine;
 use super::super::error::RuntimeError;
 use super::super::home::TableHome;
 use super::super::object::{Kind, Obj, class, instance, is};
-use super::super::table::{self, SetOutcome};
+use super::super::table::{self, Pairs, SetOutcome};
 use super::super::value::Value;
 use super::regs::{Regs, Site};
 use hotmem::BarrierSet;
@@ -32,8 +32,14 @@ impl<B: BarrierSet> Machine<B> {
             let k = r.byte();
             let name = r.constant(&self.heap, k);
             let object = Obj::new(receiver);
-            let fields = self.heap.load(object.word(instance::FIELDS));
-            if let Some(value) = table::get(&self.heap, fields, name) {
+            // Two ways to a field, each with its own exit: one test of what
+            // was found after both would cost every field read.
+            if let Some(fields) = Pairs::inline_fields(object) {
+                if let Some(value) = table::lookup(&self.heap, fields, name) {
+                    r.replace(0, value);
+                    return Ok(());
+                }
+            } else if let Some(value) = table::get_field_elsewhere(&self.heap, object, name) {
                 r.replace(0, value);
                 return Ok(());
             }
@@ -65,8 +71,7 @@ impl<B: BarrierSet> Machine<B> {
             let name = r.constant(&self.heap, k);
             let value = r.peek(0);
             let object = Obj::new(receiver);
-            let fields = self.heap.load(object.word(instance::FIELDS));
-            match table::set(&self.heap, fields, object.count(), name, value) {
+            match table::set_field(&self.heap, object, name, value) {
                 SetOutcome::Added => {
                     object.set_count(object.count() + 1);
                     // A new field named like a method of the class: from

@@ -50,8 +50,9 @@ pub(crate) mod class {
     pub(crate) const METHODS: usize = 2;
     /// The `init` method, or nil: found without a table lookup.
     pub(crate) const INIT: usize = 3;
-    /// The most fields an instance of the class has had (raw): a new
-    /// instance's first field table is sized for them.
+    /// The most fields an instance of the class has had, or its
+    /// initializer sets on `this` (raw): a new instance has room for them
+    /// in its own words.
     pub(crate) const FIELDS_HINT: usize = 4;
     /// Whether an instance of the class has had a field named like one of
     /// its methods (raw, 0 or 1): until one has, `INVOKE` looks for the
@@ -62,14 +63,32 @@ pub(crate) mod class {
     pub(crate) const WORDS: usize = 6;
 }
 
-/// `Instance`: `[header: field count][class][fields]`.
+/// `Instance`: `[header: field count, inline capacity][class][fields][key, value pairs...]`.
+///
+/// An instance holds its field table in its own words: as many pairs as
+/// the header's inline capacity (fixed when it is made, from its class's
+/// fields hint), read without a load barrier on the way. An instance that
+/// outgrows them moves its fields to an `Entries` object in `FIELDS` (nil
+/// while the inline pairs are used), flags its count [`instance::OUTGROWN`]
+/// and clears its inline pairs.
 pub(crate) mod instance {
     /// The class.
     pub(crate) const CLASS: usize = 1;
-    /// The field table's entries, or nil.
+    /// The field table's entries once the inline pairs are outgrown, nil
+    /// before.
     pub(crate) const FIELDS: usize = 2;
-    /// Words in all.
+    /// The key word of the first inline pair.
+    pub(crate) const INLINE: usize = 3;
+    /// Words before the inline pairs.
     pub(crate) const WORDS: usize = 3;
+    /// The bit of the header's count that says the instance has outgrown
+    /// its inline pairs (its fields are in the entries of `FIELDS`); the
+    /// other bits count its fields. The header's top bit: one test of the
+    /// sign of the header word.
+    pub(crate) const OUTGROWN: u32 = 1 << 31;
+    /// The most inline pairs an instance is made with (a class whose
+    /// instances need more keeps them in `Entries` objects).
+    pub(crate) const MAX_INLINE: u32 = 256;
 }
 
 /// `BoundMethod`: `[header][receiver][method]`.

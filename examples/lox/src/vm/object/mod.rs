@@ -3,7 +3,9 @@
 //! Every object starts with one header word: its [`Kind`] in the low byte
 //! and a 32-bit count in the high half (a string's length, a function's
 //! constant count, a closure's upvalue count, a table's capacity, a class's
-//! or an instance's entry count). The words after it are either
+//! or an instance's entry count). An instance also keeps its inline
+//! capacity, fixed for its life, in bits 8 to 31: its size depends on it,
+//! not on the count its mutator updates. The words after it are either
 //! *slots*, each holding a NaN-boxed [`Value`] that the collector decodes,
 //! or raw words the collector never looks at (a string's hash and bytes, a
 //! function's metaspace pointers, an open upvalue's stack address).
@@ -15,7 +17,7 @@
 //! | `Closure` | function, upvalues | all |
 //! | `Upvalue` | stack address (0 once closed), closed value, next open upvalue | value, next |
 //! | `Class` | name, method entries, initializer, fields hint, shadowed | all but the hint and the shadowed flag |
-//! | `Instance` | class, field entries | all |
+//! | `Instance` | class, field entries (once outgrown), inline key, value pairs | all |
 //! | `BoundMethod` | receiver, method | all |
 //! | `Native` | (the native's number is the count) | none |
 //! | `Entries` | key, value pairs of an open-addressing table | all |
@@ -81,6 +83,13 @@ impl Kind {
 #[inline(always)]
 pub(crate) const fn header(kind: Kind, count: u32) -> u64 {
     kind as u64 | (count as u64) << 32
+}
+
+/// An instance's header: `count` fields, room for `inline` pairs in the
+/// object (at most 2^24 - 1).
+#[inline(always)]
+pub(crate) const fn instance_header(inline: u32, count: u32) -> u64 {
+    header(Kind::Instance, count) | (inline as u64) << 8
 }
 
 /// The address of a heap object, valid until the next call that may
@@ -151,6 +160,27 @@ impl Obj {
         unsafe { (self.0 as *const u32).add(1).read() }
     }
 
+    /// An instance's inline capacity: the pairs it holds in its own words
+    /// (bits 8 to 31 of the header, never written after it is made).
+    #[inline(always)]
+    pub(crate) fn inline_capacity(self) -> u32 {
+        // SAFETY: `Obj`'s contract: a live object; the low half of the
+        // header, which holds the kind and the inline capacity, is written
+        // only when the object is made (`set_count` writes the high half).
+        unsafe { (self.0 as *const u32).read() >> 8 }
+    }
+
+    /// The header number an object's size and slots follow from
+    /// ([`size_of`], [`slot_words`]): an instance's inline capacity, every
+    /// other kind's count.
+    #[inline(always)]
+    pub(crate) fn extent(self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Instance => self.inline_capacity(),
+            _ => self.count(),
+        }
+    }
+
     /// Sets the header's count (a class's or an instance's entry count).
     #[inline(always)]
     pub(crate) fn set_count(self, count: u32) {
@@ -195,7 +225,8 @@ pub(crate) unsafe fn is(v: Value, kind: Kind) -> bool {
     v.is_object() && unsafe { Obj::new(v) }.is(kind)
 }
 
-/// The size in bytes of an object of `kind` whose header count is `count`.
+/// The size in bytes of an object of `kind` whose header count is `count`
+/// (for an instance, whose inline capacity is `count`: [`Obj::extent`]).
 #[inline]
 pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
     let n = count as usize;
@@ -205,7 +236,7 @@ pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
         Kind::Closure => closure::UPVALUES + n,
         Kind::Upvalue => upvalue::WORDS,
         Kind::Class => class::WORDS,
-        Kind::Instance => instance::WORDS,
+        Kind::Instance => instance::WORDS + 2 * n,
         Kind::BoundMethod => bound::WORDS,
         Kind::Native => 2,
         Kind::Entries => 1 + 2 * n,
@@ -213,7 +244,8 @@ pub(crate) fn size_of(kind: Kind, count: u32) -> usize {
     }
 }
 
-/// The words of an object of `kind` with `count` that are slots: a range
+/// The words of an object of `kind` with `count` ([`Obj::extent`]) that
+/// are slots: a range
 /// of word indices (and, for a class, instance or upvalue, all of its
 /// words but the header or the raw ones).
 #[inline]
@@ -225,7 +257,7 @@ pub(crate) fn slot_words(kind: Kind, count: u32) -> std::ops::Range<usize> {
         Kind::Closure => closure::FUNCTION..closure::UPVALUES + n,
         Kind::Upvalue => upvalue::CLOSED..upvalue::WORDS,
         Kind::Class => 1..class::FIELDS_HINT,
-        Kind::Instance => 1..instance::WORDS,
+        Kind::Instance => 1..instance::WORDS + 2 * n,
         Kind::BoundMethod => 1..bound::WORDS,
         Kind::Entries => 1..1 + 2 * n,
         Kind::Array => 1..1 + n,
@@ -275,5 +307,23 @@ mod tests {
         }
         assert_eq!(size_of(String, 0), 16);
         assert_eq!(size_of(String, 9), 32);
+        assert_eq!(size_of(Instance, 0), 24);
+        assert_eq!(size_of(Instance, 8), 24 + 128);
+    }
+
+    #[test]
+    fn an_instance_header_keeps_kind_count_and_inline_capacity_apart() {
+        let mut words = [instance_header(16, 3), 0, 0];
+        // SAFETY: a word array shaped as an instance's first words, alive
+        // for the test.
+        let o = unsafe { Obj::at(words.as_mut_ptr() as usize) };
+        assert!(o.is(Kind::Instance));
+        assert_eq!(
+            (o.count(), o.inline_capacity(), o.extent(Kind::Instance)),
+            (3, 16, 16)
+        );
+        o.set_count(4);
+        assert_eq!((o.count(), o.inline_capacity()), (4, 16));
+        assert!(o.is(Kind::Instance));
     }
 }
