@@ -65,6 +65,10 @@ impl<B: BarrierSet> Machine<B> {
     /// The interned string whose bytes are the two parts `parts` returns;
     /// `parts` is called again after every call that may collect (the
     /// parts may have moved) and its slices are not kept across one.
+    ///
+    /// Never inlined: in the interpreter's loop (`ADD` of two strings) its
+    /// hash constant took a register from every instruction's handler.
+    #[inline(never)]
     fn make_string<'a>(
         &mut self,
         placement: Placement,
