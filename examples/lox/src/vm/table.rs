@@ -47,7 +47,8 @@ pub(crate) enum SetOutcome {
 pub(crate) struct Pairs {
     /// The key word of the first pair (the value word follows each key).
     first: *mut u64,
-    /// How many pairs: a power of two, at least [`MIN_CAPACITY`].
+    /// How many pairs: a power of two, at least [`MIN_CAPACITY`] (0 only
+    /// as [`Pairs::inline`] finds an instance made without inline pairs).
     capacity: u32,
 }
 

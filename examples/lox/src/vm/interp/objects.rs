@@ -160,8 +160,9 @@ impl<B: BarrierSet> Machine<B> {
     /// Replaces the class in stack word `slot` by a new instance of it and
     /// returns the class's initializer (nil for none). **Allocates.**
     ///
-    /// The instance has room in its own words for as many fields as an
-    /// instance of the class has had (the class's fields hint).
+    /// The instance has room in its own words for the class's fields hint:
+    /// as many fields as its initializer sets on `this`, or as an instance
+    /// of the class has had, whichever is more.
     ///
     /// # Safety
     /// The stack is published past `slot`, which holds a class.
