@@ -205,6 +205,11 @@ impl<B: BarrierSet> Machine<B> {
     /// # Safety
     /// Every open upvalue's word is still in use (below the stack top the
     /// interpreter had before popping down to `last`).
+    ///
+    /// Always inlined: the stop-the-world copy inlined it anyway, and the
+    /// concurrent copy's call (its barriers made it larger) saved and
+    /// restored six registers to close one upvalue.
+    #[inline(always)]
     pub(crate) unsafe fn close_upvalues(&mut self, last: *mut u64) {
         loop {
             let head = self.roots.get(OPEN_UPVALUES);
