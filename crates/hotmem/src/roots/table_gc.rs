@@ -11,7 +11,7 @@
 //!   for heap slots. An entry added meanwhile holds a current reference,
 //!   reachable in the snapshot or allocated since, so it needs no log.
 //! - **Forwarding.** Pause Relocate Start only puts every table in
-//!   [`TableGc::Forwarding`]; the GC thread then forwards each entry into
+//!   [`TableGc::Forwarding`]; a GC worker then forwards each entry into
 //!   the relocation set (relocating its object if nobody has), a chunk
 //!   per lock acquisition. Until the table is done, every read of an
 //!   entry forwards it first and heals it, so a reader never sees an old
@@ -176,7 +176,7 @@ pub(crate) enum TableGc {
         cursor: usize,
         removed: Vec<ObjectReference>,
     },
-    /// Forwarded from `cursor` on by the GC thread; every read forwards.
+    /// Forwarded from `cursor` on by a GC worker; every read forwards.
     Forwarding {
         owner: usize,
         cursor: usize,

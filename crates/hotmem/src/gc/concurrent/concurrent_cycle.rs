@@ -511,7 +511,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
     /// could not forward (its hook panicked) is the error returned, after
     /// the relocation, which always completes; it poisons the runtime.
     /// The root tables visited after the pauses (`tables`) are forwarded
-    /// first in Concurrent Relocate, and read through the set until then.
+    /// in Concurrent Relocate, beside the pages, and read through the set
+    /// until then.
     fn relocate(
         &mut self,
         collection: &mut Collection<'a, B>,
@@ -550,12 +551,20 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         });
         self.end_pause(GcPhase::PauseRelocateStart, pause);
         let running = self.times.start(GcPhase::ConcurrentRelocate);
-        if let Some(t) = tables {
-            t.forward();
-        }
         drop(registry);
-        let count = self.state.concurrent_workers(workers.count());
-        let done = concurrent_relocate::relocate(heap, workers, &set, count);
+        let pool = workers.count();
+        let state = self.state;
+        let allowed = || state.concurrent_workers(pool);
+        let jobs = tables.as_ref().map(ConcurrentTables::forwarding_jobs);
+        let done = concurrent_relocate::relocate(
+            heap,
+            workers,
+            &set,
+            jobs.as_deref().unwrap_or(&[]),
+            &allowed,
+        );
+        drop(jobs);
+        drop(tables);
         self.times.stop(running);
         let (by_mutators, by_mutators_bytes) = set.copied_by_mutators();
         let (in_pause, in_pause_bytes) = set.copied_in_pause();

@@ -10,7 +10,7 @@ use crate::gc::core::relocation_set::{RelocationSet, Relocator};
 use crate::gc::core::root_scan::update_roots;
 use crate::gc::core::root_tables::RootTableVisit;
 use crate::gc::core::weak_processing::forward_weak_refs;
-use crate::gc::core::workers::{GcWorkers, PhaseSummary};
+use crate::gc::core::workers::{Crew, GcWorkers, PhaseSummary};
 use crate::roots::table_gc::RootForwarder;
 use crate::vm::{Binding, Forwarder, ObjectReference};
 use crate::weak::Finalizers;
@@ -18,6 +18,7 @@ use hotmem_page::NodeId;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Forwards through a relocation set, relocating on demand (in the pause).
 struct SetForwarder<'a> {
@@ -142,25 +143,94 @@ pub(super) struct Relocated {
     pub(super) summary: PhaseSummary,
 }
 
-/// Concurrent Relocate: `count` workers copy what nobody has copied yet of
-/// every page of the set. It always completes: every live object of the
-/// set is forwarded when it returns (a copy that finds no memory forwards
-/// the object to itself), which the next marking relies on. Should the
-/// workers fail, the calling thread relocates what is left.
+/// The work of Concurrent Relocate, claimed one job at a time by the
+/// workers: each root table's entries to forward (the objects they name
+/// relocated by whoever reaches them first), then the set's pages, each
+/// node's own.
+struct Jobs<'j> {
+    tables: &'j [TableJob<'j>],
+    next_table: AtomicUsize,
+    /// The set's pages by node, and the next of each list to claim.
+    nodes: Vec<(NodeId, Vec<usize>, AtomicUsize)>,
+}
+
+/// Forwards every entry of one root table.
+pub(super) type TableJob<'t> = Box<dyn Fn() + Sync + 't>;
+
+impl Jobs<'_> {
+    /// The next table to forward, if any is left.
+    fn table(&self) -> Option<&TableJob<'_>> {
+        self.tables
+            .get(self.next_table.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The next page to relocate: one of node `home`'s (the list of
+    /// `home`, an index into `nodes`), else another node's.
+    fn page(&self, home: usize) -> Option<usize> {
+        let n = self.nodes.len();
+        (0..n).find_map(|k| {
+            let (_, pages, next) = &self.nodes[(home + k) % n];
+            pages.get(next.fetch_add(1, Ordering::Relaxed)).copied()
+        })
+    }
+}
+
+/// Concurrent Relocate: the workers forward the root tables visited after
+/// the pauses (`tables`, one job per table) and copy what nobody has
+/// copied yet of every page of the set, claiming one job at a time, on
+/// as many workers as `allowed()` says at each moment (at least one; the
+/// others wait and join when it allows more, as in Concurrent Mark). It
+/// always completes: every live object of the set is forwarded when it
+/// returns (a copy that finds no memory forwards the object to itself),
+/// which the next marking relies on, and every table is forwarded. Should
+/// the workers fail, the calling thread does what is left.
 pub(super) fn relocate(
     heap: &GcHeap,
     workers: &mut GcWorkers,
     set: &RelocationSet,
-    count: usize,
+    tables: &[TableJob<'_>],
+    allowed: &(dyn Fn() -> usize + Sync),
 ) -> Relocated {
     let alloc = &heap.gc_alloc;
-    let items = buckets(set, count);
-    let run = workers.run(items, |pages: Vec<usize>| {
-        let _inside = in_collection::enter(heap);
-        pages.iter().fold((0, 0), |(o, b), &pi| {
-            let (objects, bytes) = set.relocate_page(pi, alloc);
-            (o + objects, b + bytes)
+    let mut by_node: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
+    for (node, pi) in set.pages() {
+        by_node.entry(node).or_default().push(pi);
+    }
+    let jobs = Jobs {
+        tables,
+        next_table: AtomicUsize::new(0),
+        nodes: by_node
+            .into_iter()
+            .map(|(node, pages)| (node, pages, AtomicUsize::new(0)))
+            .collect(),
+    };
+    let nodes = jobs.nodes.len().max(1);
+    let crew = Crew::default();
+    // One item per worker; item `i` works on node `i % nodes` first.
+    let items = (0..workers.count())
+        .map(|i| {
+            let node = jobs
+                .nodes
+                .get(i % nodes)
+                .map_or(heap.partitions[0], |n| n.0);
+            (node, i)
         })
+        .collect();
+    let run = workers.run(items, |i: usize| {
+        let _inside = in_collection::enter(heap);
+        let (mut objects, mut bytes) = (0u64, 0u64);
+        while let Some(shift) = crew.join(allowed) {
+            if let Some(forward) = jobs.table() {
+                forward();
+            } else if let Some(pi) = jobs.page(i % nodes) {
+                let (o, b) = set.relocate_page(pi, alloc);
+                objects += o;
+                bytes += b;
+            } else {
+                shift.nothing_left();
+            }
+        }
+        (objects, bytes)
     });
     match run {
         Ok((done, summary)) => Relocated {
@@ -169,7 +239,12 @@ pub(super) fn relocate(
             summary,
         },
         Err(_) => {
+            // A page or table a worker began and did not finish is done
+            // here: what it copied is forwarded, the rest is copied now.
             let _inside = in_collection::enter(heap);
+            for forward in tables {
+                forward();
+            }
             let (mut objects, mut bytes) = (0, 0);
             for (_, pi) in set.pages() {
                 let (o, b) = set.relocate_page(pi, alloc);
@@ -183,25 +258,4 @@ pub(super) fn relocate(
             }
         }
     }
-}
-
-/// The set's pages in `count` lists or so, each of one node's pages, for
-/// a worker bound to that node: a node's pages are split into
-/// `count / nodes` lists (at least one).
-fn buckets(set: &RelocationSet, count: usize) -> Vec<(NodeId, Vec<usize>)> {
-    let mut by_node: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
-    for (node, pi) in set.pages() {
-        by_node.entry(node).or_default().push(pi);
-    }
-    let per_node = (count / by_node.len().max(1)).max(1);
-    let mut items = Vec::new();
-    for (node, pages) in by_node {
-        let mut lists = vec![Vec::new(); per_node.min(pages.len())];
-        let n = lists.len();
-        for (i, pi) in pages.into_iter().enumerate() {
-            lists[i % n].push(pi);
-        }
-        items.extend(lists.into_iter().map(|l| (node, l)));
-    }
-    items
 }

@@ -27,7 +27,9 @@
 //!    into those pages, and every root into them is forwarded (the object
 //!    relocated now if needed);
 //! 6. **Concurrent Relocate**: the GC workers copy the rest while the
-//!    mutators run. A mutator that loads a reference into the set gets the
+//!    mutators run, and forward the root tables' entries (one job per
+//!    table, beside the pages: the objects they name are relocated by
+//!    whoever reaches them first). A mutator that loads a reference into the set gets the
 //!    new copy, relocating the object itself if no worker has, and heals
 //!    the slot with a compare-and-swap (the load barrier).
 //!

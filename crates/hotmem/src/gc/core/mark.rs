@@ -20,7 +20,7 @@ use super::binding_panic::panic_message;
 use super::heap::GcHeap;
 use super::in_collection;
 use super::meta::HeapMap;
-use super::workers::GcWorkers;
+use super::workers::{GcWorkers, PARKED_CHECK};
 use crate::error::{BadReference, GcError};
 use crate::vm::{Binding, ObjectReference, Slot};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -58,10 +58,6 @@ pub(crate) trait MarkPolicy: Sync {
 /// Objects a worker processes under one unwind guard (and between two
 /// checks of the abort flag).
 const BATCH: usize = 256;
-
-/// How often a concurrent marking worker that may not mark yet checks
-/// whether it may now.
-const PARKED_CHECK: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// One marking phase.
 pub(crate) struct Marker<'a, B: Binding, P: MarkPolicy> {

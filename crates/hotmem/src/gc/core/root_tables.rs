@@ -6,8 +6,9 @@
 //!
 //! Each pause only changes every table's state ([`ConcurrentTables::begin_marking`]
 //! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
-//! Relocate Start); the GC thread then marks or forwards the entries a
-//! chunk at a time while the mutators run. Dropping the set finishes what
+//! Relocate Start); the GC thread then marks the entries, and the GC
+//! workers forward them (one table per job, beside the relocation set's
+//! pages), a chunk at a time while the mutators run. Dropping the set finishes what
 //! its cycle started: a forwarding is always completed (the entries must
 //! not name old copies once the relocation set goes), a marking forgotten.
 
@@ -42,9 +43,9 @@ use std::sync::Arc;
 pub enum RootTableVisit {
     /// After the pauses, while the mutators run (the default): Pause Mark
     /// Start and Pause Relocate Start only change each table's state, the
-    /// GC thread marks and forwards the entries afterwards, and a read of
-    /// an entry not forwarded yet forwards it (relocating the object if
-    /// nobody has). The pauses do not grow with the number of entries.
+    /// GC thread marks and the GC workers forward the entries afterwards,
+    /// and a read of an entry not forwarded yet forwards it (relocating
+    /// the object if nobody has). The pauses do not grow with the number of entries.
     #[default]
     Concurrent,
     /// In the pauses, with the other roots: Pause Mark Start marks every
@@ -188,13 +189,27 @@ impl ConcurrentTables {
     /// objects relocated by whoever reaches them first); the tables are
     /// idle again.
     pub(crate) fn forward(&self) {
-        let mut none = |_: ObjectReference| -> Result<(), Infallible> { Ok(()) };
-        let owner = self.owner;
-        each_table!(
-            self,
-            |t| while let Ok(Step::More) = t.step(owner, &mut none) {}
-        );
+        for job in self.forwarding_jobs() {
+            job();
+        }
     }
+
+    /// What [`ConcurrentTables::forward`] does, one job per table, for the
+    /// workers of Concurrent Relocate to share: a job forwards every entry
+    /// of its table; once every job has run, the tables are idle again.
+    pub(crate) fn forwarding_jobs(&self) -> Vec<Box<dyn Fn() + Sync + '_>> {
+        let owner = self.owner;
+        let mut jobs: Vec<Box<dyn Fn() + Sync + '_>> = Vec::new();
+        each_table!(self, |t| jobs
+            .push(Box::new(move || forward_table(owner, &**t))));
+        jobs
+    }
+}
+
+/// Forwards every entry of `table` in `owner`'s cycle.
+fn forward_table<T: GcTable>(owner: usize, table: &T) {
+    let mut none = |_: ObjectReference| -> Result<(), Infallible> { Ok(()) };
+    while let Ok(Step::More) = table.step(owner, &mut none) {}
 }
 
 impl Drop for ConcurrentTables {

@@ -2,8 +2,10 @@
 //! evacuates, for the length of the phase) or, without NUMA, a pool of
 //! plain threads ([`PlainPool`]).
 
+mod crew;
 mod plain_pool;
 
+pub(crate) use crew::{Crew, PARKED_CHECK};
 pub(crate) use plain_pool::PlainPool;
 
 use super::binding_panic::panic_message;
