@@ -582,7 +582,23 @@ fn non_moving_cycles_leave_the_mutator_its_pages_so_survivors_share_them() {
 /// object reachable at its start.
 #[test]
 fn references_moved_during_marking_are_not_lost() {
-    const MOVED: usize = 64;
+    move_references_during_marking(64, 1);
+}
+
+/// The same with more to trace from the log than Pause Mark End traces on
+/// the GC thread alone (900 lists of 20 objects: 18 000 objects, where it
+/// stops after about 1 000 and hands the rest to the workers), when the
+/// moves come after the last concurrent round; the partial log buffer
+/// (under 1024 entries) waits for the pause.
+#[test]
+fn long_lists_moved_during_marking_are_traced_past_the_pause_budget() {
+    move_references_during_marking(900, 20);
+}
+
+/// Moves `MOVED` lists of `chain` objects as above; checks that the cycle
+/// marks every object reachable at its start.
+#[allow(non_snake_case)]
+fn move_references_during_marking(MOVED: usize, chain: usize) {
     const LIST: usize = 50_000;
     let objects = SimpleObjects::new();
     let rt = concurrent_runtime(128 << 20, &objects);
@@ -595,7 +611,13 @@ fn references_moved_during_marking_are_not_lost() {
     build::list(&mut me, &roots, LIST, 0, false, &mut ids).unwrap();
     let holder = build::object(&mut me, &roots, MOVED, 0, ids.next()).unwrap();
     for i in 0..MOVED {
-        let x = build::object(&mut me, &roots, 0, 4, ids.next()).unwrap();
+        let x = match chain {
+            1 => build::object(&mut me, &roots, 0, 4, ids.next()).unwrap(),
+            _ => {
+                build::list(&mut me, &roots, chain, 4, false, &mut ids).unwrap();
+                roots.last().unwrap()
+            }
+        };
         let holder = roots.get(2).unwrap();
         // SAFETY: both live and rooted; nothing collects here.
         unsafe { SimpleObjects::set_slot(&me, holder, i, Some(x)) };
@@ -611,7 +633,7 @@ fn references_moved_during_marking_are_not_lost() {
     // SAFETY: both live.
     unsafe { SimpleObjects::set_slot(&me, tail, 0, Some(holder)) };
     roots.pop();
-    let expected = 1 + LIST + 1 + MOVED;
+    let expected = 1 + LIST + 1 + MOVED * chain;
     let cycle = {
         let rt = rt.clone();
         std::thread::spawn(move || rt.collect().unwrap())

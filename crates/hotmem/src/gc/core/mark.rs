@@ -59,6 +59,15 @@ pub(crate) trait MarkPolicy: Sync {
 /// checks of the abort flag).
 const BATCH: usize = 256;
 
+/// What [`Marker::trace_here`] traced.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Traced {
+    /// Everything: marking is complete.
+    All,
+    /// Its budget ran out first.
+    Partly,
+}
+
 /// One marking phase.
 pub(crate) struct Marker<'a, B: Binding, P: MarkPolicy> {
     binding: &'a B,
@@ -314,6 +323,33 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// deque is taken for the round and put back after, so that a later
     /// round (reference processing) can run it again.
     pub(crate) fn work(&self, me: usize) {
+        self.work_up_to(me, u64::MAX);
+    }
+
+    /// Traces on the calling thread alone what is left to trace, up to
+    /// about `budget` objects: what a pause has left after a concurrent
+    /// marking is usually a few objects, and waking every worker for them
+    /// costs the pause more than they do (each worker must run before the
+    /// phase ends). [`Traced::Partly`] if work is left for
+    /// [`Marker::trace`].
+    pub(crate) fn trace_here(&self, heap: &GcHeap, budget: u64) -> Result<Traced, GcError> {
+        {
+            let _inside = in_collection::enter(heap);
+            self.work_up_to(0, budget);
+        }
+        if let Some(e) = self.take_error() {
+            return Err(e);
+        }
+        Ok(match self.all_empty() {
+            true => Traced::All,
+            false => Traced::Partly,
+        })
+    }
+
+    /// [`Marker::work`], stopping once it marked `budget` objects or more
+    /// (what it holds left in its deque, for other workers to steal or for
+    /// its next run).
+    fn work_up_to(&self, me: usize, budget: u64) {
         let Some(local) = self.deques.get(me).and_then(|d| d.lock().take()) else {
             return;
         };
@@ -327,7 +363,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         let mut active = false;
         let mut idle = 0u32;
         loop {
-            if self.abort.load(Ordering::Relaxed) {
+            if self.abort.load(Ordering::Relaxed) || marked >= budget {
                 break;
             }
             let next = match local.pop() {
