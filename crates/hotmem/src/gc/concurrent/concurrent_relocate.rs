@@ -8,7 +8,7 @@ use crate::gc::core::heap::{GcAllocator, GcHeap};
 use crate::gc::core::in_collection;
 use crate::gc::core::relocation_set::{RelocationSet, Relocator};
 use crate::gc::core::root_scan::update_roots;
-use crate::gc::core::root_tables::RootTableVisit;
+use crate::gc::core::root_tables::{RootTableVisit, TableJob};
 use crate::gc::core::weak_processing::forward_weak_refs;
 use crate::gc::core::workers::{Crew, GcWorkers, PhaseSummary};
 use crate::roots::table_gc::RootForwarder;
@@ -153,9 +153,6 @@ struct Jobs<'j> {
     /// The set's pages by node, and the next of each list to claim.
     nodes: Vec<(NodeId, Vec<usize>, AtomicUsize)>,
 }
-
-/// Forwards every entry of one root table.
-pub(super) type TableJob<'t> = Box<dyn Fn() + Sync + 't>;
 
 impl Jobs<'_> {
     /// The next table to forward, if any is left.

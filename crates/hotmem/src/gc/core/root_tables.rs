@@ -8,9 +8,10 @@
 //! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
 //! Relocate Start); the GC thread then marks the entries, and the GC
 //! workers forward them (one table per job, beside the relocation set's
-//! pages), a chunk at a time while the mutators run. Dropping the set finishes what
-//! its cycle started: a forwarding is always completed (the entries must
-//! not name old copies once the relocation set goes), a marking forgotten.
+//! pages), a chunk at a time while the mutators run. Dropping the set
+//! finishes what its cycle started: a forwarding is always completed (the
+//! entries must not name old copies once the relocation set goes), a
+//! marking forgotten.
 
 use super::binding_panic::call_model;
 use super::heap::GcHeap;
@@ -45,7 +46,8 @@ pub enum RootTableVisit {
     /// Start and Pause Relocate Start only change each table's state, the
     /// GC thread marks and the GC workers forward the entries afterwards,
     /// and a read of an entry not forwarded yet forwards it (relocating
-    /// the object if nobody has). The pauses do not grow with the number of entries.
+    /// the object if nobody has). The pauses do not grow with the number
+    /// of entries.
     #[default]
     Concurrent,
     /// In the pauses, with the other roots: Pause Mark Start marks every
@@ -197,14 +199,17 @@ impl ConcurrentTables {
     /// What [`ConcurrentTables::forward`] does, one job per table, for the
     /// workers of Concurrent Relocate to share: a job forwards every entry
     /// of its table; once every job has run, the tables are idle again.
-    pub(crate) fn forwarding_jobs(&self) -> Vec<Box<dyn Fn() + Sync + '_>> {
+    pub(crate) fn forwarding_jobs(&self) -> Vec<TableJob<'_>> {
         let owner = self.owner;
-        let mut jobs: Vec<Box<dyn Fn() + Sync + '_>> = Vec::new();
+        let mut jobs: Vec<TableJob<'_>> = Vec::new();
         each_table!(self, |t| jobs
             .push(Box::new(move || forward_table(owner, &**t))));
         jobs
     }
 }
+
+/// Forwards every entry of one root table ([`ConcurrentTables::forwarding_jobs`]).
+pub(crate) type TableJob<'t> = Box<dyn Fn() + Sync + 't>;
 
 /// Forwards every entry of `table` in `owner`'s cycle.
 fn forward_table<T: GcTable>(owner: usize, table: &T) {
