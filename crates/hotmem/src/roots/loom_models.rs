@@ -160,3 +160,36 @@ fn loom_readers_racing_the_forwarding_name_the_one_copy() {
         );
     });
 }
+
+/// The table is `[A, B, 0x1000]`; while the GC thread forwards it one
+/// entry per step, the mutator removes the first entry, moving the last
+/// into its place (swap_remove): once the forwarding ends, no entry names
+/// the old copy, wherever the move fell between the steps.
+#[test]
+fn loom_an_entry_moved_while_the_table_is_forwarded_is_forwarded() {
+    loom::model(|| {
+        let copy = Arc::new(CopyOnce {
+            copies: AtomicUsize::new(0),
+            to: Mutex::new(None),
+        });
+        let to: Arc<dyn RootForwarder> = copy.clone();
+        let table = RootTable::new();
+        for a in [0x2000, 0x3000, 0x1000] {
+            table.push(Some(r(a)));
+        }
+        table.begin_forwarding(1, &to).unwrap();
+        drop(to);
+        let gc = {
+            let table = table.clone();
+            loom::thread::spawn(move || {
+                let mut none = |_: ObjectReference| -> Result<(), Infallible> { Ok(()) };
+                while table.step(1, &mut none).unwrap() == Step::More {}
+            })
+        };
+        table.swap_remove(0);
+        gc.join().unwrap();
+        let roots = table.roots();
+        assert!(roots.contains(&Some(r(0x8000))), "{roots:x?}");
+        assert!(!roots.contains(&Some(r(0x1000))), "{roots:x?}");
+    });
+}

@@ -111,6 +111,9 @@ impl RootTable {
         let v = gc.read(&mut slots[index]);
         gc.leaving(index, v);
         let last = slots.len() - 1;
+        // The last value may come from an entry the collector has not
+        // forwarded yet into one it has passed: forwarded before it moves.
+        gc.heal(&mut slots[last]);
         gc.moving(last, index, slots[last]);
         slots.swap_remove(index);
         v
@@ -161,5 +164,49 @@ impl fmt::Debug for RootTable {
         f.debug_struct("RootTable")
             .field("len", &self.len())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::table_gc::{CHUNK, RootForwarder, Step};
+    use hotmem_os::Address;
+
+    fn r(v: usize) -> ObjectReference {
+        ObjectReference::from_address(Address::new(v)).unwrap()
+    }
+
+    /// Forwards the addresses below 1 MiB by 1 MiB.
+    struct Moved;
+    impl RootForwarder for Moved {
+        fn forward(&self, x: ObjectReference) -> ObjectReference {
+            match x.get() < 1 << 20 {
+                true => r(x.get() + (1 << 20)),
+                false => x,
+            }
+        }
+    }
+
+    /// A `swap_remove` while the collector forwards the table moves the
+    /// last entry, not forwarded yet, into one the collector has passed:
+    /// it must be forwarded all the same, or the table keeps an old copy's
+    /// address once the forwarding ends.
+    #[test]
+    fn a_root_moved_by_swap_remove_during_forwarding_is_forwarded() {
+        let t = RootTable::new();
+        for i in 1..=CHUNK + 2 {
+            t.push(Some(r(i * 8)));
+        }
+        let to: Arc<dyn RootForwarder> = Arc::new(Moved);
+        t.begin_forwarding(1, &to).unwrap();
+        let mut none = |_: ObjectReference| -> Result<(), ()> { Ok(()) };
+        assert_eq!(t.step(1, &mut none), Ok(Step::More), "one chunk forwarded");
+        assert_eq!(t.swap_remove(0).map(|x| x.get()), Some(8 + (1 << 20)));
+        assert_eq!(t.step(1, &mut none), Ok(Step::Done));
+        // Idle again: reads return what the entries hold.
+        let last = (CHUNK + 2) * 8;
+        assert_eq!(t.get(0).map(|x| x.get()), Some(last + (1 << 20)));
+        assert!(t.roots().iter().flatten().all(|x| x.get() >= 1 << 20));
     }
 }
