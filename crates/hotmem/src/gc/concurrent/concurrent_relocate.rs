@@ -146,7 +146,7 @@ pub(super) struct Relocated {
 /// The work of Concurrent Relocate, claimed one job at a time by the
 /// workers: each root table's entries to forward (the objects they name
 /// relocated by whoever reaches them first), then the set's pages, each
-/// node's own.
+/// worker its node's.
 struct Jobs<'j> {
     tables: &'j [TableJob<'j>],
     next_table: AtomicUsize,
@@ -161,22 +161,46 @@ impl Jobs<'_> {
             .get(self.next_table.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// The next page to relocate: one of node `home`'s (the list of
-    /// `home`, an index into `nodes`), else another node's.
-    fn page(&self, home: usize) -> Option<usize> {
+    /// The next page to relocate of list `home` (an index into `nodes`);
+    /// with [`Claim::AnyNode`], another list's once `home`'s are all
+    /// claimed.
+    fn page(&self, home: usize, claim: Claim) -> Option<usize> {
         let n = self.nodes.len();
-        (0..n).find_map(|k| {
-            let (_, pages, next) = &self.nodes[(home + k) % n];
+        let lists = match claim {
+            Claim::OwnNode => 1,
+            Claim::AnyNode => n,
+        };
+        (0..lists).find_map(|k| {
+            let (_, pages, next) = self.nodes.get((home + k) % n.max(1))?;
             pages.get(next.fetch_add(1, Ordering::Relaxed)).copied()
         })
     }
+
+    /// Whether every page was claimed (not necessarily relocated yet).
+    fn all_claimed(&self) -> bool {
+        self.nodes
+            .iter()
+            .all(|(_, pages, next)| next.load(Ordering::Relaxed) >= pages.len())
+    }
+}
+
+/// Which pages a worker of Concurrent Relocate claims.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Claim {
+    /// Its node's only: every node has a worker of its own, bound to it
+    /// during the phase where NUMA affinity is on.
+    OwnNode,
+    /// Its node's, then any other's: fewer workers than nodes.
+    AnyNode,
 }
 
 /// Concurrent Relocate: the workers forward the root tables visited after
 /// the pauses (`tables`, one job per table) and copy what nobody has
-/// copied yet of every page of the set, claiming one job at a time, on
-/// as many workers as `allowed()` says at each moment (at least one; the
-/// others wait and join when it allows more, as in Concurrent Mark). It
+/// copied yet of every page of the set, each worker its node's pages,
+/// claiming one job at a time, on as many workers as `allowed()` says at
+/// each moment (at least one; the others wait and join when it allows
+/// more, as in Concurrent Mark; a worker whose node's pages are all
+/// claimed leaves its place to another node's). It
 /// always completes: every live object of the set is forwarded when it
 /// returns (a copy that finds no memory forwards the object to itself),
 /// which the next marking relies on, and every table is forwarded. Should
@@ -202,8 +226,12 @@ pub(super) fn relocate(
             .collect(),
     };
     let nodes = jobs.nodes.len().max(1);
+    let claim = match workers.count() >= nodes {
+        true => Claim::OwnNode,
+        false => Claim::AnyNode,
+    };
     let crew = Crew::default();
-    // One item per worker; item `i` works on node `i % nodes` first.
+    // One item per worker; item `i` works on node list `i % nodes`.
     let items = (0..workers.count())
         .map(|i| {
             let node = jobs
@@ -219,12 +247,17 @@ pub(super) fn relocate(
         while let Some(shift) = crew.join(allowed) {
             if let Some(forward) = jobs.table() {
                 forward();
-            } else if let Some(pi) = jobs.page(i % nodes) {
+            } else if let Some(pi) = jobs.page(i % nodes, claim) {
                 let (o, b) = set.relocate_page(pi, alloc);
                 objects += o;
                 bytes += b;
             } else {
-                shift.nothing_left();
+                // This worker's node is done; the phase once every node is
+                // (whoever claimed the last page sees it here).
+                if jobs.all_claimed() {
+                    shift.nothing_left();
+                }
+                break;
             }
         }
         (objects, bytes)
