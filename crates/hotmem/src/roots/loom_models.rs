@@ -109,6 +109,16 @@ struct CopyOnce {
     to: Mutex<Option<ObjectReference>>,
 }
 
+impl CopyOnce {
+    /// No copy made yet.
+    fn new() -> Arc<CopyOnce> {
+        Arc::new(CopyOnce {
+            copies: AtomicUsize::new(0),
+            to: Mutex::new(None),
+        })
+    }
+}
+
 impl RootForwarder for CopyOnce {
     fn forward(&self, x: ObjectReference) -> ObjectReference {
         if x != r(0x1000) {
@@ -127,10 +137,7 @@ impl RootForwarder for CopyOnce {
 #[test]
 fn loom_readers_racing_the_forwarding_name_the_one_copy() {
     loom::model(|| {
-        let copy = Arc::new(CopyOnce {
-            copies: AtomicUsize::new(0),
-            to: Mutex::new(None),
-        });
+        let copy = CopyOnce::new();
         let to: Arc<dyn RootForwarder> = copy.clone();
         let table = RootTable::new();
         table.push(Some(r(0x1000)));
@@ -168,11 +175,7 @@ fn loom_readers_racing_the_forwarding_name_the_one_copy() {
 #[test]
 fn loom_an_entry_moved_while_the_table_is_forwarded_is_forwarded() {
     loom::model(|| {
-        let copy = Arc::new(CopyOnce {
-            copies: AtomicUsize::new(0),
-            to: Mutex::new(None),
-        });
-        let to: Arc<dyn RootForwarder> = copy.clone();
+        let to: Arc<dyn RootForwarder> = CopyOnce::new();
         let table = RootTable::new();
         for a in [0x2000, 0x3000, 0x1000] {
             table.push(Some(r(a)));
