@@ -58,7 +58,8 @@ pub enum HeapSizing {
     /// Start small and grow with the live set: twice what survives, and
     /// by the square of that factor while collections take more than a
     /// share of the time (the default). It favours time: against
-    /// [`HeapSizing::Balanced`], binary_trees (depth 20, 256 MiB) ran
+    /// [`HeapSizing::Balanced`] (with its first defaults, an 8 MiB start
+    /// and `lambda` = 256 MiB), binary_trees (depth 20, 256 MiB) ran
     /// 0.90x the time in 1.44x the peak RSS, and the Lox VM's
     /// binary_trees.lox the same time in 3x the peak RSS.
     Adaptive(AdaptiveSizing),
@@ -670,7 +671,7 @@ mod tests {
     #[test]
     fn balanced_sizing_puts_the_headroom_over_the_live_set_and_sizes_the_young_generation() {
         let s = Sizing::new(
-            HeapSizing::Balanced(BalancedSizing::default()),
+            HeapSizing::Balanced(BalancedSizing::for_tests()),
             1024 * MIB,
             None,
         );
@@ -717,7 +718,7 @@ mod tests {
         );
         // Without generations: the budget is the room below the target.
         let single = Sizing::new(
-            HeapSizing::Balanced(BalancedSizing::default()),
+            HeapSizing::Balanced(BalancedSizing::for_tests()),
             1024 * MIB,
             None,
         );
@@ -735,7 +736,7 @@ mod tests {
     #[test]
     fn a_young_generation_squeezed_by_the_initial_size_asks_for_a_full_collection() {
         let s = Sizing::new(
-            HeapSizing::Balanced(BalancedSizing::default()),
+            HeapSizing::Balanced(BalancedSizing::for_tests()),
             1024 * MIB,
             None,
         );
