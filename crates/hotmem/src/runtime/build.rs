@@ -131,7 +131,7 @@ fn gc_heap(
     );
     let concurrent = constraints
         .concurrent
-        .then(|| Arc::new(ConcurrentState::default()));
+        .then(|| Arc::new(ConcurrentState::new(config.concurrent_gc_workers)));
     let budgeted = BudgetedPages::new(
         pages.clone(),
         config.heap_max,

@@ -49,6 +49,7 @@ impl Default for RuntimeBuilder {
                 nmt: Level::Summary,
                 numa: NumaConfig::Detect,
                 gc_workers: None,
+                concurrent_gc_workers: None,
                 safepoint_strategy: Strategy::WaitBarrier,
                 fragmentation_limit: 0.25,
                 uncommit_delay: Duration::from_secs(300),
@@ -128,6 +129,25 @@ impl RuntimeBuilder {
         self
     }
 
+    /// How many of the GC workers a concurrent collector's phases
+    /// (marking, relocation) run on while no allocation stalls, as ZGC's
+    /// `ConcGCThreads` (default: a quarter of the CPUs, at least one).
+    /// More finish a cycle sooner and take more CPUs from the mutators
+    /// meanwhile. Never more than the GC workers (see
+    /// [`RuntimeBuilder::gc_workers`]); while an allocation stalls, the
+    /// phases take every worker.
+    ///
+    /// ```
+    /// use hotmem::Runtime;
+    /// let rt = Runtime::builder().gc_workers(4).concurrent_gc_workers(2).build()?;
+    /// assert_eq!(rt.config().concurrent_gc_workers(), Some(2));
+    /// # Ok::<(), hotmem::BuildError>(())
+    /// ```
+    pub fn concurrent_gc_workers(mut self, workers: usize) -> Self {
+        self.config.concurrent_gc_workers = Some(workers);
+        self
+    }
+
     /// How safepoints stop the mutators.
     pub fn safepoint_strategy(mut self, strategy: Strategy) -> Self {
         self.config.safepoint_strategy = strategy;
@@ -203,9 +223,8 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Which collector runs (default: [`CollectorMode::StopTheWorld`]; see
-    /// [`CollectorMode::Concurrent`] for what the concurrent one asks of
-    /// the embedder).
+    /// Which collector runs (default: [`CollectorMode::Concurrent`], which
+    /// says what it asks of the embedder).
     pub fn collector(mut self, mode: CollectorMode) -> Self {
         self.config.collector = mode;
         self
@@ -272,6 +291,9 @@ impl RuntimeBuilder {
         }
         if c.gc_workers == Some(0) {
             return bad("gc_workers must be at least 1".into());
+        }
+        if c.concurrent_gc_workers == Some(0) {
+            return bad("concurrent_gc_workers must be at least 1".into());
         }
         if c.class_space == 0 || c.nonclass_space == 0 {
             return bad("metaspace sizes must be positive".into());

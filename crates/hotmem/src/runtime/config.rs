@@ -37,6 +37,7 @@ pub struct RuntimeConfig {
     pub(crate) nmt: Level,
     pub(crate) numa: NumaConfig,
     pub(crate) gc_workers: Option<usize>,
+    pub(crate) concurrent_gc_workers: Option<usize>,
     pub(crate) safepoint_strategy: Strategy,
     pub(crate) fragmentation_limit: f64,
     pub(crate) uncommit_delay: Duration,
@@ -89,6 +90,12 @@ impl RuntimeConfig {
     /// Where a concurrent collector visits the root tables.
     pub fn root_table_visit(&self) -> RootTableVisit {
         self.root_table_visit
+    }
+
+    /// How many GC workers a concurrent phase runs on while no allocation
+    /// stalls, if set ([`RuntimeBuilder::concurrent_gc_workers`](crate::RuntimeBuilder::concurrent_gc_workers)).
+    pub fn concurrent_gc_workers(&self) -> Option<usize> {
+        self.concurrent_gc_workers
     }
 }
 

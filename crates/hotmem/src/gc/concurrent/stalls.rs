@@ -27,6 +27,9 @@ pub(crate) struct ConcurrentState {
     /// The kind of cycle running now ([`RUNNING_NONE`] between cycles),
     /// for the stalls' account by kind.
     running: AtomicU8,
+    /// The workers a concurrent phase takes while nothing stalls (before
+    /// the pool's size bounds them).
+    usual_workers: usize,
 }
 
 /// [`ConcurrentState::running`]'s value between cycles.
@@ -36,8 +39,11 @@ const RUNNING_YOUNG: u8 = 1;
 /// A full cycle runs.
 const RUNNING_FULL: u8 = 2;
 
-impl Default for ConcurrentState {
-    fn default() -> Self {
+impl ConcurrentState {
+    /// The state of a runtime whose concurrent phases take `workers` GC
+    /// workers while nothing stalls (`None`: a quarter of the CPUs, at
+    /// least one, ZGC's concurrent worker heuristic).
+    pub(crate) fn new(workers: Option<usize>) -> Self {
         ConcurrentState {
             freed: parking_lot::Mutex::new(0),
             freed_moved: parking_lot::Condvar::new(),
@@ -45,6 +51,7 @@ impl Default for ConcurrentState {
             stalls: AtomicU64::new(0),
             room_at_end: AtomicUsize::new(usize::MAX),
             running: AtomicU8::new(RUNNING_NONE),
+            usual_workers: workers.unwrap_or_else(|| cpus().div_ceil(4)),
         }
     }
 }
@@ -62,14 +69,14 @@ impl ConcurrentState {
         Stalled(self)
     }
 
-    /// The workers a concurrent phase takes out of a pool of `pool`: a
-    /// quarter of the CPUs (at least one, ZGC's concurrent worker
-    /// heuristic), or the whole pool while an allocation stalls.
+    /// The workers a concurrent phase takes out of a pool of `pool`: the
+    /// usual number (see [`ConcurrentState::new`]), or the whole pool
+    /// while an allocation stalls.
     pub(crate) fn concurrent_workers(&self, pool: usize) -> usize {
         if self.stalled.load(Ordering::Relaxed) > 0 {
             return pool.max(1);
         }
-        cpus().div_ceil(4).clamp(1, pool.max(1))
+        self.usual_workers.clamp(1, pool.max(1))
     }
 
     /// A cycle of `kind` starts.
