@@ -131,6 +131,77 @@ fn entries_moved_out_of_a_table_during_marking_are_kept() {
     drop(me);
 }
 
+/// Sixteen tables marked by four workers at once (a table per job), while
+/// the mutator moves entries from each table into the next: every entry
+/// of the snapshot is visited, and every object kept, whichever worker
+/// marked which table and when.
+#[test]
+fn tables_marked_by_several_workers_keep_every_entry() {
+    const TABLES: usize = 16;
+    const PER_TABLE: usize = 2_500;
+    const N: usize = TABLES * PER_TABLE;
+    let objects = SimpleObjects::new();
+    let rt = common::builder(128 << 20, Some(4))
+        .collector(CollectorMode::Concurrent)
+        .concurrent_gc_workers(4)
+        .binding(objects.clone())
+        .build()
+        .expect("a concurrent runtime");
+    let mut me = rt.attach_mutator().unwrap();
+    let tables: Vec<_> = (0..TABLES).map(|_| objects.root_table()).collect();
+    let mut ids = Ids::from(1);
+    let mut kept: Vec<u64> = tables
+        .iter()
+        .flat_map(|t| fragmented(&mut me, t, &mut ids, PER_TABLE, 1))
+        .collect();
+    let cycle = {
+        let rt = rt.clone();
+        std::thread::spawn(move || rt.collect().unwrap())
+    };
+    while !rt.is_marking() && !cycle.is_finished() {
+        me.poll();
+        std::thread::yield_now();
+    }
+    for k in 0..N / 2 {
+        let (from, to) = (&tables[k % TABLES], &tables[(k + 1) % TABLES]);
+        let v = match k % 2 {
+            0 => from.pop(),
+            _ => from.swap_remove(0),
+        };
+        to.push(v);
+        if k % 1000 == 0 {
+            me.poll();
+        }
+    }
+    drop(me);
+    let first = cycle.join().unwrap();
+    assert_eq!(
+        first.objects_marked as usize, N,
+        "every object of the snapshot"
+    );
+    let c = first.concurrent.expect("a concurrent cycle");
+    assert!(c.root_table_entries as usize >= N, "{c:?}");
+    let second = rt.collect().unwrap();
+    assert_eq!(second.objects_marked as usize, N, "and each one kept");
+    assert_eq!(
+        second.concurrent.unwrap().root_table_entries as usize,
+        N,
+        "each entry once when nothing moves"
+    );
+    let _me = rt.attach_mutator().unwrap();
+    let mut seen: Vec<u64> = tables
+        .iter()
+        .flat_map(|t| t.roots())
+        .map(|r| {
+            // SAFETY: read from a root just now; nothing polls.
+            unsafe { SimpleObjects::header(r.expect("no empty entry"))[1] }
+        })
+        .collect();
+    seen.sort_unstable();
+    kept.sort_unstable();
+    assert_eq!(seen, kept);
+}
+
 /// The mutator reads every entry of a table, every handle and every weak
 /// handle, over and over while cycles evacuate the pages they refer to:
 /// each read names the object's one current copy (the reader relocates it

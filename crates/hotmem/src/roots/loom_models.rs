@@ -5,8 +5,8 @@
 //!   the new one under one lock acquisition, which the update also takes,
 //!   so it names the moved object's new address in every interleaving; the
 //!   racy baseline (read, then add: two acquisitions) is shown to fail;
-//! - a mutator overwriting and moving entries of a [`RootTable`] while the
-//!   GC thread marks it after Pause Mark Start, a chunk of one entry at a
+//! - a mutator overwriting and moving entries of a [`RootTable`] while a
+//!   GC worker marks it after Pause Mark Start, a chunk of one entry at a
 //!   time: every value of the snapshot is marked;
 //! - a reader of an entry racing the GC thread's forwarding of the table
 //!   after Pause Relocate Start: the object is copied once, and the
@@ -68,7 +68,7 @@ fn loom_the_racy_clone_can_name_the_old_copy() {
     });
 }
 
-/// The snapshot is `[A, B, C]`; while the GC thread marks the table one
+/// The snapshot is `[A, B, C]`; while a GC worker marks the table one
 /// entry per step, the mutator overwrites the last entry and moves the
 /// second into the first (swap_remove): A, B and C are all marked.
 #[test]

@@ -3,10 +3,10 @@
 //! run, so that neither pause grows with the number of roots.
 //!
 //! - **Marking.** Pause Mark Start only puts every table in
-//!   [`TableGc::Marking`]; the GC thread then marks each table's entries
+//!   [`TableGc::Marking`]; a GC worker then marks each table's entries
 //!   after the pause, a chunk per lock acquisition. Until it has passed an
 //!   entry, a mutator that overwrites or removes the entry's value keeps
-//!   the value in the table's log, which the GC thread marks last: the
+//!   the value in the table's log, which the worker marks last: the
 //!   snapshot at mark start is marked, as the store barrier's log keeps it
 //!   for heap slots. An entry added meanwhile holds a current reference,
 //!   reachable in the snapshot or allocated since, so it needs no log.

@@ -269,7 +269,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let marker = Marker::new(self.binding, &collection.map, count, young_only, policy);
         let mut rooted = Vec::new();
         collection.mark_roots(&marker, &[], self.tables, |r| rooted.push(r))?;
-        let mut tables = match self.tables {
+        let tables = match self.tables {
             RootTableVisit::Concurrent => {
                 Some(ConcurrentTables::begin_marking(self.binding, heap)?)
             }
@@ -289,7 +289,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let set_marking = SetMarking::begin(heap.weak.sets.live(), &reached);
         self.end_pause(GcPhase::PauseMarkStart, pause);
         let (snapshot, ephemerons, finalizers) =
-            self.mark_concurrently(&marker, workers, taken, tables.as_mut())?;
+            self.mark_concurrently(&marker, workers, taken, tables.as_ref())?;
         // Pause Mark End: every log, the rest of the trace, the references
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
@@ -426,9 +426,9 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         Ok((slots, addresses))
     }
 
-    /// Concurrent Mark: the root tables' entries are marked (`tables`,
-    /// when they were left out of the pause), then the workers trace while
-    /// the mutators run; the logs of full buffers are traced as they come,
+    /// Concurrent Mark: the workers mark the root tables' entries
+    /// (`tables`, when they were left out of the pause; one table per
+    /// job), then trace while the mutators run; the logs of full buffers are traced as they come,
     /// in rounds, until a round finds nothing new to mark; each round also
     /// retains the values of the ephemerons whose key is marked
     /// ([`EphemeronScan`]), and tracing goes on from them.
@@ -443,7 +443,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         marker: &Marker<'_, B, P>,
         workers: &mut GcWorkers,
         taken: Vec<Vec<usize>>,
-        tables: Option<&mut ConcurrentTables>,
+        tables: Option<&ConcurrentTables>,
     ) -> Result<(Vec<usize>, Option<EphemeronScan>, FinalizerStart), GcError> {
         let running = self.times.start(GcPhase::ConcurrentMark);
         // The remembered slots' values now: a value overwritten since mark
@@ -455,16 +455,18 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         for slot in &remembered {
             marker.mark_slot(slot)?;
         }
-        if let Some(t) = tables {
-            t.mark(marker)?;
-            self.phases.root_table_entries = t.entries;
-        }
+        // The tables' entries: the first round's jobs.
+        let mut roots = tables.map_or_else(Vec::new, |t| t.marking_jobs());
         let pool = workers.count();
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
         let mut ephemerons = None;
         loop {
-            marker.trace_concurrently(self.heap, workers, &allowed)?;
+            let visited = marker.trace_concurrently(self.heap, workers, &allowed, &roots)?;
+            if !roots.is_empty() {
+                self.phases.root_table_entries = visited;
+                roots.clear();
+            }
             self.phases.mark_rounds += 1;
             let logged = mark_logged(marker, self.barriers.satb.take_full());
             // After a round whose logs held nothing new, and after rounds

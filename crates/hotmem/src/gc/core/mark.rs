@@ -59,6 +59,15 @@ pub(crate) trait MarkPolicy: Sync {
 /// checks of the abort flag).
 const BATCH: usize = 256;
 
+/// Visits some roots (one root table's entries), passing each to the
+/// function it is given, which marks it: what a worker of a concurrent
+/// marking claims before it traces. Returns how many it visited.
+pub(crate) type RootJob<'j> = Box<
+    dyn Fn(&mut dyn FnMut(ObjectReference) -> Result<(), GcError>) -> Result<u64, GcError>
+        + Sync
+        + 'j,
+>;
+
 /// What [`Marker::trace_here`] traced.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Traced {
@@ -94,6 +103,23 @@ pub(crate) struct Marker<'a, B: Binding, P: MarkPolicy> {
     young_only: bool,
     /// The collector's part (see [`MarkPolicy`]).
     policy: P,
+}
+
+/// A worker counted in a marker's `active` count until this is dropped,
+/// also if what it runs panics (the others would wait for it otherwise).
+struct Active<'a>(&'a AtomicUsize);
+
+impl<'a> Active<'a> {
+    fn enter(active: &'a AtomicUsize) -> Active<'a> {
+        active.fetch_add(1, Ordering::SeqCst);
+        Active(active)
+    }
+}
+
+impl Drop for Active<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Live objects and bytes found on the current page, added to its live map
@@ -163,6 +189,17 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         r: ObjectReference,
         slot: Option<Address>,
     ) -> Result<bool, GcError> {
+        self.mark_root_into(r, slot, |r| self.injector.push(r))
+    }
+
+    /// [`Marker::mark_root`], pushing what it marked with `push` (a
+    /// worker's own deque, from which the others steal).
+    fn mark_root_into(
+        &self,
+        r: ObjectReference,
+        slot: Option<Address>,
+        push: impl FnOnce(ObjectReference),
+    ) -> Result<bool, GcError> {
         let invalid = |reason| GcError::InvalidReference {
             value: r.get(),
             slot,
@@ -179,7 +216,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
             return Ok(false);
         }
         if self.map.pages[pi].live.mark(wi) {
-            self.injector.push(r);
+            push(r);
             return Ok(true);
         }
         Ok(false)
@@ -243,7 +280,8 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// Traces what was marked since the last round on the workers (the
     /// roots, or objects retained by reference processing), to the end.
     pub(crate) fn trace(&self, heap: &GcHeap, workers: &mut GcWorkers) -> Result<(), GcError> {
-        self.trace_concurrently(heap, workers, &|| usize::MAX)
+        self.trace_concurrently(heap, workers, &|| usize::MAX, &[])
+            .map(drop)
     }
 
     /// [`Marker::trace`] while the mutators run: on as many workers as
@@ -251,14 +289,19 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// (checking every [`PARKED_CHECK`]) and join when it allows more: a
     /// concurrent cycle marks on a quarter of the CPUs, and on all of
     /// them while an allocation stalls (the stalled mutators' CPUs are
-    /// idle meanwhile).
+    /// idle meanwhile). Each worker first claims `roots` jobs one at a
+    /// time, until none is left, then traces; returns how many roots the
+    /// jobs visited.
     pub(crate) fn trace_concurrently(
         &self,
         heap: &GcHeap,
         workers: &mut GcWorkers,
         allowed: &(dyn Fn() -> usize + Sync),
-    ) -> Result<(), GcError> {
+        roots: &[RootJob<'_>],
+    ) -> Result<u64, GcError> {
         let done = AtomicBool::new(false);
+        let next_job = AtomicUsize::new(0);
+        let visited = AtomicU64::new(0);
         let items = (0..self.deques.len())
             .map(|i| (heap.partitions[i % heap.partitions.len()], i))
             .collect();
@@ -271,13 +314,53 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
                 }
                 std::thread::sleep(PARKED_CHECK);
             }
+            if !roots.is_empty() {
+                self.mark_roots_claimed(i, roots, &next_job, &visited);
+            }
             self.work(i);
             done.store(true, Ordering::Release);
         })?;
         match self.take_error() {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(visited.into_inner()),
         }
+    }
+
+    /// Runs the jobs of `roots` that worker `me` claims (`next` is the
+    /// next unclaimed), adding what they visited to `visited`. What they
+    /// mark goes onto the worker's own deque, which the others steal from
+    /// (a shared queue that every worker pushes onto made marking slower
+    /// than one thread marking the tables alone). Meanwhile the worker
+    /// counts as active: the others, finding every queue empty, keep
+    /// looking for the roots it pushes instead of ending the round. (They
+    /// would still be traced, by this worker's own [`Marker::work`] after
+    /// its jobs, but by it alone.)
+    fn mark_roots_claimed(
+        &self,
+        me: usize,
+        roots: &[RootJob<'_>],
+        next: &AtomicUsize,
+        visited: &AtomicU64,
+    ) {
+        let Some(local) = self.deques.get(me).and_then(|d| d.lock().take()) else {
+            return;
+        };
+        {
+            let _active = Active::enter(&self.active);
+            let mut mark = |r| self.mark_root_into(r, None, |r| local.push(r)).map(drop);
+            while !self.abort.load(Ordering::Relaxed) {
+                let Some(job) = roots.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    break;
+                };
+                match job(&mut mark) {
+                    Ok(n) => {
+                        visited.fetch_add(n, Ordering::Relaxed);
+                    }
+                    Err(e) => self.fail(e),
+                }
+            }
+        }
+        *self.deques[me].lock() = Some(local);
     }
 
     fn fail(&self, e: GcError) {

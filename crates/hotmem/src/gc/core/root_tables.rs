@@ -6,9 +6,9 @@
 //!
 //! Each pause only changes every table's state ([`ConcurrentTables::begin_marking`]
 //! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
-//! Relocate Start); the GC thread then marks the entries, and the GC
-//! workers forward them (one table per job, beside the relocation set's
-//! pages), a chunk at a time while the mutators run. Dropping the set
+//! Relocate Start); the GC workers then mark the entries (one table per
+//! job, before they trace) and forward them (one table per job, beside
+//! the relocation set's pages), a chunk at a time while the mutators run. Dropping the set
 //! finishes what its cycle started: a forwarding is always completed (the
 //! entries must not name old copies once the relocation set goes), a
 //! marking forgotten.
@@ -16,7 +16,7 @@
 use super::binding_panic::call_model;
 use super::heap::GcHeap;
 use super::in_collection::Collected;
-use super::mark::{MarkPolicy, Marker};
+use super::mark::RootJob;
 use crate::GcError;
 use crate::roots::table_gc::{GcTable, RootForwarder, RootWord, Step, TableBusy};
 use crate::roots::{HandleTable, RootTable};
@@ -44,7 +44,7 @@ use std::sync::Arc;
 pub enum RootTableVisit {
     /// After the pauses, while the mutators run (the default): Pause Mark
     /// Start and Pause Relocate Start only change each table's state, the
-    /// GC thread marks and the GC workers forward the entries afterwards,
+    /// GC workers mark and forward the entries afterwards,
     /// and a read of an entry not forwarded yet forwards it (relocating
     /// the object if nobody has). The pauses do not grow with the number
     /// of entries.
@@ -76,8 +76,6 @@ pub(crate) struct ConcurrentTables {
     sets: Vec<Arc<WeakSetTable>>,
     /// The ephemerons, once forwarding began.
     ephemerons: Option<Arc<EphemeronTable>>,
-    /// Entries marked after Pause Mark Start.
-    pub(crate) entries: u64,
 }
 
 /// Runs `$body` with `$t` bound to every table of a [`ConcurrentTables`]
@@ -119,7 +117,6 @@ impl ConcurrentTables {
             weak: None,
             sets: Vec::new(),
             ephemerons: None,
-            entries: 0,
         };
         for h in &set.handles {
             h.begin_marking(set.owner).map_err(busy)?;
@@ -137,22 +134,16 @@ impl ConcurrentTables {
         Ok(set)
     }
 
-    /// After Pause Mark Start: marks every entry of every table, and every
-    /// value that left an entry before the visit reached it. Each object
-    /// is passed to `marker` as a root with no slot.
-    pub(crate) fn mark<B: Binding, P: MarkPolicy>(
-        &mut self,
-        marker: &Marker<'_, B, P>,
-    ) -> Result<(), GcError> {
-        let mut entries = 0u64;
-        let mut mark = |r: ObjectReference| {
-            entries += 1;
-            marker.mark_root(r, None).map(drop)
-        };
+    /// After Pause Mark Start, one job per table for the workers of
+    /// Concurrent Mark to share: a job passes every entry of its table,
+    /// and every value that left an entry before the visit reached it, to
+    /// the function that marks it; it returns how many.
+    pub(crate) fn marking_jobs(&self) -> Vec<RootJob<'_>> {
         let owner = self.owner;
-        each_table!(self, |t| while t.step(owner, &mut mark)? == Step::More {});
-        self.entries += entries;
-        Ok(())
+        let mut jobs: Vec<RootJob<'_>> = Vec::new();
+        each_table!(self, |t| jobs
+            .push(Box::new(move |mark| mark_table(owner, &**t, mark))));
+        jobs
     }
 
     /// In Pause Relocate Start: every table of `heap` and of `binding`
@@ -210,6 +201,22 @@ impl ConcurrentTables {
 
 /// Forwards every entry of one root table ([`ConcurrentTables::forwarding_jobs`]).
 pub(crate) type TableJob<'t> = Box<dyn Fn() + Sync + 't>;
+
+/// Passes every entry of `table` in `owner`'s cycle to `mark`
+/// ([`ConcurrentTables::marking_jobs`]): how many it visited.
+fn mark_table<T: GcTable>(
+    owner: usize,
+    table: &T,
+    mark: &mut dyn FnMut(ObjectReference) -> Result<(), GcError>,
+) -> Result<u64, GcError> {
+    let mut entries = 0u64;
+    let mut visit = |r: ObjectReference| {
+        entries += 1;
+        mark(r)
+    };
+    while table.step(owner, &mut visit)? == Step::More {}
+    Ok(entries)
+}
 
 /// Forwards every entry of `table` in `owner`'s cycle.
 fn forward_table<T: GcTable>(owner: usize, table: &T) {
