@@ -428,10 +428,10 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
 
     /// Concurrent Mark: the workers mark the root tables' entries
     /// (`tables`, when they were left out of the pause; one table per
-    /// job), then trace while the mutators run; the logs of full buffers are traced as they come,
-    /// in rounds, until a round finds nothing new to mark; each round also
-    /// retains the values of the ephemerons whose key is marked
-    /// ([`EphemeronScan`]), and tracing goes on from them.
+    /// job), then trace while the mutators run; the logs of full buffers
+    /// are traced as they come, in rounds, until a round finds nothing new
+    /// to mark; each round also retains the values of the ephemerons whose
+    /// key is marked ([`EphemeronScan`]), and tracing goes on from them.
     /// Mutators that keep logging (a loop of
     /// stores, weak handles read in a loop) cannot hold marking here:
     /// after the last round allowed, Pause Mark End takes what is left, as

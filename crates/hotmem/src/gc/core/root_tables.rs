@@ -8,10 +8,10 @@
 //! in Pause Mark Start, [`ConcurrentTables::begin_forwarding`] in Pause
 //! Relocate Start); the GC workers then mark the entries (one table per
 //! job, before they trace) and forward them (one table per job, beside
-//! the relocation set's pages), a chunk at a time while the mutators run. Dropping the set
-//! finishes what its cycle started: a forwarding is always completed (the
-//! entries must not name old copies once the relocation set goes), a
-//! marking forgotten.
+//! the relocation set's pages), a chunk at a time while the mutators run.
+//! Dropping the set finishes what its cycle started: a forwarding is
+//! always completed (the entries must not name old copies once the
+//! relocation set goes), a marking forgotten.
 
 use super::binding_panic::call_model;
 use super::heap::GcHeap;
