@@ -63,6 +63,22 @@ fn cycle_in_marking(rt: &Runtime, me: &mut Mutator) -> std::thread::JoinHandle<C
     cycle
 }
 
+/// `first`, a cycle that ran while the mutator moved table entries,
+/// marked the `n` objects of its snapshot and visited every entry at
+/// least once after the pause (a value moved into an entry not reached yet
+/// is visited twice); the next cycle keeps all `n`. Its statistics.
+fn kept_through_two_cycles(rt: &Runtime, first: &CollectStats, n: usize) -> CollectStats {
+    assert_eq!(
+        first.objects_marked as usize, n,
+        "every object of the snapshot"
+    );
+    let c = first.concurrent.expect("a concurrent cycle");
+    assert!(c.root_table_entries as usize >= n, "{c:?}");
+    let second = rt.collect().unwrap();
+    assert_eq!(second.objects_marked as usize, n, "and each one kept");
+    second
+}
+
 /// The object `r` refers to has id `id` and its payload is intact.
 ///
 /// # Safety
@@ -112,17 +128,7 @@ fn entries_moved_out_of_a_table_during_marking_are_kept() {
     }
     assert!(from.is_empty());
     drop(me);
-    let first = cycle.join().unwrap();
-    assert_eq!(
-        first.objects_marked as usize, N,
-        "every object of the snapshot"
-    );
-    let c = first.concurrent.expect("a concurrent cycle");
-    // Each entry at least once after the pause (a value moved into an
-    // entry the GC thread had not reached yet is visited twice).
-    assert!(c.root_table_entries as usize >= N, "{c:?}");
-    let second = rt.collect().unwrap();
-    assert_eq!(second.objects_marked as usize, N, "and each one kept");
+    kept_through_two_cycles(&rt, &cycle.join().unwrap(), N);
     let me = rt.attach_mutator().unwrap();
     let mut seen: Vec<u64> = to
         .roots()
@@ -175,15 +181,7 @@ fn tables_marked_by_several_workers_keep_every_entry() {
         }
     }
     drop(me);
-    let first = cycle.join().unwrap();
-    assert_eq!(
-        first.objects_marked as usize, N,
-        "every object of the snapshot"
-    );
-    let c = first.concurrent.expect("a concurrent cycle");
-    assert!(c.root_table_entries as usize >= N, "{c:?}");
-    let second = rt.collect().unwrap();
-    assert_eq!(second.objects_marked as usize, N, "and each one kept");
+    let second = kept_through_two_cycles(&rt, &cycle.join().unwrap(), N);
     assert_eq!(
         second.concurrent.unwrap().root_table_entries as usize,
         N,
