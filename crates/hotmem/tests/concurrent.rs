@@ -634,16 +634,9 @@ fn move_references_during_marking(MOVED: usize, chain: usize) {
     unsafe { SimpleObjects::set_slot(&me, tail, 0, Some(holder)) };
     roots.pop();
     let expected = 1 + LIST + 1 + MOVED * chain;
-    let cycle = {
-        let rt = rt.clone();
-        std::thread::spawn(move || rt.collect().unwrap())
-    };
     // Move as soon as marking runs (the move happens after the cycle,
     // harmlessly, if this thread saw no marking: the scheduler decides).
-    while !rt.is_marking() && !cycle.is_finished() {
-        me.poll();
-        std::thread::yield_now();
-    }
+    let cycle = common::cycle_in_marking(&rt, &mut me);
     let (safe, holder) = (roots.get(0).unwrap(), me.resolve(holder));
     for i in 0..MOVED {
         // SAFETY: both live (the holder is reachable through the list).
@@ -689,14 +682,7 @@ fn an_object_read_from_a_weak_handle_during_marking_is_kept() {
     let weakly = build::object(&mut me, &roots, 0, 4, ids.next()).unwrap();
     roots.pop();
     let weak = rt.weak_handle(weakly);
-    let cycle = {
-        let rt = rt.clone();
-        std::thread::spawn(move || rt.collect().unwrap())
-    };
-    while !rt.is_marking() && !cycle.is_finished() {
-        me.poll();
-        std::thread::yield_now();
-    }
+    let cycle = common::cycle_in_marking(&rt, &mut me);
     // Read while marking runs (or after the cycle: then the handle was
     // cleared, and there is nothing to keep).
     let read = weak.get();

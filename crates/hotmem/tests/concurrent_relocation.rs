@@ -306,14 +306,7 @@ fn an_object_pinned_during_marking_stays_where_it_is() {
     // A long list, so that marking takes a while.
     build::list(&mut me, &roots, 100_000, 0, false, &mut Ids::from(1 << 40)).unwrap();
     let before = elements(&me, &roots, N);
-    let cycle = {
-        let rt = rt.clone();
-        std::thread::spawn(move || rt.collect().unwrap())
-    };
-    while !rt.is_marking() && !cycle.is_finished() {
-        me.poll();
-        std::thread::yield_now();
-    }
+    let cycle = common::cycle_in_marking(&rt, &mut me);
     // Pinned during marking (or after the cycle, if this thread never saw
     // it mark: the scheduler decides; the object must not move either way).
     let obj = me.resolve(before[0].unwrap());

@@ -48,21 +48,6 @@ fn fragmented(
     kept
 }
 
-/// Starts a cycle on another thread and returns once it marks (or has
-/// ended), polling `me` meanwhile: the cycle's thread, whose result is the
-/// cycle's statistics.
-fn cycle_in_marking(rt: &Runtime, me: &mut Mutator) -> std::thread::JoinHandle<CollectStats> {
-    let cycle = {
-        let rt = rt.clone();
-        std::thread::spawn(move || rt.collect().unwrap())
-    };
-    while !rt.is_marking() && !cycle.is_finished() {
-        me.poll();
-        std::thread::yield_now();
-    }
-    cycle
-}
-
 /// `first`, a cycle that ran while the mutator moved table entries,
 /// marked the `n` objects of its snapshot and visited every entry at
 /// least once after the pause (a value moved into an entry not reached yet
@@ -105,7 +90,7 @@ fn entries_moved_out_of_a_table_during_marking_are_kept() {
     let (from, to) = (objects.root_table(), objects.root_table());
     let mut ids = Ids::from(1);
     let kept = fragmented(&mut me, &from, &mut ids, N, 1);
-    let cycle = cycle_in_marking(&rt, &mut me);
+    let cycle = common::cycle_in_marking(&rt, &mut me);
     // From the end (where the GC thread has not been yet) and from the
     // front (where it may have been), into the other table, into handles,
     // overwriting as they go.
@@ -168,7 +153,7 @@ fn tables_marked_by_several_workers_keep_every_entry() {
         .iter()
         .flat_map(|t| fragmented(&mut me, t, &mut ids, PER_TABLE, 1))
         .collect();
-    let cycle = cycle_in_marking(&rt, &mut me);
+    let cycle = common::cycle_in_marking(&rt, &mut me);
     for k in 0..N / 2 {
         let (from, to) = (&tables[k % TABLES], &tables[(k + 1) % TABLES]);
         let v = match k % 2 {

@@ -165,3 +165,18 @@ impl BackgroundCycle {
         self.thread.join().expect("the collecting thread")
     }
 }
+
+/// Starts a concurrent cycle on another thread and returns once it marks
+/// (or has ended: the scheduler decides), polling `me` meanwhile: the
+/// cycle's thread, whose result is the cycle's statistics.
+pub(crate) fn cycle_in_marking(rt: &Runtime, me: &mut Mutator) -> JoinHandle<CollectStats> {
+    let cycle = {
+        let rt = rt.clone();
+        std::thread::spawn(move || rt.collect().unwrap())
+    };
+    while !rt.is_marking() && !cycle.is_finished() {
+        me.poll();
+        std::thread::yield_now();
+    }
+    cycle
+}
