@@ -100,12 +100,17 @@ pub struct Outcome {
     pub leaked_regions: u64,
 }
 
-/// The runtime of a case.
-fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
+/// The runtime of a case: two GC workers, of which the concurrent
+/// collectors' phases take one or both (by the case's seed), so that the
+/// phases' work sharing (tables and pages claimed one job at a time,
+/// marking's work stealing) runs on two workers outside allocation stalls
+/// too, also on a 2-CPU machine.
+fn runtime(mode: Mode, seed: u64, binding: Arc<Hostile>) -> Result<Runtime, String> {
     let b = Runtime::builder()
         .heap_max(32 << 20)
         .numa(NumaConfig::Off)
         .gc_workers(2)
+        .concurrent_gc_workers(1 + (seed >> 4) as usize % 2)
         .binding(binding);
     let b = match mode {
         Mode::StopTheWorld => b
@@ -141,7 +146,7 @@ fn runtime(mode: Mode, binding: Arc<Hostile>) -> Result<Runtime, String> {
 /// What broke the contract, or a thread's panic.
 pub fn run(case: &Case) -> Result<Outcome, String> {
     let binding = Arc::new(Hostile::new(SimpleObjects::new(), case.panic));
-    let world = World::new(runtime(case.mode, binding.clone())?, binding);
+    let world = World::new(runtime(case.mode, case.seed, binding.clone())?, binding);
     let w = &world;
     let results: Vec<Result<(), String>> = std::thread::scope(|s| {
         let mut threads = Vec::new();
