@@ -47,7 +47,10 @@ pub struct BalancedSizing {
     /// 256 MiB (an 8 MiB young generation, what the VM's own policy once
     /// chose) its bench programs ran 0.94-1.05x the time (geometric mean
     /// 1.01x) in 0.50-1.02x the peak RSS (the Lox README, "When to
-    /// collect").
+    /// collect"). A workload whose collections cost more pays in time:
+    /// `binary_trees --sizing balanced` (depth 20, 256 MiB) ran 1.14x the
+    /// time in 0.92x the peak RSS against 256 MiB (medians of three
+    /// interleaved runs); set 256 MiB for that trade.
     pub tuning: usize,
 }
 
