@@ -16,6 +16,11 @@ mod common;
 
 const HEAP: usize = 32 << 20;
 
+/// What the mutators leave free for the concurrent collector's relocation
+/// targets: one small page (2 MiB at this heap size). The scenario fills
+/// the rest.
+const RESERVE: usize = 2 << 20;
+
 /// Slot 0: the previous node of the chain; slot 1: what the test stored
 /// last (the node itself, after the first cycle).
 const NODE: usize = 2;
@@ -49,7 +54,8 @@ fn check_chain(me: &Mutator, roots: &hotmem::objects::RootTable, cycle: usize) -
     seen
 }
 
-/// Fills the heap up to `fill` of its size with chained nodes (each also
+/// Fills the heap up to `fill` of what the mutators may take (all but the
+/// relocation reserve) with chained nodes (each also
 /// rooted), `garbage` unrooted objects after each, then runs young cycles,
 /// storing into every node through the root table between them. Returns
 /// the pages whose evacuation the first cycle left incomplete.
@@ -66,7 +72,7 @@ fn scenario(fill: f64, garbage: usize) -> usize {
     let size = SimpleObjects::size_for(NODE, 6);
     let mut id = 1;
     let mut last: Option<ObjectReference> = None;
-    while (rt.heap().usage().used as f64) < fill * HEAP as f64 {
+    while (rt.heap().usage().used as f64) < fill * (HEAP - RESERVE) as f64 {
         let addr = me.alloc(size).unwrap();
         // SAFETY: a fresh allocation.
         let node = unsafe { SimpleObjects::init(addr, size, NODE, id) };

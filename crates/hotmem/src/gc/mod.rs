@@ -38,7 +38,7 @@ pub use self::core::stats::{
 pub use self::core::tlab::{TlabStats, Tlabs};
 pub use self::core::workers::{PhaseSummary, WorkerBinding};
 
-pub(crate) use self::core::collector::{Collector, Constraints};
+pub(crate) use self::core::collector::{Collector, Constraints, Moves};
 pub(crate) use self::core::driver::{DriverContext, GcRequest};
 pub(crate) use self::core::heap::GcHeap;
 pub(crate) use self::core::in_collection;

@@ -10,8 +10,8 @@ use crate::error::BuildError;
 use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
 use crate::gc::{
-    self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, NonMovingSpace,
-    Poison, Sizing, SoftMax, TlabShared, TlabSizing, Uncommitter,
+    self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Moves,
+    NonMovingSpace, Poison, Sizing, SoftMax, TlabShared, TlabSizing, Uncommitter,
 };
 use crate::log::Logger;
 use crate::pause_gate::PauseGate;
@@ -132,11 +132,18 @@ fn gc_heap(
     let concurrent = constraints
         .concurrent
         .then(|| Arc::new(ConcurrentState::new(config.concurrent_gc_workers)));
+    // One small page of relocation targets for a collector that moves
+    // objects while the mutators run.
+    let reserve = match constraints.moves {
+        Moves::WhileMutatorsRun => pages.page_sizes().small_page(),
+        Moves::InPauses | Moves::Never => 0,
+    };
     let budgeted = BudgetedPages::new(
         pages.clone(),
         config.heap_max,
         sizing.initial_budget(),
         barriers.concurrent.as_ref().map(|c| c.new_pages.clone()),
+        reserve,
     );
     let mutator_alloc = ObjectAllocator::new(Arc::new(budgeted), config.medium_page_mode);
     let sizes = mutator_alloc.page_sizes();

@@ -165,14 +165,28 @@ pub(crate) struct BudgetedPages {
     /// those given back undone): what a cycle's mutators took is the
     /// difference of two readings.
     taken: AtomicU64,
+    /// Bytes of the heap the mutators leave free for the collector's
+    /// relocation targets (see [`BudgetedPages::new`]).
+    reserve: usize,
 }
 
 impl BudgetedPages {
+    /// Pages for the mutators from `heap` (of at most `heap_max` bytes),
+    /// `budget` bytes of them before the first collection, leaving
+    /// `reserve` bytes of the heap to the collector: a collector that
+    /// relocates while the mutators run needs free pages to copy into,
+    /// and a mutator that took the last of them would leave the next
+    /// cycle's evacuation incomplete (its pages stay, for want of
+    /// targets), and the next one's, while each cycle's freed page goes
+    /// to targets again (ZGC keeps a relocation reserve for the same
+    /// reason). A mutator stalls at the reserve instead, and the cycle
+    /// copies into it.
     pub(crate) fn new(
         heap: Arc<PageAllocator>,
         heap_max: usize,
         budget: usize,
         new_pages: Option<Arc<NewPages>>,
+        reserve: usize,
     ) -> BudgetedPages {
         BudgetedPages {
             heap,
@@ -181,6 +195,7 @@ impl BudgetedPages {
             budget: AtomicIsize::new(to_isize(budget)),
             allocated: AtomicIsize::new(0),
             taken: AtomicU64::new(0),
+            reserve,
         }
     }
 
@@ -235,8 +250,17 @@ impl PageSource for BudgetedPages {
         if request.size > self.heap_max {
             return self.heap.alloc_page(request);
         }
-        if self.budget.fetch_sub(size, Ordering::Relaxed) < size {
-            self.refund(request.size);
+        // The reserve is checked before the page is taken: mutators racing
+        // here may take a little of it, which only delays their stall.
+        let into_reserve = self.reserve > 0
+            && (self.heap.used_bytes())
+                .saturating_add(request.size)
+                .saturating_add(self.reserve)
+                > self.heap_max;
+        if into_reserve || self.budget.fetch_sub(size, Ordering::Relaxed) < size {
+            if !into_reserve {
+                self.refund(request.size);
+            }
             return Err(AllocPageError::HeapExhausted {
                 page_type: request.page_type,
                 size: request.size,
