@@ -82,6 +82,11 @@ pub struct VmOptions {
     pub heap_max: Option<usize>,
     /// The runtime's log (`HOTMEM_LOG`, the `--report` recorder).
     pub log: hotmem::log::LogConfig,
+    /// When collections run, if not the mode's sizing
+    /// ([`hotmem::HeapSizing::Balanced`] for the stop-the-world and the
+    /// paced concurrent modes, the runtime's default otherwise): a test
+    /// that counts what one collection finds pins it.
+    pub heap_sizing: Option<hotmem::HeapSizing>,
 }
 
 impl VmOptions {
@@ -102,6 +107,12 @@ impl VmOptions {
     /// With `log` as the runtime's log.
     pub fn log(mut self, log: hotmem::log::LogConfig) -> VmOptions {
         self.log = log;
+        self
+    }
+
+    /// With `sizing` instead of the mode's heap sizing.
+    pub fn heap_sizing(mut self, sizing: hotmem::HeapSizing) -> VmOptions {
+        self.heap_sizing = Some(sizing);
         self
     }
 }
@@ -244,6 +255,9 @@ impl Vm {
         };
         if let Some(bytes) = options.heap_max {
             builder = builder.heap_max(bytes);
+        }
+        if let Some(sizing) = options.heap_sizing {
+            builder = builder.heap_sizing(sizing);
         }
         let runtime = builder.build()?;
         let cycles = match options.gc {
