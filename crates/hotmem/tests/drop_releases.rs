@@ -2,7 +2,7 @@
 //! them all, reports zero. A test binary of its own: no other test may map
 //! memory into the ranges while this one checks them.
 
-use hotmem::objects::SimpleObjects;
+use hotmem::objects::{SimpleObjects, build};
 use hotmem::os::{MemTag, procfs};
 use hotmem::{ArenaKind, NumaConfig};
 
@@ -18,8 +18,16 @@ fn dropping_the_runtime_releases_everything() {
         .unwrap();
     let nmt = rt.nmt().clone();
     // GC worker threads are recorded while they live (plain workers from
-    // the first collection, which starts them).
-    rt.collect().unwrap();
+    // the first collection that needs them, which starts them: one with
+    // more objects to mark than its own thread traces alone).
+    {
+        let roots = objects.root_table();
+        let mut me = rt.attach_mutator().unwrap();
+        for i in 0..4000u64 {
+            build::object(&mut me, &roots, 0, 2, i).unwrap();
+        }
+        me.collect().unwrap();
+    }
     let workers_stacks = nmt.totals(MemTag::THREAD_STACK).reserved;
     {
         let roots = objects.root_table();

@@ -687,10 +687,20 @@ fn shadow_stack_reads_in_a_native_region_race_no_collection() {
         });
         roots.clear();
         let done = Arc::new(AtomicBool::new(false));
+        // Reads completed: each collection begins once this thread has
+        // read since the last one ended, so every address the object has
+        // between two collections is read, however the threads are
+        // scheduled (the object, alone on its page, moves in each).
+        let reads = Arc::new(AtomicUsize::new(0));
         let collector = {
-            let (rt, done) = (rt.clone(), done.clone());
+            let (rt, done, reads) = (rt.clone(), done.clone(), reads.clone());
             std::thread::spawn(move || {
                 for _ in 0..50 {
+                    // A read counted twice later began after this load.
+                    let before = reads.load(Ordering::Acquire);
+                    while reads.load(Ordering::Acquire) < before + 2 {
+                        std::thread::yield_now();
+                    }
                     rt.collect().unwrap();
                 }
                 done.store(true, Ordering::Relaxed);
@@ -701,6 +711,7 @@ fn shadow_stack_reads_in_a_native_region_race_no_collection() {
             let _native = me.enter_native();
             while !done.load(Ordering::Relaxed) {
                 seen.insert(stack.get(0).expect("in use"));
+                reads.fetch_add(1, Ordering::Release);
             }
         }
         collector.join().unwrap();

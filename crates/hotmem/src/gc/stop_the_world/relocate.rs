@@ -5,7 +5,7 @@
 //! concurrent collector's, through the core's
 //! [`RelocationSet`](crate::gc::core::relocation_set::RelocationSet).)
 
-use super::stw_cycle::StwCycle;
+use super::stw_cycle::{ON_THIS_THREAD, ON_THIS_THREAD_BYTES, StwCycle};
 use crate::GcError;
 use crate::gc::core::in_collection;
 use crate::gc::core::meta::Forwarding;
@@ -56,10 +56,22 @@ impl<B: Binding> StwCycle<'_, B> {
             work.retain(|&(_, pi)| self.c.forwarding.get(pi).is_some());
         }
         let this = &*self;
-        let (results, summary) = workers.run(work, |pi| {
+        let relocate = |pi| {
             let _inside = in_collection::enter(this.c.heap);
             this.relocate_page(pi)
-        })?;
+        };
+        let (objects, bytes) = (work.iter())
+            .filter(|&&(_, pi)| this.c.forwarding.get(pi).is_some())
+            .map(|&(_, pi)| &this.c.map.pages[pi].live)
+            .fold((0u64, 0usize), |(o, b), live| {
+                (o + live.live_objects() as u64, b + live.live_bytes())
+            });
+        // Few objects and bytes: copied here, without waking the workers.
+        let few = objects <= ON_THIS_THREAD && bytes <= ON_THIS_THREAD_BYTES;
+        let (results, summary) = match few {
+            true => workers.run_here(work, relocate)?,
+            false => workers.run(work, relocate)?,
+        };
         self.times.stop(running);
         let stats = &mut self.c.stats;
         stats.relocation = summary;

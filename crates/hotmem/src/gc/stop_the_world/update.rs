@@ -6,7 +6,7 @@
 //! remembered (they referred into young pages) plus the slots of the moved
 //! objects themselves; otherwise every slot of every live object.
 
-use super::stw_cycle::StwCycle;
+use super::stw_cycle::{ON_THIS_THREAD, StwCycle};
 use crate::GcError;
 use crate::gc::core::binding_panic::panic_message;
 use crate::gc::core::in_collection;
@@ -46,14 +46,25 @@ impl<B: Binding> StwCycle<'_, B> {
         let running = self.times.start(GcPhase::UpdateReferences);
         let items = self.update_items();
         let this = &*self;
-        let (updated, _) = workers.run(items, |item| {
+        let update = |item| {
             let _inside = in_collection::enter(this.c.heap);
             catch_unwind(AssertUnwindSafe(|| match item {
                 UpdateItem::Page(pi) => this.update_page(pi),
                 UpdateItem::Slots(slots) => this.update_slots(&slots),
             }))
             .map_err(|p| GcError::ObjectModelPanicked(panic_message(&*p)))
-        })?;
+        };
+        let visits: u64 = (items.iter())
+            .map(|(_, item)| match item {
+                UpdateItem::Page(pi) => this.c.map.pages[*pi].live.live_objects() as u64,
+                UpdateItem::Slots(slots) => slots.len() as u64,
+            })
+            .sum();
+        // Few objects and slots: visited here, without waking the workers.
+        let (updated, _) = match visits <= ON_THIS_THREAD {
+            true => workers.run_here(items, update)?,
+            false => workers.run(items, update)?,
+        };
         let result = match updated.into_iter().find_map(Result::err) {
             Some(e) => Err(e),
             None => update_roots(self.c.binding, self.c.heap, RootTableVisit::InPause, |r| {

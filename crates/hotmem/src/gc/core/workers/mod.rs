@@ -14,6 +14,7 @@ use crate::GcError;
 use hotmem_page::NodeId;
 use serde::Serialize;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Whether and how GC workers bind to the node of the pages they relocate.
@@ -194,6 +195,36 @@ impl GcWorkers {
         };
         self.cpu_ns += cpu.into_inner();
         out
+    }
+
+    /// [`GcWorkers::run`] on the calling thread, each item in turn: for a
+    /// phase with too little work to be worth waking the workers for
+    /// (waking them costs a pause more than a few hundred objects do). A
+    /// panic is the same [`GcError::WorkerPanicked`] a worker's would be.
+    /// The summary counts one worker, unbound.
+    pub(crate) fn run_here<T, R, F>(
+        &self,
+        items: Vec<(NodeId, T)>,
+        f: F,
+    ) -> Result<(Vec<R>, PhaseSummary), GcError>
+    where
+        F: Fn(T) -> R,
+    {
+        let total = items.len() as u64;
+        let results = catch_unwind(AssertUnwindSafe(|| {
+            items.into_iter().map(|(_, item)| f(item)).collect()
+        }))
+        .map_err(|payload| GcError::WorkerPanicked(panic_message(&*payload)))?;
+        let summary = PhaseSummary {
+            workers: 1,
+            items: total,
+            local_items: None,
+            observed_local_items: None,
+            binding: WorkerBinding::Off,
+            binds: 0,
+            binding_ns: 0,
+        };
+        Ok((results, summary))
     }
 }
 
