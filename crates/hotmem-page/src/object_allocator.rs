@@ -173,13 +173,42 @@ impl<S: PageSource> ObjectAllocator<S> {
         // Per-CPU small pages race only when a thread is preempted on the
         // slow path; ZGC keeps the compare-and-swap for them, and so do we.
         let request = PageRequest::small(&self.sizes, age, node);
-        Ok(slot.alloc_slow(
+        match slot.alloc_slow(
             layout,
             request,
             MediumPageMode::Racy,
             &self.source,
             &self.installed,
-        )?)
+        ) {
+            Err(e @ AllocPageError::HeapExhausted { .. }) => self
+                .alloc_in_other_lanes(layout, age, node)
+                .ok_or(AllocError::Page(e)),
+            done => Ok(done?),
+        }
+    }
+
+    /// A small object in the page installed for another CPU (of `age` and
+    /// `node`), when the source has no page left for this CPU's: room left
+    /// in those pages is memory already taken, and a heap of a few pages
+    /// must not fail an allocation it has room for because the thread is
+    /// on another CPU. A collector's relocation needs this most: with one
+    /// page left for its targets, a worker and a mutator that relocates
+    /// through its load barrier, each on its own CPU, would otherwise take
+    /// one page and find none for the other.
+    #[cold]
+    #[inline(never)]
+    fn alloc_in_other_lanes(
+        &self,
+        layout: ObjectLayout,
+        age: Age,
+        node: NodeId,
+    ) -> Option<Address> {
+        let n = self.node_index(node).ok()?;
+        let lanes = (age.index() * self.nodes.len() + n) * self.cpus;
+        self.small
+            .get(lanes..lanes + self.cpus)?
+            .iter()
+            .find_map(|slot| slot.alloc_fast(layout))
     }
 
     #[cold]

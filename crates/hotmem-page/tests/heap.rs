@@ -646,3 +646,66 @@ fn the_owner_frees_through_its_handle_and_gets_it_back_on_refusal() {
     assert!(h.pages().is_empty());
     h.check_invariants();
 }
+
+/// Binds the calling thread to `cpu` alone (it runs there on return).
+fn run_on(cpu: usize) {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set).expect("bind to one allowed CPU");
+}
+
+/// A small object whose CPU has no page installed yet, in a heap with no
+/// page left, goes into the room left in the page installed for another
+/// CPU: the heap is exhausted only when every installed page of its age
+/// and node is full too. (A collector's relocation with one free page
+/// left, a worker and a mutator each on its own CPU, found no target for
+/// the second and left its evacuation incomplete.)
+#[test]
+fn a_small_object_takes_another_cpus_page_before_the_heap_is_exhausted() {
+    let allowed = rustix::thread::sched_getaffinity(None).expect("affinity");
+    let cpus: Vec<usize> = (0..rustix::thread::CpuSet::MAX_CPU)
+        .filter(|&c| allowed.is_set(c))
+        .take(2)
+        .collect();
+    let [first, second] = cpus[..] else {
+        eprintln!("skipped: needs two CPUs to allocate from");
+        return;
+    };
+    // A thread of its own: the binding stays with it.
+    std::thread::spawn(move || {
+        let h = Arc::new(heap(8 * MIB));
+        let objects = ObjectAllocator::new(h.clone(), MediumPageMode::Synchronized);
+        let layout = ObjectLayout::new(64).unwrap();
+        run_on(first);
+        let a = objects
+            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
+            .expect("the first CPU's page");
+        // Every other page of the heap taken.
+        let mut taken = Vec::new();
+        while let Ok(p) = h.alloc_page(PageRequest::small(&h.page_sizes(), Age::EDEN, NodeId::ZERO))
+        {
+            taken.push(p);
+        }
+        assert!(!taken.is_empty());
+        run_on(second);
+        let b = objects
+            .alloc_object(layout, Age::EDEN, NodeId::ZERO)
+            .expect("room in the first CPU's page");
+        let page = objects.installed_pages();
+        assert_eq!(page.len(), 1, "no page installed for the second CPU");
+        let range = page[0].range();
+        assert!(
+            range.contains(a) && range.contains(b),
+            "{a:?} {b:?} {range:?}"
+        );
+        // Another age has no page to share: the heap is exhausted for it.
+        let err = objects
+            .alloc_object(layout, Age::OLD, NodeId::ZERO)
+            .unwrap_err();
+        assert!(err.is_heap_exhausted(), "{err}");
+        drop(objects);
+        free_all(&h, taken);
+    })
+    .join()
+    .unwrap();
+}
