@@ -312,10 +312,7 @@ impl Mutator {
         let first = self.try_alloc(layout, place);
         let Err(e) = &first else { return first };
         let page = self.page_bytes(layout, place);
-        let room = self.runtime.inner.config.heap_max
-            - gc.pages
-                .used_bytes()
-                .min(self.runtime.inner.config.heap_max);
+        let room = gc.mutator_alloc.source().room();
         match page {
             Some(bytes) if e.is_heap_exhausted() && bytes <= room => {
                 gc.mutator_alloc.source().grant(bytes);

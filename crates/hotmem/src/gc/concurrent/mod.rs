@@ -298,9 +298,9 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         }
         // However the cycle ended, stalled allocations retry now, with the
         // budget it gave (and wait for the next one if there is still no
-        // room).
-        let usage = heap.pages.usage();
-        (self.state).cycle_ended(usage.max_capacity.saturating_sub(usage.used));
+        // room). The room is the mutators': the relocation reserve is not
+        // theirs to take.
+        (self.state).cycle_ended(heap.mutator_alloc.source().room());
         self.state.memory_freed();
         result.map(Some)
     }

@@ -227,6 +227,15 @@ impl BudgetedPages {
         self.budget.fetch_add(to_isize(bytes), Ordering::Relaxed);
     }
 
+    /// Bytes of the heap the mutators may still take pages of, whatever
+    /// the budget says: the heap's free bytes less the collector's
+    /// relocation reserve.
+    pub(crate) fn room(&self) -> usize {
+        (self.heap_max)
+            .saturating_sub(self.heap.used_bytes())
+            .saturating_sub(self.reserve)
+    }
+
     fn refund(&self, bytes: usize) {
         self.budget.fetch_add(to_isize(bytes), Ordering::Relaxed);
     }
