@@ -69,7 +69,7 @@ impl<B: Binding> StwCycle<'_, B> {
         // Few objects and bytes: copied here, without waking the workers.
         let few = objects <= ON_THIS_THREAD && bytes <= ON_THIS_THREAD_BYTES;
         let (results, summary) = match few {
-            true => workers.run_here(work, relocate)?,
+            true => workers.run_few(work, relocate)?,
             false => workers.run(work, relocate)?,
         };
         self.times.stop(running);

@@ -62,7 +62,7 @@ impl<B: Binding> StwCycle<'_, B> {
             .sum();
         // Few objects and slots: visited here, without waking the workers.
         let (updated, _) = match visits <= ON_THIS_THREAD {
-            true => workers.run_here(items, update)?,
+            true => workers.run_few(items, update)?,
             false => workers.run(items, update)?,
         };
         let result = match updated.into_iter().find_map(Result::err) {

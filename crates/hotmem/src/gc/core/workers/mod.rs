@@ -197,19 +197,28 @@ impl GcWorkers {
         out
     }
 
-    /// [`GcWorkers::run`] on the calling thread, each item in turn: for a
-    /// phase with too little work to be worth waking the workers for
-    /// (waking them costs a pause more than a few hundred objects do). A
-    /// panic is the same [`GcError::WorkerPanicked`] a worker's would be.
-    /// The summary counts one worker, unbound.
-    pub(crate) fn run_here<T, R, F>(
-        &self,
+    /// [`GcWorkers::run`] for a phase with little work: on the calling
+    /// thread, each item in turn, where the workers are unbound (waking
+    /// them costs a pause more than a few hundred objects do); on the
+    /// workers where they bind to the items' nodes for the phase, so that
+    /// every item is still worked on from its node. On the calling thread,
+    /// a panic is the same [`GcError::WorkerPanicked`] a worker's would be,
+    /// and the summary counts one worker, unbound.
+    pub(crate) fn run_few<T, R, F>(
+        &mut self,
         items: Vec<(NodeId, T)>,
         f: F,
     ) -> Result<(Vec<R>, PhaseSummary), GcError>
     where
-        F: Fn(T) -> R,
+        T: Send,
+        R: Send,
+        F: Fn(T) -> R + Sync,
     {
+        match &self.pool {
+            #[cfg(feature = "numa")]
+            Pool::Numa(_) => return self.run(items, f),
+            Pool::Plain(_) => {}
+        }
         let total = items.len() as u64;
         let results = catch_unwind(AssertUnwindSafe(|| {
             items.into_iter().map(|(_, item)| f(item)).collect()
