@@ -67,9 +67,9 @@ const ZAP_DEAD_YOUNG: bool = cfg!(debug_assertions);
 /// phase that did. A large collection hands over after about 0.1 ms.
 pub(super) const ON_THIS_THREAD: u64 = 1024;
 
-/// Bytes relocation copies on the collecting thread at most (with at most
-/// [`ON_THIS_THREAD`] objects): a few large objects are still worth the
-/// workers.
+/// Bytes of objects relocation copies, or the update reads slots from, on
+/// the collecting thread at most (with at most [`ON_THIS_THREAD`]
+/// objects): a few large objects are still worth the workers.
 pub(super) const ON_THIS_THREAD_BYTES: usize = 256 << 10;
 
 /// Marking in a pause: no reference is stale, no page outside the map, and

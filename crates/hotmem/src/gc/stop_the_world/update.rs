@@ -6,7 +6,7 @@
 //! remembered (they referred into young pages) plus the slots of the moved
 //! objects themselves; otherwise every slot of every live object.
 
-use super::stw_cycle::{ON_THIS_THREAD, StwCycle};
+use super::stw_cycle::{ON_THIS_THREAD, ON_THIS_THREAD_BYTES, StwCycle};
 use crate::GcError;
 use crate::gc::core::binding_panic::panic_message;
 use crate::gc::core::in_collection;
@@ -54,14 +54,19 @@ impl<B: Binding> StwCycle<'_, B> {
             }))
             .map_err(|p| GcError::ObjectModelPanicked(panic_message(&*p)))
         };
-        let visits: u64 = (items.iter())
+        let (visits, bytes) = (items.iter())
             .map(|(_, item)| match item {
-                UpdateItem::Page(pi) => this.c.map.pages[*pi].live.live_objects() as u64,
-                UpdateItem::Slots(slots) => slots.len() as u64,
+                UpdateItem::Page(pi) => {
+                    let live = &this.c.map.pages[*pi].live;
+                    (live.live_objects() as u64, live.live_bytes())
+                }
+                UpdateItem::Slots(slots) => (slots.len() as u64, slots.len() * 8),
             })
-            .sum();
-        // Few objects and slots: visited here, without waking the workers.
-        let (updated, _) = match visits <= ON_THIS_THREAD {
+            .fold((0u64, 0usize), |(v, b), (iv, ib)| (v + iv, b + ib));
+        // Few objects and slots, and few bytes of objects to read slots
+        // from: visited here, without waking the workers.
+        let few = visits <= ON_THIS_THREAD && bytes <= ON_THIS_THREAD_BYTES;
+        let (updated, _) = match few {
             true => workers.run_few(items, update)?,
             false => workers.run(items, update)?,
         };
