@@ -70,6 +70,19 @@ pub struct PhaseSummary {
 }
 
 impl PhaseSummary {
+    /// `items` processed by `workers` unbound workers.
+    fn unbound(workers: usize, items: u64) -> PhaseSummary {
+        PhaseSummary {
+            workers,
+            items,
+            local_items: None,
+            observed_local_items: None,
+            binding: WorkerBinding::Off,
+            binds: 0,
+            binding_ns: 0,
+        }
+    }
+
     /// `local_items / items` (1.0 for an empty phase); `None` when the
     /// workers were not bound: locality does not apply ("n/a").
     pub fn locality_ratio(&self) -> Option<f64> {
@@ -224,16 +237,7 @@ impl GcWorkers {
             items.into_iter().map(|(_, item)| f(item)).collect()
         }))
         .map_err(|payload| GcError::WorkerPanicked(panic_message(&*payload)))?;
-        let summary = PhaseSummary {
-            workers: 1,
-            items: total,
-            local_items: None,
-            observed_local_items: None,
-            binding: WorkerBinding::Off,
-            binds: 0,
-            binding_ns: 0,
-        };
-        Ok((results, summary))
+        Ok((results, PhaseSummary::unbound(1, total)))
     }
 }
 
@@ -294,16 +298,7 @@ where
     let results = pool
         .run(items, f)
         .map_err(|payload| GcError::WorkerPanicked(panic_message(&*payload)))?;
-    let summary = PhaseSummary {
-        workers: pool.count(),
-        items: total,
-        local_items: None,
-        observed_local_items: None,
-        binding: WorkerBinding::Off,
-        binds: 0,
-        binding_ns: 0,
-    };
-    Ok((results, summary))
+    Ok((results, PhaseSummary::unbound(pool.count(), total)))
 }
 
 #[cfg(test)]
