@@ -624,6 +624,38 @@ mod tests {
 
     const MIB: usize = 1 << 20;
 
+    /// The mutators stop one small page short of the heap's maximum, and
+    /// the room they are told of after a cycle is what they may take: a
+    /// stalled allocation that finds only the reserve free must ask for a
+    /// full cycle, not read the reserve as room.
+    #[test]
+    fn the_mutators_room_leaves_the_relocation_reserve() {
+        let memory = hotmem_os::Memory::new();
+        let config = hotmem_page::HeapConfig::new(8 * MIB);
+        let heap = Arc::new(PageAllocator::new(&memory, config).unwrap());
+        let small = heap.page_sizes().small_page();
+        let pages = BudgetedPages::new(heap.clone(), 8 * MIB, 8 * MIB, None, small);
+        assert_eq!(pages.room(), 8 * MIB - small);
+        let request = PageRequest::small(&heap.page_sizes(), hotmem_page::Age::EDEN, NodeId::ZERO);
+        let mut taken = Vec::new();
+        while let Ok(page) = pages.alloc_page(request) {
+            taken.push(page);
+        }
+        assert_eq!(taken.len() * small, 8 * MIB - small, "all but the reserve");
+        assert_eq!(pages.room(), 0);
+        assert!(
+            pages.remaining() > 0,
+            "refused at the reserve, not the budget"
+        );
+        // The collector's targets come from the heap itself: the reserve.
+        taken.push(heap.alloc_page(request).expect("the reserve"));
+        assert_eq!(pages.room(), 0);
+        for page in taken {
+            heap.free_page(page).unwrap();
+        }
+        assert_eq!(pages.room(), 8 * MIB - small);
+    }
+
     #[test]
     fn the_target_follows_the_live_set_within_its_bounds() {
         let s = Sizing::new(HeapSizing::default(), 256 * MIB, None);
