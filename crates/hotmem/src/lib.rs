@@ -294,7 +294,7 @@ pub use gc::{
     AdaptiveSizing, BalancedSizing, CollectStats, CollectionKind, CollectorMode, ConcurrentPhases,
     GcCause, GcTotals, Generations, HeapSizing, HeapTarget, PhaseSummary, RefStats, RootTableVisit,
     StallTotal, StallsByCycle, StrengthCounts, TlabStats, Tlabs, UpdateScope, WorkerBinding,
-    YoungSurvival,
+    YoungInFull, YoungSurvival,
 };
 pub use mutator::{
     BarrierKind, BarrierSet, ConcurrentBarrierSet, Mutator, StopTheWorldBarriers, WithBarriers,

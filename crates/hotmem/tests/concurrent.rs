@@ -6,6 +6,7 @@
 use hotmem::objects::{GraphSummary, Ids, RootTable, SimpleObjects, build};
 use hotmem::{
     CollectionKind, CollectorMode, Generations, Mutator, ObjectReference, Runtime, WeakHandle,
+    YoungInFull,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -449,6 +450,17 @@ impl World {
 /// (a second thread asks for the next one as soon as one ends). With
 /// generations, three young cycles for each full one.
 fn mutate_during_cycles(ops: &[Op], mode: CollectorMode, generations: Generations) {
+    mutate_during_cycles_with(ops, mode, generations, YoungInFull::default());
+}
+
+/// [`mutate_during_cycles`], with young cycles inside full ones as
+/// `young_in_full` says.
+fn mutate_during_cycles_with(
+    ops: &[Op],
+    mode: CollectorMode,
+    generations: Generations,
+    young_in_full: YoungInFull,
+) {
     let objects = SimpleObjects::new();
     // The non-moving collector compacts nothing, and with two generations
     // each cycle retires the mutator's page at its start: with cycles back
@@ -466,7 +478,13 @@ fn mutate_during_cycles(ops: &[Op], mode: CollectorMode, generations: Generation
         }
         _ => 64 << 20,
     };
-    let rt = runtime_of(heap, &objects, mode, generations);
+    let rt = common::builder(heap, Some(2))
+        .collector(mode)
+        .generations(generations)
+        .young_in_full(young_in_full)
+        .binding(objects.clone())
+        .build()
+        .expect("a concurrent runtime");
     let stop = Arc::new(AtomicBool::new(false));
     let collector = {
         let (rt, stop) = (rt.clone(), stop.clone());
@@ -478,7 +496,13 @@ fn mutate_during_cycles(ops: &[Op], mode: CollectorMode, generations: Generation
                     true => rt.collect_young(),
                     false => rt.collect(),
                 };
-                stats.expect("a concurrent cycle");
+                let stats = stats.expect("a concurrent cycle");
+                // After each round of its marking (it has one at least),
+                // once a young cycle ran.
+                if young_in_full == YoungInFull::EachRound && !young {
+                    let inside = stats.concurrent.unwrap().young_cycles_inside;
+                    assert!(inside >= 1, "young cycles inside a full one: {inside}");
+                }
                 cycles += 1;
             }
             cycles
@@ -502,10 +526,14 @@ fn mutate_during_cycles(ops: &[Op], mode: CollectorMode, generations: Generation
     stop.store(true, Ordering::Relaxed);
     // How many cycles overlapped the mutations depends on the scheduler;
     // what each one did is what the checks above saw.
-    let _cycles = collector.join().unwrap();
+    let cycles = collector.join().unwrap();
     // With no mutator left, one more cycle: exactly the model's objects.
     let stats = rt.collect().unwrap();
     assert_eq!(stats.objects_marked as usize, w.objs.len());
+    // A young cycle ran (the first is young): young ones run inside.
+    if young_in_full == YoungInFull::EachRound && cycles > 0 {
+        assert!(stats.concurrent.unwrap().young_cycles_inside >= 1);
+    }
 }
 
 proptest! {
@@ -526,6 +554,22 @@ proptest! {
         ops in prop::collection::vec(op(), 1..300)
     ) {
         mutate_during_cycles(&ops, CollectorMode::Concurrent, Generations::YoungAndOld);
+    }
+
+    /// With a young cycle after every round of each full cycle's marking,
+    /// while the mutator runs: the young cycles free and promote what the
+    /// mutator allocated since the full cycle began, and hand the full
+    /// marking the logs they take.
+    #[test]
+    fn random_mutations_during_young_cycles_inside_full_ones_keep_what_is_reachable(
+        ops in prop::collection::vec(op(), 1..300)
+    ) {
+        mutate_during_cycles_with(
+            &ops,
+            CollectorMode::Concurrent,
+            Generations::YoungAndOld,
+            YoungInFull::EachRound,
+        );
     }
 
     /// Cycles that move nothing, the mutator's pages kept across them.

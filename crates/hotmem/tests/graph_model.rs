@@ -20,7 +20,7 @@
 use hotmem::objects::{GraphSummary, RootTable, SimpleObjects};
 use hotmem::{
     CollectionKind, CollectorMode, Ephemeron, Generations, Handle, Mutator, ObjectReference,
-    PinGuard, Runtime, WeakHandle,
+    PinGuard, Runtime, WeakHandle, YoungInFull,
 };
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -117,10 +117,19 @@ struct World {
 
 impl World {
     fn new(generations: Generations, collector: CollectorMode) -> World {
+        World::with(generations, collector, YoungInFull::default())
+    }
+
+    fn with(
+        generations: Generations,
+        collector: CollectorMode,
+        young_in_full: YoungInFull,
+    ) -> World {
         let objects = SimpleObjects::new();
         let rt = common::builder(64 << 20, Some(2))
             .generations(generations)
             .collector(collector)
+            .young_in_full(young_in_full)
             .binding(objects.clone())
             .build()
             .unwrap();
@@ -469,6 +478,22 @@ proptest! {
     ) {
         end_to_end(Generations::YoungAndOld, CollectorMode::Concurrent, &ops)?;
     }
+
+    /// The same with a young cycle after every round of each full
+    /// cycle's marking (it finds no young page: the only mutator waits
+    /// for the cycle; it takes the remembered slots, the logs and the weak
+    /// sets' state from the full marking and gives them back).
+    #[test]
+    fn random_graphs_survive_young_cycles_inside_full_ones_as_the_model_says(
+        ops in prop::collection::vec(op(), 1..160)
+    ) {
+        end_to_end_with(
+            Generations::YoungAndOld,
+            CollectorMode::Concurrent,
+            YoungInFull::EachRound,
+            &ops,
+        )?;
+    }
 }
 
 fn end_to_end(
@@ -476,8 +501,17 @@ fn end_to_end(
     collector: CollectorMode,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
+    end_to_end_with(generations, collector, YoungInFull::default(), ops)
+}
+
+fn end_to_end_with(
+    generations: Generations,
+    collector: CollectorMode,
+    young_in_full: YoungInFull,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     {
-        let mut w = World::new(generations, collector);
+        let mut w = World::with(generations, collector, young_in_full);
         for op in ops {
             w.run(op);
         }

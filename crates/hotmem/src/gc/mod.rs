@@ -37,6 +37,7 @@ pub use self::core::stats::{
 };
 pub use self::core::tlab::{TlabStats, Tlabs};
 pub use self::core::workers::{PhaseSummary, WorkerBinding};
+pub use concurrent::YoungInFull;
 
 pub(crate) use self::core::collector::{Collector, Constraints, Moves};
 pub(crate) use self::core::driver::{DriverContext, GcRequest};
@@ -92,6 +93,7 @@ pub(crate) trait CollectorFactory: Send + Sync {
         &self,
         mode: CollectorMode,
         tables: RootTableVisit,
+        young_in_full: YoungInFull,
         barriers: &BarrierSet,
         concurrent: Option<&Arc<ConcurrentState>>,
     ) -> Arc<dyn Collector>;
@@ -109,10 +111,12 @@ impl<B: crate::Binding> CollectorFactory for ForBinding<B> {
         &self,
         mode: CollectorMode,
         tables: RootTableVisit,
+        young_in_full: YoungInFull,
         barriers: &BarrierSet,
         concurrent: Option<&Arc<ConcurrentState>>,
     ) -> Arc<dyn Collector> {
-        make_collector(self.0.clone(), mode, tables, barriers, concurrent)
+        let binding = self.0.clone();
+        make_collector(binding, mode, (tables, young_in_full), barriers, concurrent)
     }
 }
 
@@ -121,7 +125,7 @@ impl<B: crate::Binding> CollectorFactory for ForBinding<B> {
 fn make_collector<B: crate::Binding>(
     binding: Arc<B>,
     mode: CollectorMode,
-    tables: RootTableVisit,
+    (tables, young_in_full): (RootTableVisit, YoungInFull),
     barriers: &BarrierSet,
     concurrent: Option<&Arc<ConcurrentState>>,
 ) -> Arc<dyn Collector> {
@@ -138,6 +142,7 @@ fn make_collector<B: crate::Binding>(
                 barriers.concurrent.clone().expect(made),
                 concurrent.expect(made).clone(),
                 barriers.remembered.clone(),
+                young_in_full,
             ))
         }
     }

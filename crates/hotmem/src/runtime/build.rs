@@ -55,6 +55,7 @@ impl Runtime {
             b.make(
                 config.collector,
                 config.root_table_visit,
+                config.young_in_full,
                 &barriers,
                 concurrent.as_ref(),
             )

@@ -5,7 +5,7 @@ use super::config::{MIN_HEAP, NumaConfig, RuntimeConfig};
 use crate::BuildError;
 use crate::gc::{
     self, CollectorFactory, CollectorMode, DEFAULT_TIME_LIMIT_PERCENT, ForBinding, Generations,
-    HeapSizing, RootTableVisit, Tlabs, soft_max,
+    HeapSizing, RootTableVisit, Tlabs, YoungInFull, soft_max,
 };
 use crate::log::LogConfig;
 use crate::vm::Binding;
@@ -61,6 +61,7 @@ impl Default for RuntimeBuilder {
                 gc_time_limit: DEFAULT_TIME_LIMIT_PERCENT,
                 collector: CollectorMode::default(),
                 root_table_visit: RootTableVisit::Concurrent,
+                young_in_full: YoungInFull::default(),
             },
             binding: None,
         }
@@ -235,6 +236,16 @@ impl RuntimeBuilder {
     /// after its pauses).
     pub fn root_table_visit(mut self, visit: RootTableVisit) -> Self {
         self.config.root_table_visit = visit;
+        self
+    }
+
+    /// When a generational concurrent collector runs young cycles inside a
+    /// full cycle's marking (default: [`YoungInFull::Never`]; with
+    /// [`YoungInFull::WhenStalled`], the young pages a stalled allocation
+    /// finds empty while a full cycle marks are freed before it ends). No
+    /// effect on the other collectors.
+    pub fn young_in_full(mut self, when: YoungInFull) -> Self {
+        self.config.young_in_full = when;
         self
     }
 

@@ -1,7 +1,7 @@
 //! Typed configuration of a [`Runtime`](crate::Runtime): what it is built
 //! from (made by a [`RuntimeBuilder`](crate::RuntimeBuilder)).
 
-use crate::gc::{CollectorMode, Generations, HeapSizing, RootTableVisit, Tlabs};
+use crate::gc::{CollectorMode, Generations, HeapSizing, RootTableVisit, Tlabs, YoungInFull};
 use crate::log::LogConfig;
 use hotmem_nmt::Level;
 use hotmem_page::{CacheMode, MediumPageMode};
@@ -49,6 +49,7 @@ pub struct RuntimeConfig {
     pub(crate) gc_time_limit: f64,
     pub(crate) collector: CollectorMode,
     pub(crate) root_table_visit: RootTableVisit,
+    pub(crate) young_in_full: YoungInFull,
 }
 
 impl RuntimeConfig {
@@ -90,6 +91,12 @@ impl RuntimeConfig {
     /// Where a concurrent collector visits the root tables.
     pub fn root_table_visit(&self) -> RootTableVisit {
         self.root_table_visit
+    }
+
+    /// When a generational concurrent collector runs young cycles inside a
+    /// full cycle's marking.
+    pub fn young_in_full(&self) -> YoungInFull {
+        self.young_in_full
     }
 
     /// How many GC workers a concurrent phase runs on while no allocation

@@ -123,13 +123,16 @@ impl Sweep {
     /// Whether a lookup that returns `r` now must keep it alive: while
     /// marking, unless marking reached it; outside a concurrent cycle's
     /// marking this is asked of the collector (a set made after mark start
-    /// has no verdict); after it, never.
+    /// has no verdict); after it, never. `outer`: the verdict of a full
+    /// cycle's marking that a young cycle runs inside of (see
+    /// [`SetMarking::suspend_full`]), which must have reached `r` too.
     #[inline]
-    fn keep(&self, r: ObjectReference) -> bool {
+    fn keep(&self, r: ObjectReference, outer: Option<&Liveness>) -> bool {
+        let outer_keeps = outer.is_some_and(|o| !o.says_live(r));
         match self {
             Sweep::Idle => true,
-            Sweep::Marking { marked } => !marked.says_live(r),
-            Sweep::Sweeping { .. } => false,
+            Sweep::Marking { marked } => outer_keeps || !marked.says_live(r),
+            Sweep::Sweeping { .. } => outer_keeps,
         }
     }
 
@@ -152,11 +155,36 @@ pub(crate) struct SetSlots {
     /// Entries holding an object.
     len: usize,
     sweep: Sweep,
+    /// A full cycle's marking verdict, set aside while a young cycle that
+    /// runs inside that marking marks and sweeps the set (see
+    /// [`SetMarking::suspend_full`]).
+    outer: Option<Liveness>,
     /// Sweeps begun (the next one's number is one more, never 0).
     sweeps: u32,
     /// Rehashes so far: a lookup that let go of the lock resumes its probe
     /// sequence only in the table it began in.
     version: u64,
+}
+
+impl SetSlots {
+    /// See [`WeakSetTable::suspend_marking`].
+    fn suspend_marking(&mut self) {
+        if let Sweep::Marking { marked } = self.sweep {
+            self.outer = Some(marked);
+            self.sweep = Sweep::Idle;
+        }
+    }
+
+    /// See [`WeakSetTable::resume_marking`].
+    fn resume_marking(&mut self) {
+        if let Some(marked) = self.outer.take() {
+            debug_assert!(
+                !matches!(self.sweep, Sweep::Sweeping { .. }),
+                "the young cycle's sweep ends first"
+            );
+            self.sweep = Sweep::Marking { marked };
+        }
+    }
 }
 
 impl RootWords for SetSlots {
@@ -202,6 +230,7 @@ impl Guarded<SetSlots> {
             entries,
             len,
             sweep,
+            outer,
             ..
         } = slots;
         let cap = entries.len();
@@ -219,7 +248,7 @@ impl Guarded<SetSlots> {
                     let born = e.born;
                     if let Some(r) = gc.read(e) {
                         if !sweep.dead(i, born, r) {
-                            return Some((r, i, sweep.keep(r)));
+                            return Some((r, i, sweep.keep(r, outer.as_ref())));
                         }
                         e.word = TOMBSTONE;
                         *len -= 1;
@@ -415,6 +444,20 @@ impl WeakSetTable {
         if matches!(g.slots.sweep, Sweep::Idle) {
             g.slots.sweep = Sweep::Marking { marked };
         }
+    }
+
+    /// Sets the marking verdict of a full cycle aside (in a young cycle's
+    /// Pause Mark Start, inside that full cycle's marking): lookups still
+    /// ask it, beside the young cycle's.
+    fn suspend_marking(&self) {
+        self.slots.lock().slots.suspend_marking();
+    }
+
+    /// Puts the full cycle's verdict set aside back (once the young cycle
+    /// inside its marking has swept the set, or failed): the set is
+    /// marking for it again.
+    fn resume_marking(&self) {
+        self.slots.lock().slots.resume_marking();
     }
 
     /// The marking ended (or its cycle failed): no verdict kept.
@@ -720,6 +763,36 @@ impl Drop for SetMarking<'_> {
     }
 }
 
+/// A full cycle's marking verdict set aside in every weak set while a
+/// young cycle runs inside that marking: the young cycle's marking and
+/// sweep take the sets' state, and a lookup meanwhile keeps what it
+/// returns alive if either marking has not reached it. Dropping it (after
+/// the young cycle's sweeps, or when it fails) gives the sets the full
+/// verdict back.
+pub(crate) struct SuspendedMarking {
+    sets: Vec<Arc<WeakSetTable>>,
+}
+
+impl SetMarking<'_> {
+    /// In a young cycle's Pause Mark Start, inside a full cycle's marking
+    /// (whose own `SetMarking` outlives the young cycle): sets the full
+    /// verdict of each of `sets` aside.
+    pub(crate) fn suspend_full(sets: Vec<Arc<WeakSetTable>>) -> SuspendedMarking {
+        for s in &sets {
+            s.suspend_marking();
+        }
+        SuspendedMarking { sets }
+    }
+}
+
+impl Drop for SuspendedMarking {
+    fn drop(&mut self) {
+        for s in &self.sets {
+            s.resume_marking();
+        }
+    }
+}
+
 /// The weak sets of a runtime.
 #[derive(Default)]
 pub(crate) struct WeakSets {
@@ -920,6 +993,39 @@ mod tests {
     }
 
     static LIVE_EVEN: fn(ObjectReference) -> bool = |o| (o.get() / 8) % 2 == 0;
+
+    /// A young cycle inside a full one's marking: a lookup keeps what it
+    /// returns alive unless both markings reached it, also while the young
+    /// cycle sweeps; then the full marking's verdict is back.
+    #[test]
+    fn a_young_cycle_inside_a_full_marking_keeps_the_full_verdict() {
+        static FULL: fn(ObjectReference) -> bool = |o| o.get() < 0x1000;
+        static YOUNG: fn(ObjectReference) -> bool = |o| (o.get() / 8) % 2 == 0;
+        let (full, young) = (Liveness::of(&FULL), Liveness::of(&YOUNG));
+        let mut g = Guarded::<SetSlots>::default();
+        g.insert(1, r(0x800));
+        g.slots.sweep = Sweep::Marking { marked: full };
+        g.slots.suspend_marking();
+        assert!(matches!(g.slots.sweep, Sweep::Idle));
+        g.slots.sweep = Sweep::Marking { marked: young };
+        let keep = |g: &Guarded<SetSlots>, a| g.slots.sweep.keep(r(a), g.slots.outer.as_ref());
+        assert!(!keep(&g, 0x800), "both reached it");
+        assert!(keep(&g, 0x808), "the young marking did not");
+        assert!(keep(&g, 0x2000), "the full marking did not");
+        g.slots.sweep = Sweep::Sweeping {
+            cursor: 0,
+            number: 1,
+            live: young,
+        };
+        assert!(
+            keep(&g, 0x2000) && !keep(&g, 0x808),
+            "sweeping: the full verdict"
+        );
+        while g.sweep_step().0 == Step::More {}
+        g.slots.resume_marking();
+        assert!(matches!(g.slots.sweep, Sweep::Marking { .. }) && g.slots.outer.is_none());
+        assert!(keep(&g, 0x2000) && !keep(&g, 0x808));
+    }
 
     #[test]
     fn a_sweep_clears_the_dead_and_lookups_never_return_them() {

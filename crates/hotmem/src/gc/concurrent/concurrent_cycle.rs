@@ -6,6 +6,7 @@
 
 use super::concurrent_relocate;
 use super::stalls::ConcurrentState;
+use super::young_in_full::YoungRunner;
 use super::young_promotion::{self, Survivors};
 use crate::GcError;
 use crate::error::BadReference;
@@ -31,6 +32,7 @@ use crate::vm::{Binding, ObjectReference, Slot};
 use crate::weak::{FinalizerStart, SetMarking, Sweeps};
 use hotmem_os::Address;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Puts the barriers back to idle and forgets the logs when a cycle ends,
@@ -53,6 +55,9 @@ impl Drop for BackToIdle<'_> {
 /// per reference into a young page cost a whole heap's worth of vectors).
 struct ConcurrentMarking<'a> {
     new_pages: &'a NewPages,
+    /// A full cycle asks its own record of new pages: young cycles inside
+    /// its marking start theirs again.
+    kind: CollectionKind,
     remap: &'a Installed,
 }
 
@@ -81,7 +86,10 @@ impl MarkPolicy for ConcurrentMarking<'_> {
 
     #[inline]
     fn allocated_since_map(&self, r: ObjectReference) -> bool {
-        self.new_pages.contains(r.get())
+        match self.kind {
+            CollectionKind::Full => self.new_pages.contains_since_full(r.get()),
+            CollectionKind::Young => self.new_pages.contains(r.get()),
+        }
     }
 }
 
@@ -111,6 +119,12 @@ pub(super) struct ConcurrentCycle<'a, 's, B: Binding> {
     pub(super) phases: ConcurrentPhases,
     /// The declared phases' times, as they run.
     pub(super) times: PhaseTimes,
+    /// A full cycle that may run young cycles inside its marking: how.
+    pub(super) young_inside: Option<&'a YoungRunner<'a, 's, B>>,
+    /// A young cycle inside a full cycle's marking: marks for the full
+    /// cycle every log this one takes. Such a cycle leaves the barriers
+    /// as the full cycle needs them (marking, no relocation set taken out).
+    pub(super) full_log: Option<&'a (dyn Fn(Vec<usize>) + Sync)>,
 }
 
 /// What marking leaves to the rest of the cycle: the collection, the
@@ -141,7 +155,8 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let _inside = in_collection::enter(self.heap);
         let started = Instant::now();
         let stalls_before = self.state.stalls();
-        let _idle = BackToIdle(self.barriers);
+        // A young cycle inside a full one leaves the barriers to it.
+        let _idle = self.full_log.is_none().then(|| BackToIdle(self.barriers));
         let mut marked = self.mark(workers, cause)?;
         let moves = self.moves;
         let evacuates_young = self.evacuates_young(marked.collection.kind);
@@ -219,6 +234,17 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         self.heap.poison.on_error(slots)
     }
 
+    /// The mutators' logs just taken, `logs`: a young cycle inside a full
+    /// cycle's marking first hands the full marking a copy (every
+    /// overwritten reference of its snapshot is logged once, whoever takes
+    /// the log).
+    fn share(&self, logs: Vec<usize>) -> Vec<usize> {
+        if let Some(full) = self.full_log {
+            full(logs.clone());
+        }
+        logs
+    }
+
     /// Begins the pause of `phase` (a phase the list declares a pause).
     fn pause(&mut self, phase: GcPhase) -> Result<Pause<'s, 'a>, GcError> {
         debug_assert_eq!(phase.mode(), PhaseMode::Pause, "{}", phase.name());
@@ -243,6 +269,11 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let previous = barriers.installed();
         // Pause Mark Start: the roots, then the barriers keep the snapshot.
         let pause = self.pause(GcPhase::PauseMarkStart)?;
+        // Inside a full cycle's marking: what the mutators logged so far is
+        // the full marking's alone.
+        if let Some(full) = self.full_log {
+            full(barriers.satb.take_all());
+        }
         let kept = match self.keeps_mutator_pages() {
             true => heap.keep_mutator_allocation(),
             false => {
@@ -263,6 +294,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         unsafe { collection.retire_target_pages() };
         let policy = ConcurrentMarking {
             new_pages: &barriers.new_pages,
+            kind: collection.kind,
             remap: &previous,
         };
         let young_only = collection.young_only();
@@ -280,7 +312,10 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         // from now on is new.
         let mut growing = heap.non_moving.growing();
         growing.extend(kept);
-        barriers.new_pages.start(&growing);
+        match collection.kind {
+            CollectionKind::Full => barriers.new_pages.start_full(&growing),
+            CollectionKind::Young => barriers.new_pages.start(&growing),
+        }
         barriers.satb.forget_recent();
         barriers.set_phase(BarrierPhase::Marking);
         // A weak set's lookups keep alive only what marking has not
@@ -294,10 +329,12 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         // that are not strong. Every reachable slot that referred into the
         // last relocation set was healed: the barrier stops forwarding.
         let pause = self.pause(GcPhase::PauseMarkEnd)?;
-        let fresh = mark_logged(&marker, barriers.satb.take_all());
+        let fresh = mark_logged(&marker, self.share(barriers.satb.take_all()));
         // The logs marked only what reaches nothing else, or little: traced
-        // here; more goes to the workers.
-        if fresh > 0 && marker.trace_here(heap, PAUSE_TRACE_HERE)? == Traced::Partly {
+        // here; more goes to the workers. (Work may be left from the last
+        // round, which ended on the round limit.)
+        let left = fresh > 0 || marker.pending();
+        if left && marker.trace_here(heap, PAUSE_TRACE_HERE)? == Traced::Partly {
             marker.trace(heap, workers)?;
         }
         let ephemerons = match ephemerons {
@@ -323,20 +360,25 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let ephemerons = (heap.weak.ephemerons.clone(), processed.ephemerons_to_clear);
         let sweeps = Sweeps::begin(heap.weak.sets.live(), handles, Some(ephemerons), &live);
         drop(set_marking);
-        barriers.set_phase(BarrierPhase::Idle);
-        barriers.new_pages.stop();
         // A young cycle visited only the young objects' slots and the
         // remembered ones: old objects may still hold stale references into
         // the last full cycle's set, which the next full marking heals.
         // Into the last young cycle's set none is left: that cycle had its
-        // survivors' slots remembered, and they were healed just now.
-        let retired = match young_only {
-            true => [None, barriers.uninstall(CollectionKind::Young)],
-            false => [
+        // survivors' slots remembered, and they were healed just now. But
+        // inside a full cycle's marking, that full cycle took those slots
+        // and heals them by its end: the barriers stay as they are.
+        let retired = match (self.full_log, young_only) {
+            (Some(_), _) => [None, None],
+            (None, true) => [None, barriers.uninstall(CollectionKind::Young)],
+            (None, false) => [
                 barriers.uninstall(CollectionKind::Full),
                 barriers.uninstall(CollectionKind::Young),
             ],
         };
+        if self.full_log.is_none() {
+            barriers.set_phase(BarrierPhase::Idle);
+            barriers.new_pages.stop();
+        }
         let marked = marker.marked();
         self.end_pause(GcPhase::PauseMarkEnd, pause);
         let running = self.times.start(GcPhase::ConcurrentProcessNonStrong);
@@ -461,14 +503,54 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
         let mut ephemerons = None;
+        // Young cycles inside this marking: asked for by a stalled
+        // allocation once the mutators took a page since the last mark
+        // start, until one frees nothing.
+        let inside = self.young_inside;
+        let source = self.heap.mutator_alloc.source();
+        let since = AtomicU64::new(source.taken());
+        let productive = AtomicBool::new(true);
+        let stalled = || {
+            inside.is_some_and(|r| {
+                productive.load(Ordering::Relaxed) && r.stalled(since.load(Ordering::Relaxed))
+            })
+        };
+        let mut inside_ns = 0u64;
         loop {
-            let visited = marker.trace_concurrently(self.heap, workers, &allowed, &roots)?;
+            let visited =
+                marker.trace_concurrently(self.heap, workers, &allowed, &roots, &stalled)?;
             if !roots.is_empty() {
                 self.phases.root_table_entries = visited;
                 roots.clear();
             }
+            let mut young = None;
+            if stalled() {
+                young = Some(GcCause::AllocationStall);
+            } else if marker.pending() {
+                // Stopped for a stall that another cycle's end served.
+                continue;
+            } else if inside.is_some_and(|r| r.each_round()) {
+                young = Some(GcCause::FullMarkRound);
+            }
+            if let (Some(r), Some(cause)) = (inside, young) {
+                let began = Instant::now();
+                let full_log = |logs| {
+                    mark_logged(marker, logs);
+                };
+                let freed = r.run(workers, cause, &full_log)?;
+                inside_ns += began.elapsed().as_nanos() as u64;
+                self.phases.young_cycles_inside += 1;
+                since.store(source.taken(), Ordering::Relaxed);
+                if !freed {
+                    productive.store(false, Ordering::Relaxed);
+                }
+                if cause == GcCause::AllocationStall {
+                    // The round goes on where it stopped.
+                    continue;
+                }
+            }
             self.phases.mark_rounds += 1;
-            let logged = mark_logged(marker, self.barriers.satb.take_full());
+            let logged = mark_logged(marker, self.share(self.barriers.satb.take_full()));
             // After a round whose logs held nothing new, and after rounds
             // 1, 2, 4, ..., 64 whatever they held: a mutator that reads
             // ephemerons or weak handles in a loop logs something every
@@ -480,13 +562,15 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
                 true => EphemeronScan::pass(&mut ephemerons, table, marker)?,
                 false => 0,
             };
-            let fresh = logged + retained;
+            // What young cycles inside it handed over waits in the queues.
+            let fresh = logged + retained + u64::from(marker.pending());
             if fresh == 0 || self.phases.mark_rounds >= MAX_CONCURRENT_MARK_ROUNDS {
                 break;
             }
         }
         let finalizers = self.heap.weak.finalizers.candidates(|r| marker.is_live(r));
         self.times.stop(running);
+        self.times.deduct(GcPhase::ConcurrentMark, inside_ns);
         // A young cycle that evacuates remembers them again at its end.
         let evacuates = self.evacuates_young(CollectionKind::Young) && marker.young_only();
         let slots = if evacuates { addresses } else { Vec::new() };

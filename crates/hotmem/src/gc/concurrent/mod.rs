@@ -85,9 +85,11 @@ mod concurrent_relocate;
 #[cfg(all(test, hotmem_loom))]
 mod loom_models;
 mod stalls;
+mod young_in_full;
 mod young_promotion;
 
 pub(crate) use stalls::ConcurrentState;
+pub use young_in_full::YoungInFull;
 
 use crate::GcError;
 use crate::gc::barriers::{ConcurrentBarriers, RememberedSet};
@@ -101,13 +103,16 @@ use crate::gc::core::heap::GcHeap;
 use crate::gc::core::mem_balancer::Cost;
 use crate::gc::core::phases::PhaseTimes;
 use crate::gc::core::root_tables::RootTableVisit;
-use crate::gc::core::stats::{CollectStats, ConcurrentPhases};
+use crate::gc::core::stats::{CollectStats, ConcurrentPhases, GcCause};
+use crate::gc::core::workers::GcWorkers;
 use crate::vm::{Binding, Slot};
 use concurrent_cycle::ConcurrentCycle;
 use hotmem_safepoint::SafeRegion;
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use young_in_full::YoungRunner;
 
 /// What the concurrent collector in `mode` asks and does, with
 /// `generations` (young and old cycles feed on the generational store
@@ -150,6 +155,28 @@ pub(crate) fn check(mode: CollectorMode, heals_atomically: bool) -> Result<(), S
 struct Generational {
     remembered: Arc<RememberedSet>,
     policy: GenerationalPolicy,
+    /// When young cycles run inside a full cycle's marking.
+    young_in_full: YoungInFull,
+    /// A young cycle ran as one (the binding rebuilds remembered slots):
+    /// until then none runs inside a full cycle.
+    young_works: AtomicBool,
+}
+
+/// The readings a cycle's record starts from.
+struct Bookkeeping {
+    cpu_ns: (u64, u64),
+    allocated: u64,
+    taken: u64,
+}
+
+impl Bookkeeping {
+    fn before(heap: &GcHeap, workers: &GcWorkers) -> Bookkeeping {
+        Bookkeeping {
+            cpu_ns: (workers.cpu_ns(), thread_cpu_ns()),
+            allocated: heap.pages.counters().page_bytes_allocated,
+            taken: heap.mutator_alloc.source().taken(),
+        }
+    }
 }
 
 /// The concurrent collector for binding `B`.
@@ -167,7 +194,8 @@ impl<B: Binding> ConcurrentCollector<B> {
     /// The collector in `mode` (moving or not), visiting the root tables
     /// where `tables` says, with the barriers its mutators run and the
     /// state its waiting mutators read; generational when given the store
-    /// barrier's `remembered` set.
+    /// barrier's `remembered` set, running young cycles inside full ones
+    /// when `young_in_full` says.
     pub(crate) fn new(
         binding: Arc<B>,
         mode: CollectorMode,
@@ -175,6 +203,7 @@ impl<B: Binding> ConcurrentCollector<B> {
         barriers: Arc<ConcurrentBarriers>,
         state: Arc<ConcurrentState>,
         remembered: Option<Arc<RememberedSet>>,
+        young_in_full: YoungInFull,
     ) -> Self {
         ConcurrentCollector {
             binding,
@@ -185,6 +214,8 @@ impl<B: Binding> ConcurrentCollector<B> {
             generations: remembered.map(|remembered| Generational {
                 remembered,
                 policy: GenerationalPolicy::default(),
+                young_in_full,
+                young_works: AtomicBool::new(false),
             }),
         }
     }
@@ -197,64 +228,37 @@ impl<B: Binding> ConcurrentCollector<B> {
     }
 }
 
-impl<B: Binding> Collector for ConcurrentCollector<B> {
-    /// Runs one concurrent cycle on the calling thread, the runtime's GC
-    /// thread, while the mutators run between its pauses; then records it
-    /// and gives the mutators their next budget.
-    fn run(
+impl<B: Binding> ConcurrentCollector<B> {
+    /// After a cycle (also one run inside a full cycle's marking): records
+    /// it and gives the mutators their next budget, or logs its failure;
+    /// then stalled allocations retry.
+    fn after_cycle(
         &self,
         heap: &GcHeap,
         cx: &DriverContext<'_>,
-        request: GcRequest,
-        _region: Option<&mut SafeRegion<'_>>,
-    ) -> Result<Option<CollectStats>, GcError> {
-        let mut workers = heap.workers.lock();
-        let cpu_before = (workers.cpu_ns(), thread_cpu_ns());
-        let number = heap.next_collection_number();
-        let allocated_before = heap.pages.counters().page_bytes_allocated;
-        let taken_before = heap.mutator_alloc.source().taken();
-        let kind = self
-            .generations
-            .as_ref()
-            .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
-        self.state.cycle_started(kind);
-        let cycle = ConcurrentCycle {
-            binding: &*self.binding,
-            kind,
-            remembered: self.generations.as_ref().map(|g| &*g.remembered),
-            heap,
-            cx,
-            barriers: &self.barriers,
-            state: &self.state,
-            moves: self.moves(),
-            tables: self.tables,
-            number,
-            ttsp: Duration::ZERO,
-            phases: ConcurrentPhases::default(),
-            times: PhaseTimes::new(self.mode),
-        };
-        let result = heap
-            .poison
-            .check()
-            .and_then(|()| cycle.run(&mut workers, request.cause));
-        match &result {
+        workers: &GcWorkers,
+        before: Bookkeeping,
+        (kind, cause): (CollectionKind, GcCause),
+        result: &Result<CollectStats, GcError>,
+    ) {
+        match result {
             Err(e) => {
                 // The remembered slots were taken: only full cycles until
                 // one succeeds.
                 if let Some(g) = &self.generations {
                     g.policy.failed();
                 }
-                cx.log.collection_failed(kind, request.cause, e)
+                cx.log.collection_failed(kind, cause, e)
             }
             Ok(stats) => {
-                let allocated = heap.pages.counters().page_bytes_allocated - allocated_before;
-                let young = heap.mutator_alloc.source().taken() - taken_before;
+                let allocated = heap.pages.counters().page_bytes_allocated - before.allocated;
+                let young = heap.mutator_alloc.source().taken() - before.taken;
                 // What a concurrent cycle costs the mutators is its whole
                 // length (its workers take CPUs), not only its pauses; but
                 // they stop only for its pauses, and allocate through the
                 // rest.
-                let cpu_ns = (workers.cpu_ns() - cpu_before.0)
-                    + thread_cpu_ns().saturating_sub(cpu_before.1);
+                let cpu_ns = (workers.cpu_ns() - before.cpu_ns.0)
+                    + thread_cpu_ns().saturating_sub(before.cpu_ns.1);
                 let cost = Cost {
                     length_ns: stats.concurrent.map_or(stats.pause_ns, |c| c.cycle_ns),
                     stopped_ns: stats.pause_ns,
@@ -272,6 +276,9 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
                 );
                 heap.mutator_alloc.source().set(next.budget);
                 let next_kind = self.generations.as_ref().map(|g| {
+                    if stats.kind == CollectionKind::Young {
+                        g.young_works.store(true, Ordering::Relaxed);
+                    }
                     // The pages the mutators took while the cycle ran are
                     // young: what is left besides them is the old
                     // generation. A full cycle comes once the old
@@ -302,6 +309,62 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
         // theirs to take.
         (self.state).cycle_ended(heap.mutator_alloc.source().room());
         self.state.memory_freed();
+    }
+}
+impl<B: Binding> Collector for ConcurrentCollector<B> {
+    /// Runs one concurrent cycle on the calling thread, the runtime's GC
+    /// thread, while the mutators run between its pauses; then records it
+    /// and gives the mutators their next budget.
+    fn run(
+        &self,
+        heap: &GcHeap,
+        cx: &DriverContext<'_>,
+        request: GcRequest,
+        _region: Option<&mut SafeRegion<'_>>,
+    ) -> Result<Option<CollectStats>, GcError> {
+        let mut workers = heap.workers.lock();
+        let before = Bookkeeping::before(heap, &workers);
+        let number = heap.next_collection_number();
+        let kind = self
+            .generations
+            .as_ref()
+            .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
+        self.state.cycle_started(kind);
+        let runner = self.generations.as_ref().and_then(|g| {
+            let ready = g.young_works.load(Ordering::Relaxed);
+            (kind == CollectionKind::Full && ready && g.young_in_full != YoungInFull::Never).then(
+                || YoungRunner {
+                    collector: self,
+                    heap,
+                    cx,
+                    when: g.young_in_full,
+                    next_number: AtomicU64::new(number + 1),
+                },
+            )
+        });
+        let cycle = ConcurrentCycle {
+            binding: &*self.binding,
+            kind,
+            remembered: self.generations.as_ref().map(|g| &*g.remembered),
+            heap,
+            cx,
+            barriers: &self.barriers,
+            state: &self.state,
+            moves: self.moves(),
+            tables: self.tables,
+            number,
+            ttsp: Duration::ZERO,
+            phases: ConcurrentPhases::default(),
+            times: PhaseTimes::new(self.mode),
+            young_inside: runner.as_ref(),
+            full_log: None,
+        };
+        let result = heap
+            .poison
+            .check()
+            .and_then(|()| cycle.run(&mut workers, request.cause));
+        let what = (kind, request.cause);
+        self.after_cycle(heap, cx, &workers, before, what, &result);
         result.map(Some)
     }
 

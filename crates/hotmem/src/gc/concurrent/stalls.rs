@@ -62,6 +62,11 @@ impl ConcurrentState {
         self.stalls.load(Ordering::Relaxed)
     }
 
+    /// Whether an allocation stalls now.
+    pub(crate) fn stalled_now(&self) -> bool {
+        self.stalled.load(Ordering::Relaxed) > 0
+    }
+
     /// An allocation stalls until the guard is dropped.
     pub(crate) fn stall(&self) -> Stalled<'_> {
         self.stalls.fetch_add(1, Ordering::Relaxed);

@@ -182,7 +182,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     }
 
     /// Marks a root (from the collecting thread): true if this call marked
-    /// it (it is traced by the next [`Marker::work`]); an error names the
+    /// it (it is traced by the next [`Marker::trace`]); an error names the
     /// slot.
     pub(crate) fn mark_root(
         &self,
@@ -280,7 +280,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// Traces what was marked since the last round on the workers (the
     /// roots, or objects retained by reference processing), to the end.
     pub(crate) fn trace(&self, heap: &GcHeap, workers: &mut GcWorkers) -> Result<(), GcError> {
-        self.trace_concurrently(heap, workers, &|| usize::MAX, &[])
+        self.trace_concurrently(heap, workers, &|| usize::MAX, &[], &|| false)
             .map(drop)
     }
 
@@ -291,13 +291,17 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// them while an allocation stalls (the stalled mutators' CPUs are
     /// idle meanwhile). Each worker first claims `roots` jobs one at a
     /// time, until none is left, then traces; returns how many roots the
-    /// jobs visited.
+    /// jobs visited. Tracing stops early, its work left in the queues for
+    /// the next call ([`Marker::pending`]), once `pause_tracing()` says so
+    /// (asked between two batches of objects): a full cycle lets a young
+    /// one run meanwhile. The root jobs are always finished.
     pub(crate) fn trace_concurrently(
         &self,
         heap: &GcHeap,
         workers: &mut GcWorkers,
         allowed: &(dyn Fn() -> usize + Sync),
         roots: &[RootJob<'_>],
+        pause_tracing: &(dyn Fn() -> bool + Sync),
     ) -> Result<u64, GcError> {
         let done = AtomicBool::new(false);
         let next_job = AtomicUsize::new(0);
@@ -317,7 +321,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
             if !roots.is_empty() {
                 self.mark_roots_claimed(i, roots, &next_job, &visited);
             }
-            self.work(i);
+            self.work_up_to(i, u64::MAX, pause_tracing);
             done.store(true, Ordering::Release);
         })?;
         match self.take_error() {
@@ -333,7 +337,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     /// than one thread marking the tables alone). Meanwhile the worker
     /// counts as active: the others, finding every queue empty, keep
     /// looking for the roots it pushes instead of ending the round. (They
-    /// would still be traced, by this worker's own [`Marker::work`] after
+    /// would still be traced, by this worker's own [`Marker::work_up_to`] after
     /// its jobs, but by it alone.)
     fn mark_roots_claimed(
         &self,
@@ -380,6 +384,12 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         self.injector.is_empty() && self.stealers.iter().all(Stealer::is_empty)
     }
 
+    /// Whether objects marked are waiting to be traced: a tracing that
+    /// stopped early left them (see [`Marker::trace_concurrently`]).
+    pub(crate) fn pending(&self) -> bool {
+        !self.all_empty()
+    }
+
     fn steal(&self, local: &Worker<ObjectReference>, me: usize) -> Option<ObjectReference> {
         loop {
             let mut retry = false;
@@ -402,13 +412,6 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         }
     }
 
-    /// Runs marking worker `me` until marking is complete (or failed). Its
-    /// deque is taken for the round and put back after, so that a later
-    /// round (reference processing) can run it again.
-    pub(crate) fn work(&self, me: usize) {
-        self.work_up_to(me, u64::MAX);
-    }
-
     /// Traces on the calling thread alone what is left to trace, up to
     /// about `budget` objects: what a pause has left after a concurrent
     /// marking is usually a few objects, and waking every worker for them
@@ -418,7 +421,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
     pub(crate) fn trace_here(&self, heap: &GcHeap, budget: u64) -> Result<Traced, GcError> {
         {
             let _inside = in_collection::enter(heap);
-            self.work_up_to(0, budget);
+            self.work_up_to(0, budget, &|| false);
         }
         if let Some(e) = self.take_error() {
             return Err(e);
@@ -429,10 +432,12 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         })
     }
 
-    /// [`Marker::work`], stopping once it marked `budget` objects or more
+    /// Runs marking worker `me` until marking is complete (or failed), or
+    /// until it marked `budget` objects or more, or once `stop()` says so
     /// (what it holds left in its deque, for other workers to steal or for
-    /// its next run).
-    fn work_up_to(&self, me: usize, budget: u64) {
+    /// its next run). Its deque is taken for the run and put back after,
+    /// so that a later round (reference processing) can run it again.
+    fn work_up_to(&self, me: usize, budget: u64, stop: &dyn Fn() -> bool) {
         let Some(local) = self.deques.get(me).and_then(|d| d.lock().take()) else {
             return;
         };
@@ -446,7 +451,7 @@ impl<'a, B: Binding, P: MarkPolicy> Marker<'a, B, P> {
         let mut active = false;
         let mut idle = 0u32;
         loop {
-            if self.abort.load(Ordering::Relaxed) || marked >= budget {
+            if self.abort.load(Ordering::Relaxed) || marked >= budget || stop() {
                 break;
             }
             let next = match local.pop() {

@@ -287,6 +287,14 @@ impl PhaseTimes {
         ns
     }
 
+    /// Takes `ns` off a phase that ran: time it spent on something
+    /// counted elsewhere (a young cycle inside a full cycle's marking).
+    pub(crate) fn deduct(&mut self, phase: GcPhase, ns: u64) {
+        if let Some(t) = &mut self.ns[phase as usize] {
+            *t = t.saturating_sub(ns);
+        }
+    }
+
     /// Records `ns` for `phase`, which was timed elsewhere (a pause,
     /// timed by its safepoint).
     pub(crate) fn record(&mut self, phase: GcPhase, ns: u64) {

@@ -21,6 +21,9 @@ pub enum GcCause {
     /// The concurrent collector: an allocation found the budget used up
     /// and waits for a cycle.
     AllocationStall,
+    /// A young cycle after a round of a full cycle's marking
+    /// ([`YoungInFull::EachRound`](crate::YoungInFull::EachRound)).
+    FullMarkRound,
 }
 
 impl GcCause {
@@ -31,6 +34,7 @@ impl GcCause {
             GcCause::AllocationFailure => "Allocation Failure",
             GcCause::AllocationRate => "Allocation Rate",
             GcCause::AllocationStall => "Allocation Stall",
+            GcCause::FullMarkRound => "Full Mark Round",
         }
     }
 }
@@ -177,6 +181,11 @@ pub struct ConcurrentPhases {
     /// generation, and which of the young pages it kept where they are it
     /// promoted; `None` for any other cycle.
     pub young_survival: Option<YoungSurvival>,
+    /// A full cycle: the young cycles that ran inside its Concurrent Mark
+    /// ([`YoungInFull`](crate::YoungInFull)), each counted and logged as a
+    /// collection of its own. Concurrent Mark's time leaves theirs out;
+    /// `cycle_ns` holds it.
+    pub young_cycles_inside: u32,
 }
 
 /// What a concurrent young cycle found live in the young generation, and
