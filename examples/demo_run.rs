@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The demo's flags.
 pub const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] \
-                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--json] [--report DIR] [--full]";
+                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full stalled|each-round|never] [--json] [--report DIR] [--full]";
 
 /// Where the report page goes unless `--report DIR` says otherwise.
 pub fn default_report_dir() -> PathBuf {
@@ -41,6 +41,7 @@ pub fn defaults() -> RunArgs {
         collector: hotmem::CollectorMode::Concurrent,
         page_cache: hotmem::page::CacheMode::Mapped,
         root_tables: hotmem::RootTableVisit::Concurrent,
+        young_in_full: hotmem::YoungInFull::Never,
         full: Some(false),
     }
 }
@@ -82,6 +83,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<Outcome, Box<dyn std::
         .collector(args.collector)
         .page_cache(args.page_cache)
         .root_table_visit(args.root_tables)
+        .young_in_full(args.young_in_full)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

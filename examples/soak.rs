@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full stalled|each-round|never] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {
@@ -94,6 +94,7 @@ fn main() {
         collector: hotmem::CollectorMode::Concurrent,
         page_cache: hotmem::page::CacheMode::Mapped,
         root_tables: hotmem::RootTableVisit::Concurrent,
+        young_in_full: hotmem::YoungInFull::Never,
         full: None,
     };
     let args = match parse_args(USAGE, defaults) {
@@ -130,6 +131,7 @@ fn soak(args: &RunArgs) -> Result<(), Box<dyn std::error::Error>> {
         .collector(args.collector)
         .page_cache(args.page_cache)
         .root_table_visit(args.root_tables)
+        .young_in_full(args.young_in_full)
         .binding(objects.clone())
         .build()?;
     let sampling = match &recorder {

@@ -306,6 +306,10 @@ pub struct RunArgs {
     /// visits the root tables holding the graphs' roots (after its pauses,
     /// the default, or in them).
     pub root_tables: hotmem::RootTableVisit,
+    /// `--young-in-full stalled|each-round|never`: when the generational
+    /// concurrent collector runs young cycles inside a full cycle's
+    /// marking.
+    pub young_in_full: hotmem::YoungInFull,
     /// `--full`: print the full text report (`None`: the program has no
     /// such flag).
     pub full: Option<bool>,
@@ -313,7 +317,8 @@ pub struct RunArgs {
 
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
 /// --generations young|single --collector stw|concurrent --page-cache
-/// mapped|page --root-tables concurrent|in-pause [--json]` over `defaults`;
+/// mapped|page --root-tables concurrent|in-pause --young-in-full
+/// stalled|each-round|never [--json]` over `defaults`;
 /// the error carries `usage`.
 pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
@@ -339,6 +344,7 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             "--collector",
             "--page-cache",
             "--root-tables",
+            "--young-in-full",
         ]
         .contains(&flag.as_str())
         {
@@ -376,6 +382,14 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
                 a.root_tables = match v.as_str() {
                     "concurrent" => hotmem::RootTableVisit::Concurrent,
                     "in-pause" => hotmem::RootTableVisit::InPause,
+                    _ => return Err(bad()),
+                }
+            }
+            "--young-in-full" => {
+                a.young_in_full = match v.as_str() {
+                    "stalled" => hotmem::YoungInFull::WhenStalled,
+                    "each-round" => hotmem::YoungInFull::EachRound,
+                    "never" => hotmem::YoungInFull::Never,
                     _ => return Err(bad()),
                 }
             }

@@ -132,10 +132,17 @@ fn runtime(mode: Mode, seed: u64, binding: Arc<Hostile>) -> Result<Runtime, Stri
         Mode::ConcurrentNonMoving => b
             .collector(CollectorMode::ConcurrentNonMoving)
             .generations(Generations::Single),
+        // Young cycles inside full ones never, on stalls, or after every
+        // round of the full marking, by the seed.
         Mode::ConcurrentGenerational => b
             .collector(CollectorMode::Concurrent)
             .generations(Generations::YoungAndOld)
-            .soft_max_heap(16 << 20),
+            .soft_max_heap(16 << 20)
+            .young_in_full(match (seed >> 5) % 3 {
+                0 => hotmem::YoungInFull::Never,
+                1 => hotmem::YoungInFull::WhenStalled,
+                _ => hotmem::YoungInFull::EachRound,
+            }),
     };
     b.build().map_err(|e| e.to_string())
 }
