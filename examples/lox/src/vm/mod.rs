@@ -231,9 +231,12 @@ impl Vm {
             GcMode::Concurrent => builder
                 .collector(CollectorMode::Concurrent)
                 .generations(Generations::Single),
+            // A young cycle also inside each round of a full one's marking:
+            // the full marking's hand-offs meet every program too.
             GcMode::ConcurrentGenerational => builder
                 .collector(CollectorMode::Concurrent)
-                .generations(Generations::YoungAndOld),
+                .generations(Generations::YoungAndOld)
+                .young_in_full(hotmem::YoungInFull::EachRound),
             // The same sizing as the default mode's, so that the two
             // compare.
             GcMode::ConcurrentGenerationalPaced => builder
