@@ -1,4 +1,4 @@
-//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --generations young|single --collector stw|concurrent --page-cache mapped|page --root-tables concurrent|in-pause --young-in-full stalled|each-round|never --json --report DIR --full]`.
+//! The hotmem demo: `cargo xtask demo [-- --threads N --secs S --heap MIB --numa MODE --generations young|single --collector stw|concurrent --page-cache mapped|page --root-tables concurrent|in-pause --young-in-full paced|each-round|never --json --report DIR --full]`.
 //!
 //! The report page (charts of the run, see the README) goes to
 //! `target/hotmem-report/index.html` (or `--report DIR`), the full text

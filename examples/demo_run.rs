@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// The demo's flags.
 pub const USAGE: &str = "usage: demo [--threads N] [--secs S] [--heap MIB] [--numa detect|off|synthetic:DESC] \
-                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full stalled|each-round|never] [--json] [--report DIR] [--full]";
+                         [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full paced|each-round|never] [--json] [--report DIR] [--full]";
 
 /// Where the report page goes unless `--report DIR` says otherwise.
 pub fn default_report_dir() -> PathBuf {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full stalled|each-round|never] [--report DIR]";
+const USAGE: &str = "usage: soak [--secs N] [--threads N] [--heap MIB] [--numa detect|off|synthetic:DESC] [--generations young|single] [--collector stw|concurrent] [--page-cache mapped|page] [--root-tables concurrent|in-pause] [--young-in-full paced|each-round|never] [--report DIR]";
 
 /// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
 fn status_bytes(field: &str) -> usize {

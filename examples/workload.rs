@@ -306,7 +306,7 @@ pub struct RunArgs {
     /// visits the root tables holding the graphs' roots (after its pauses,
     /// the default, or in them).
     pub root_tables: hotmem::RootTableVisit,
-    /// `--young-in-full stalled|each-round|never`: when the generational
+    /// `--young-in-full paced|each-round|never`: when the generational
     /// concurrent collector runs young cycles inside a full cycle's
     /// marking.
     pub young_in_full: hotmem::YoungInFull,
@@ -318,7 +318,7 @@ pub struct RunArgs {
 /// Parses `--threads N --secs S --heap MIB --numa detect|off|synthetic:DESC
 /// --generations young|single --collector stw|concurrent --page-cache
 /// mapped|page --root-tables concurrent|in-pause --young-in-full
-/// stalled|each-round|never [--json]` over `defaults`;
+/// paced|each-round|never [--json]` over `defaults`;
 /// the error carries `usage`.
 pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
     let mut it = std::env::args().skip(1);
@@ -387,7 +387,7 @@ pub fn parse_args(usage: &str, mut a: RunArgs) -> Result<RunArgs, String> {
             }
             "--young-in-full" => {
                 a.young_in_full = match v.as_str() {
-                    "stalled" => hotmem::YoungInFull::WhenStalled,
+                    "paced" => hotmem::YoungInFull::Paced,
                     "each-round" => hotmem::YoungInFull::EachRound,
                     "never" => hotmem::YoungInFull::Never,
                     _ => return Err(bad()),

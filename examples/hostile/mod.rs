@@ -140,7 +140,7 @@ fn runtime(mode: Mode, seed: u64, binding: Arc<Hostile>) -> Result<Runtime, Stri
             .soft_max_heap(16 << 20)
             .young_in_full(match (seed >> 5) % 3 {
                 0 => hotmem::YoungInFull::Never,
-                1 => hotmem::YoungInFull::WhenStalled,
+                1 => hotmem::YoungInFull::Paced,
                 _ => hotmem::YoungInFull::EachRound,
             }),
     };

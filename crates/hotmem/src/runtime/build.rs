@@ -9,6 +9,7 @@ use super::numa::{NumaParts, numa_parts, record_worker_stacks};
 use crate::error::BuildError;
 use crate::gc::barriers::{BarrierHeap, BarrierSet};
 use crate::gc::concurrent::ConcurrentState;
+use crate::gc::core::gc_pages::GcPages;
 use crate::gc::{
     self, BudgetedPages, CollectorFactory, GcHeap, GcRecord, GcTotals, GcWorkers, Moves,
     NonMovingSpace, Poison, Sizing, SoftMax, TlabShared, TlabSizing, Uncommitter,
@@ -139,11 +140,12 @@ fn gc_heap(
         Moves::WhileMutatorsRun => pages.page_sizes().small_page(),
         Moves::InPauses | Moves::Never => 0,
     };
+    let new_pages = barriers.concurrent.as_ref().map(|c| c.new_pages.clone());
     let budgeted = BudgetedPages::new(
         pages.clone(),
         config.heap_max,
         sizing.initial_budget(),
-        barriers.concurrent.as_ref().map(|c| c.new_pages.clone()),
+        new_pages.clone(),
         reserve,
     );
     let mutator_alloc = ObjectAllocator::new(Arc::new(budgeted), config.medium_page_mode);
@@ -164,8 +166,13 @@ fn gc_heap(
         mutator_alloc,
         non_moving: NonMovingSpace::new(),
         // GC workers share their relocation targets; synchronized so that
-        // workers do not race for the medium target page.
-        gc_alloc: ObjectAllocator::new(pages.clone(), MediumPageMode::Synchronized),
+        // workers do not race for the medium target page. Their pages are
+        // new to a marking that runs meanwhile (a full cycle's, while a
+        // young cycle inside it relocates).
+        gc_alloc: ObjectAllocator::new(
+            GcPages::new(pages.clone(), new_pages),
+            MediumPageMode::Synchronized,
+        ),
         tlabs,
         sizing,
         roots,

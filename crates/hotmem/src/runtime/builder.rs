@@ -241,9 +241,10 @@ impl RuntimeBuilder {
 
     /// When a generational concurrent collector runs young cycles inside a
     /// full cycle's marking (default: [`YoungInFull::Never`]; with
-    /// [`YoungInFull::WhenStalled`], the young pages a stalled allocation
-    /// finds empty while a full cycle marks are freed before it ends). No
-    /// effect on the other collectors.
+    /// [`YoungInFull::Paced`], when one is due by the young pacing or an
+    /// allocation stalls, so that the young garbage made while a full cycle
+    /// marks is reclaimed before it ends). No effect on the other
+    /// collectors.
     pub fn young_in_full(mut self, when: YoungInFull) -> Self {
         self.config.young_in_full = when;
         self

@@ -22,23 +22,50 @@ use crate::weak::KeepAlive;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
-/// Where the barrier keeps the set a `kind` cycle installed.
-fn set_slot(kind: CollectionKind) -> usize {
-    match kind {
-        CollectionKind::Full => 0,
-        CollectionKind::Young => 1,
+/// Which cycle installed a relocation set in the load barrier (each
+/// keeps its own until the cycle that heals every reference into it).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum SetOwner {
+    /// A full cycle.
+    Full,
+    /// A young cycle between full cycles.
+    Young,
+    /// A young cycle inside a full cycle's marking: the young set of
+    /// before that full cycle stays installed meanwhile (the full
+    /// marking heals into it).
+    YoungInFull,
+}
+
+impl From<CollectionKind> for SetOwner {
+    fn from(kind: CollectionKind) -> SetOwner {
+        match kind {
+            CollectionKind::Full => SetOwner::Full,
+            CollectionKind::Young => SetOwner::Young,
+        }
     }
 }
 
-/// The relocation sets installed in the load barrier: a full cycle's and a
-/// young cycle's, either absent.
+/// How many sets the barrier holds at most.
+const SETS: usize = 3;
+
+/// Where the barrier keeps the set `owner` installed.
+fn set_slot(owner: SetOwner) -> usize {
+    match owner {
+        SetOwner::Full => 0,
+        SetOwner::Young => 1,
+        SetOwner::YoungInFull => 2,
+    }
+}
+
+/// The relocation sets installed in the load barrier, by owner, each
+/// possibly absent.
 #[derive(Clone, Default)]
-pub(crate) struct Installed([Option<std::sync::Arc<RelocationSet>>; 2]);
+pub(crate) struct Installed([Option<std::sync::Arc<RelocationSet>>; SETS]);
 
 impl Installed {
-    /// The set a `kind` cycle installed, if any.
-    pub(crate) fn of(&self, kind: CollectionKind) -> Option<&RelocationSet> {
-        self.0[set_slot(kind)].as_deref()
+    /// The set `owner` installed, if any.
+    pub(crate) fn of(&self, owner: impl Into<SetOwner>) -> Option<&RelocationSet> {
+        self.0[set_slot(owner.into())].as_deref()
     }
     /// The set holding the page `addr` lies in, and that page's index in
     /// it.
@@ -82,15 +109,15 @@ pub(crate) struct ConcurrentBarriers {
     /// them).
     pub(crate) new_pages: std::sync::Arc<NewPages>,
     /// The relocation sets the load barrier forwards references into, a
-    /// full cycle's and a young one's ([`set_slot`]): each from its cycle's
+    /// full cycle's and young ones' ([`set_slot`]): each from its cycle's
     /// Pause Relocate Start to the Pause Mark End of the next cycle that
     /// heals every reference into it (any cycle for a young set, whose
     /// references from old objects the young cycle healed itself; the next
     /// full cycle for a full set, whose references from old objects only a
     /// full marking visits); null otherwise. Changed only at safepoints.
-    relocation: [AtomicPtr<RelocationSet>; 2],
+    relocation: [AtomicPtr<RelocationSet>; SETS],
     /// The owners of what `relocation` points to.
-    installed: parking_lot::Mutex<[Option<std::sync::Arc<RelocationSet>>; 2]>,
+    installed: parking_lot::Mutex<[Option<std::sync::Arc<RelocationSet>>; SETS]>,
     /// The installed sets' granules, for the barrier's test.
     pub(crate) index: RelocationIndex,
 }
@@ -103,38 +130,39 @@ impl ConcurrentBarriers {
             phase: AtomicU8::new(BarrierPhase::Idle as u8),
             satb: SatbQueues::default(),
             new_pages: std::sync::Arc::new(NewPages::new(base, len, unit)),
-            relocation: [
-                AtomicPtr::new(std::ptr::null_mut()),
-                AtomicPtr::new(std::ptr::null_mut()),
-            ],
-            installed: parking_lot::Mutex::new([None, None]),
+            relocation: std::array::from_fn(|_| AtomicPtr::new(std::ptr::null_mut())),
+            installed: parking_lot::Mutex::new([None, None, None]),
             index: RelocationIndex::new(base, len),
         }
     }
 
     /// Makes `set` the one the load barrier forwards into (at a safepoint:
     /// the mutators see it when they run again).
-    pub(crate) fn install(&self, kind: CollectionKind, set: std::sync::Arc<RelocationSet>) {
+    pub(crate) fn install(&self, owner: SetOwner, set: std::sync::Arc<RelocationSet>) {
         let mut installed = self.installed.lock();
-        self.relocation[set_slot(kind)]
+        debug_assert!(
+            installed[set_slot(owner)].is_none(),
+            "{owner:?}'s set taken out first"
+        );
+        self.relocation[set_slot(owner)]
             .store(std::sync::Arc::as_ptr(&set).cast_mut(), Ordering::Release);
         for (pi, start, size) in set.page_ranges() {
             self.index.set(start, size, Some(pi));
         }
-        installed[set_slot(kind)] = Some(set);
+        installed[set_slot(owner)] = Some(set);
     }
 
-    /// Takes the set a `kind` cycle installed out of the barrier (at a
+    /// Takes the set `owner` installed out of the barrier (at a
     /// safepoint, once nothing reachable refers into it); the caller drops
     /// it after the safepoint. Its granules leave the index: left there,
     /// every load of an object later allocated on them took the slow path
-    /// and found no set. No other installed set covers them: the two sets'
+    /// and found no set. No other installed set covers them: the sets'
     /// pages are disjoint, and a set's pages are not reused while it is
     /// installed.
-    pub(crate) fn uninstall(&self, kind: CollectionKind) -> Option<std::sync::Arc<RelocationSet>> {
+    pub(crate) fn uninstall(&self, owner: SetOwner) -> Option<std::sync::Arc<RelocationSet>> {
         let mut installed = self.installed.lock();
-        self.relocation[set_slot(kind)].store(std::ptr::null_mut(), Ordering::Release);
-        let set = installed[set_slot(kind)].take();
+        self.relocation[set_slot(owner)].store(std::ptr::null_mut(), Ordering::Release);
+        let set = installed[set_slot(owner)].take();
         if let Some(set) = &set {
             for (_, start, size) in set.page_ranges() {
                 self.index.set(start, size, None);
@@ -143,9 +171,10 @@ impl ConcurrentBarriers {
         set
     }
 
-    /// The installed sets, for the collector: the full cycle's and the
-    /// young one's. Their pages are disjoint (a young set's pages were
-    /// allocated after the full cycle that made the other began).
+    /// The installed sets, for the collector. Their pages are disjoint (a
+    /// young set's pages were allocated after the full cycle that made the
+    /// full one began, a young set's inside a full cycle after the young
+    /// set of before that full cycle).
     pub(crate) fn installed(&self) -> Installed {
         Installed(self.installed.lock().clone())
     }

@@ -20,7 +20,7 @@ mod remembered_set;
 pub(crate) mod satb;
 
 pub(crate) use concurrent_barriers::{
-    BarrierPhase, ConcurrentBarrier, ConcurrentBarriers, Installed,
+    BarrierPhase, ConcurrentBarrier, ConcurrentBarriers, Installed, SetOwner,
 };
 pub(crate) use remembered_set::{RememberedSet, StoreBarrier, sorted};
 

@@ -10,7 +10,9 @@ use super::young_in_full::YoungRunner;
 use super::young_promotion::{self, Survivors};
 use crate::GcError;
 use crate::error::BadReference;
-use crate::gc::barriers::{BarrierPhase, ConcurrentBarriers, Installed, RememberedSet, sorted};
+use crate::gc::barriers::{
+    BarrierPhase, ConcurrentBarriers, Installed, RememberedSet, SetOwner, sorted,
+};
 use crate::gc::core::binding_panic::call_model;
 use crate::gc::core::collection::{Collection, CollectionRequest};
 use crate::gc::core::driver::DriverContext;
@@ -365,15 +367,32 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         // the last full cycle's set, which the next full marking heals.
         // Into the last young cycle's set none is left: that cycle had its
         // survivors' slots remembered, and they were healed just now. But
-        // inside a full cycle's marking, that full cycle took those slots
-        // and heals them by its end: the barriers stay as they are.
+        // a young cycle inside a full cycle's marking leaves the young set
+        // of before that full cycle: the full cycle took those slots and
+        // heals them by its end. A full cycle heals into the sets that were
+        // installed when it began, not into those its young cycles
+        // installed since.
+        let began_with = |owner| previous.of(owner).map(|s| s as *const RelocationSet);
         let retired = match (self.full_log, young_only) {
-            (Some(_), _) => [None, None],
-            (None, true) => [None, barriers.uninstall(CollectionKind::Young)],
-            (None, false) => [
-                barriers.uninstall(CollectionKind::Full),
-                barriers.uninstall(CollectionKind::Young),
+            (Some(_), _) => vec![barriers.uninstall(SetOwner::YoungInFull)],
+            (None, true) => vec![
+                barriers.uninstall(SetOwner::Young),
+                barriers.uninstall(SetOwner::YoungInFull),
             ],
+            (None, false) => {
+                let inside = barriers.installed();
+                let mut retired = vec![
+                    barriers.uninstall(SetOwner::Full),
+                    barriers.uninstall(SetOwner::Young),
+                ];
+                let now = inside
+                    .of(SetOwner::YoungInFull)
+                    .map(|s| s as *const RelocationSet);
+                if now.is_some() && now == began_with(SetOwner::YoungInFull) {
+                    retired.push(barriers.uninstall(SetOwner::YoungInFull));
+                }
+                retired
+            }
         };
         if self.full_log.is_none() {
             barriers.set_phase(BarrierPhase::Idle);
@@ -503,31 +522,33 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
         let state = self.state;
         let allowed = || state.concurrent_workers(pool);
         let mut ephemerons = None;
-        // Young cycles inside this marking: asked for by a stalled
-        // allocation once the mutators took a page since the last mark
-        // start, until one frees nothing.
+        // Young cycles inside this marking: when one is due (see
+        // `YoungRunner::due`), until one frees nothing.
         let inside = self.young_inside;
         let source = self.heap.mutator_alloc.source();
         let since = AtomicU64::new(source.taken());
         let productive = AtomicBool::new(true);
-        let stalled = || {
+        let due = || {
             inside.is_some_and(|r| {
-                productive.load(Ordering::Relaxed) && r.stalled(since.load(Ordering::Relaxed))
+                productive.load(Ordering::Relaxed) && r.due(since.load(Ordering::Relaxed))
             })
         };
         let mut inside_ns = 0u64;
         loop {
-            let visited =
-                marker.trace_concurrently(self.heap, workers, &allowed, &roots, &stalled)?;
+            let visited = marker.trace_concurrently(self.heap, workers, &allowed, &roots, &due)?;
             if !roots.is_empty() {
                 self.phases.root_table_entries = visited;
                 roots.clear();
             }
             let mut young = None;
-            if stalled() {
-                young = Some(GcCause::AllocationStall);
+            if due() {
+                young = Some(match state.stalled_now() {
+                    true => GcCause::AllocationStall,
+                    false => GcCause::AllocationRate,
+                });
             } else if marker.pending() {
-                // Stopped for a stall that another cycle's end served.
+                // Stopped for a young cycle no longer due (a stall that
+                // ended).
                 continue;
             } else if inside.is_some_and(|r| r.each_round()) {
                 young = Some(GcCause::FullMarkRound);
@@ -544,7 +565,7 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
                 if !freed {
                     productive.store(false, Ordering::Relaxed);
                 }
-                if cause == GcCause::AllocationStall {
+                if cause != GcCause::FullMarkRound {
                     // The round goes on where it stopped.
                     continue;
                 }
@@ -627,7 +648,11 @@ impl<'a, 's, B: Binding> ConcurrentCycle<'a, 's, B> {
             promoted
         });
         let set = Arc::new(set);
-        self.barriers.install(kind, set.clone());
+        let owner = match self.full_log {
+            Some(_) => SetOwner::YoungInFull,
+            None => SetOwner::from(kind),
+        };
+        self.barriers.install(owner, set.clone());
         let mut forwarded =
             concurrent_relocate::forward_roots(self.binding, heap, &set, self.tables);
         // One forwarder for the root tables and the finalizer registry.

@@ -62,7 +62,9 @@
 //! keeps a forwarding per generation. A full cycle makes every page old at
 //! Pause Mark Start and remembers its copies' slots after its relocation. A
 //! young cycle that does not move (`ConcurrentNonMoving`) makes every page
-//! old at Pause Mark Start instead.
+//! old at Pause Mark Start instead. Young cycles may also run inside a full
+//! cycle's marking, which stops meanwhile ([`YoungInFull`], off by
+//! default; [`young_in_full`] says why the full marking stays correct).
 //!
 //! Each generation is paced by its own figures: a young cycle starts from
 //! what the mutators allocated during the last young cycle, a full one
@@ -92,7 +94,7 @@ pub(crate) use stalls::ConcurrentState;
 pub use young_in_full::YoungInFull;
 
 use crate::GcError;
-use crate::gc::barriers::{ConcurrentBarriers, RememberedSet};
+use crate::gc::barriers::{ConcurrentBarriers, RememberedSet, SetOwner};
 use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
 use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::cpu_time::{cpus, thread_cpu_ns};
@@ -331,7 +333,13 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             .map_or(CollectionKind::Full, |g| g.policy.next_kind(request.kind));
         self.state.cycle_started(kind);
         let runner = self.generations.as_ref().and_then(|g| {
-            let ready = g.young_works.load(Ordering::Relaxed);
+            // The young sets installed by the last full cycle's young
+            // cycles leave at the first young cycle after it: until then,
+            // this full cycle's could not be installed.
+            let free = (self.barriers.installed())
+                .of(SetOwner::YoungInFull)
+                .is_none();
+            let ready = free && g.young_works.load(Ordering::Relaxed);
             (kind == CollectionKind::Full && ready && g.young_in_full != YoungInFull::Never).then(
                 || YoungRunner {
                     collector: self,

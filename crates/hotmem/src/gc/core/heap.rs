@@ -2,6 +2,7 @@
 //! the runtime. A collector's code receives this, never the runtime; what
 //! only one collector needs (its barriers' state, its policy) is its own.
 
+use super::gc_pages::GcPages;
 use super::in_collection::Collected;
 use super::non_moving::NonMovingSpace;
 use super::poison::Poison;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 /// Where the GC copies objects to.
-pub(crate) type GcAllocator = ObjectAllocator<Arc<PageAllocator>>;
+pub(crate) type GcAllocator = ObjectAllocator<GcPages>;
 
 /// The heap's pages, the allocators and buffers that fill them, the roots
 /// the runtime owns, the GC workers and what collections leave behind.

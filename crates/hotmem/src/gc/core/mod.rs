@@ -34,6 +34,7 @@ pub(crate) mod cpu_time;
 pub(crate) mod driver;
 pub(crate) mod ephemeron_marking;
 pub(crate) mod free;
+pub(crate) mod gc_pages;
 pub(crate) mod generational_policy;
 pub(crate) mod generations;
 pub(crate) mod heap;
