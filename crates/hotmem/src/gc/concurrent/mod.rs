@@ -59,7 +59,8 @@
 //! until the next full cycle's (old objects keep stale references into it
 //! that only a full marking visits): the load barrier holds both
 //! ([`Installed`](crate::gc::barriers::Installed)), as generational ZGC
-//! keeps a forwarding per generation. A full cycle makes every page old at
+//! keeps a forwarding per generation, and a third for the young cycles
+//! that run inside a full cycle's marking. A full cycle makes every page old at
 //! Pause Mark Start and remembers its copies' slots after its relocation. A
 //! young cycle that does not move (`ConcurrentNonMoving`) makes every page
 //! old at Pause Mark Start instead. Young cycles may also run inside a full
