@@ -118,10 +118,14 @@ fn run() {
         hold: Mutex::new(Hold::Off),
         moved: Condvar::new(),
     });
+    let records = Arc::new(Mutex::new(Vec::new()));
+    let sink = records.clone();
+    let output = hotmem::log::LogOutput::callback(move |r| sink.lock().push(r.to_string()));
     let rt = common::builder(64 << 20, Some(2))
         .collector(CollectorMode::Concurrent)
         .generations(Generations::YoungAndOld)
         .young_in_full(YoungInFull::EachRound)
+        .log(hotmem::log::LogConfig::new().output("gc*=info".parse().unwrap(), output))
         .binding(binding.clone())
         .build()
         .unwrap();
@@ -194,6 +198,22 @@ fn run() {
         "the young cycles inside evacuated the survivors ({relocated} relocated in all, \
          {} by the full cycle)",
         stats.objects_relocated
+    );
+    // The full cycle's phases name its young cycles, which have lines of
+    // their own.
+    rt.flush_log();
+    let lines = records.lock().clone();
+    let (full, first) = (stats.cycle, stats.cycle + 1);
+    let named =
+        format!("GC({full}) O: Young Cycles Inside Concurrent Mark: {inside} (GC({first})-");
+    assert!(
+        lines.iter().any(|l| l.contains(&named)),
+        "no {named:?} in {lines:#?}"
+    );
+    let young = format!("GC({first}) Minor Collection (Full Mark Round)");
+    assert!(
+        lines.iter().any(|l| l.contains(&young)),
+        "no {young:?} in {lines:#?}"
     );
     // What the mutator built is intact, now and after more cycles.
     let targets: Vec<u64> = (0..OLD_SLOTS)

@@ -86,6 +86,16 @@ pub enum LogEvent {
         /// Its time, nanoseconds.
         ns: u64,
     },
+    /// `gc,phases`, info: the young cycles that ran inside a full cycle's
+    /// Concurrent Mark ([`YoungInFull`](crate::YoungInFull)), each logged
+    /// as a collection of its own.
+    /// `GC(12) O: Young Cycles Inside Concurrent Mark: 2 (GC(13)-GC(14))`
+    YoungInside {
+        /// How many.
+        count: u32,
+        /// The first one's number (the full cycle's, plus one).
+        first: u64,
+    },
     /// `gc`, info: a concurrent cycle ended (ZGC's line).
     /// `GC(12) Garbage Collection (Allocation Rate) 160M->58M(256M) 14.012ms`;
     /// with generations `Minor Collection` (young) or `Major Collection`.
@@ -311,6 +321,11 @@ impl fmt::Display for LogEvent {
                 generation_prefix(*generation),
                 phase.name(),
                 Ms(*ns)
+            ),
+            LogEvent::YoungInside { count, first } => write!(
+                f,
+                "O: Young Cycles Inside Concurrent Mark: {count} (GC({first})-GC({}))",
+                first + u64::from(*count) - 1
             ),
             LogEvent::Cycle {
                 generation,

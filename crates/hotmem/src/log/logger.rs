@@ -239,6 +239,13 @@ impl Logger {
                     };
                     self.write(info, TagSet::GcPhases, id, event);
                 }
+                if phase == GcPhase::ConcurrentMark && c.young_cycles_inside > 0 {
+                    let event = LogEvent::YoungInside {
+                        count: c.young_cycles_inside,
+                        first: stats.cycle + 1,
+                    };
+                    self.write(info, TagSet::GcPhases, id, event);
+                }
             }
             return;
         }

@@ -20,7 +20,7 @@
 //! | tag set | level | lines |
 //! |---|---|---|
 //! | `gc` | info / warning / error | one per collection: cause, heap used before -> after (committed), pause (a concurrent cycle: the whole cycle); at warning, a collection that failed (and left the heap as it was); at error, an allocation that ran out of memory |
-//! | `gc,phases` | info / trace | one per phase the collection ran, named and ordered as the runtime declares its phases ([`GcPhase::of`]): mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times; at trace, the relocation phase's workers: pages, node locality, binds |
+//! | `gc,phases` | info / trace | one per phase the collection ran, named and ordered as the runtime declares its phases ([`GcPhase::of`]): mark, relocate: time, objects, workers; update references: time, which slots (remembered or all live objects), workers; a concurrent cycle: Pause Mark Start, Concurrent Mark, Pause Mark End, Concurrent Select Relocation Set, Pause Relocate Start, Concurrent Relocate and their times (after a full cycle's Concurrent Mark, the young cycles that ran inside it, by number); at trace, the relocation phase's workers: pages, node locality, binds |
 //! | `gc,heap` | info | used, committed, max; pages examined, freed, evacuated; bytes relocated |
 //! | `gc,metaspace` | info | used (committed) of both metaspaces |
 //! | `gc,ref` | info | reference processing: weak handles, ephemerons and finalizers found, cleared, retained, queued; the binding's hook passes; time |
