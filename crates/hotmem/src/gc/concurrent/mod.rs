@@ -232,6 +232,34 @@ impl<B: Binding> ConcurrentCollector<B> {
 }
 
 impl<B: Binding> ConcurrentCollector<B> {
+    /// A cycle of `kind` numbered `number` with this collector's parts,
+    /// moving as it does; it runs no young cycle inside and is none.
+    fn cycle<'a, 's>(
+        &'a self,
+        heap: &'a GcHeap,
+        cx: &'a DriverContext<'s>,
+        kind: CollectionKind,
+        number: u64,
+    ) -> ConcurrentCycle<'a, 's, B> {
+        ConcurrentCycle {
+            binding: &*self.binding,
+            kind,
+            remembered: self.generations.as_ref().map(|g| &*g.remembered),
+            heap,
+            cx,
+            barriers: &self.barriers,
+            state: &self.state,
+            moves: self.moves(),
+            tables: self.tables,
+            number,
+            ttsp: Duration::ZERO,
+            phases: ConcurrentPhases::default(),
+            times: PhaseTimes::new(self.mode),
+            young_inside: None,
+            full_log: None,
+        }
+    }
+
     /// After a cycle (also one run inside a full cycle's marking): records
     /// it and gives the mutators their next budget, or logs its failure;
     /// then stalled allocations retry.
@@ -352,21 +380,8 @@ impl<B: Binding> Collector for ConcurrentCollector<B> {
             )
         });
         let cycle = ConcurrentCycle {
-            binding: &*self.binding,
-            kind,
-            remembered: self.generations.as_ref().map(|g| &*g.remembered),
-            heap,
-            cx,
-            barriers: &self.barriers,
-            state: &self.state,
-            moves: self.moves(),
-            tables: self.tables,
-            number,
-            ttsp: Duration::ZERO,
-            phases: ConcurrentPhases::default(),
-            times: PhaseTimes::new(self.mode),
             young_inside: runner.as_ref(),
-            full_log: None,
+            ..self.cycle(heap, cx, kind, number)
         };
         let result = heap
             .poison

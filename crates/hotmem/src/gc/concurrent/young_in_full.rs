@@ -45,14 +45,12 @@ use crate::GcError;
 use crate::gc::core::driver::DriverContext;
 use crate::gc::core::generations::CollectionKind;
 use crate::gc::core::heap::GcHeap;
-use crate::gc::core::phases::PhaseTimes;
-use crate::gc::core::stats::{ConcurrentPhases, GcCause};
+use crate::gc::core::stats::GcCause;
 use crate::gc::core::workers::GcWorkers;
 use crate::vm::Binding;
 use crate::weak::SetMarking;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// When a generational concurrent collector runs young cycles while a
 /// full cycle marks ([`RuntimeBuilder::young_in_full`](crate::RuntimeBuilder::young_in_full)).
@@ -135,8 +133,6 @@ impl<B: Binding> YoungRunner<'_, '_, B> {
         full_log: &(dyn Fn(Vec<usize>) + Sync),
     ) -> Result<bool, GcError> {
         let (collector, heap) = (self.collector, self.heap);
-        let generational = collector.generations.as_ref();
-        let remembered = generational.map(|g| &*g.remembered);
         let number = self.next_number.fetch_add(1, Ordering::Relaxed);
         let before = Bookkeeping::before(heap, workers);
         let state = &*collector.state;
@@ -144,21 +140,8 @@ impl<B: Binding> YoungRunner<'_, '_, B> {
         // Taken back by the drop, after the young cycle swept the sets.
         let suspended = SetMarking::suspend_full(heap.weak.sets.live());
         let cycle = ConcurrentCycle {
-            binding: &*collector.binding,
-            kind: CollectionKind::Young,
-            remembered,
-            heap,
-            cx: self.cx,
-            barriers: &collector.barriers,
-            state,
-            moves: collector.moves(),
-            tables: collector.tables,
-            number,
-            ttsp: Duration::ZERO,
-            phases: ConcurrentPhases::default(),
-            times: PhaseTimes::new(collector.mode),
-            young_inside: None,
             full_log: Some(full_log),
+            ..collector.cycle(heap, self.cx, CollectionKind::Young, number)
         };
         let result = cycle.run(workers, cause);
         drop(suspended);
