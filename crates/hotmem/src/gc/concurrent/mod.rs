@@ -100,7 +100,7 @@ use crate::gc::core::collector::{Collector, Constraints, Moves, NeededBarriers};
 use crate::gc::core::collector_mode::CollectorMode;
 use crate::gc::core::cpu_time::{cpus, thread_cpu_ns};
 use crate::gc::core::driver::{DriverContext, GcRequest};
-use crate::gc::core::generational_policy::GenerationalPolicy;
+use crate::gc::core::generational_policy::{CycleLeft, GenerationalPolicy};
 use crate::gc::core::generations::{CollectionKind, Generations};
 use crate::gc::core::heap::GcHeap;
 use crate::gc::core::mem_balancer::Cost;
@@ -327,6 +327,17 @@ impl<B: Binding> ConcurrentCollector<B> {
                     let needs =
                         old.saturating_add(usize::try_from(full_takes).unwrap_or(usize::MAX));
                     g.policy.collected(stats.kind, needs, next.full_at);
+                    // And sooner when the old generation's garbage makes
+                    // the young cycles dearer than a full one.
+                    g.policy.weigh(
+                        stats.kind,
+                        CycleLeft {
+                            old,
+                            room: next.full_at.saturating_sub(used),
+                            target: next.full_at,
+                            length_ns: cost.length_ns,
+                        },
+                    );
                     g.policy.next_kind(None)
                 });
                 heap.sizing
