@@ -336,6 +336,7 @@ impl<B: Binding> ConcurrentCollector<B> {
                             room: next.full_at.saturating_sub(used),
                             target: next.full_at,
                             length_ns: cost.length_ns,
+                            full_takes: usize::try_from(full_takes).unwrap_or(usize::MAX),
                         },
                     );
                     g.policy.next_kind(None)

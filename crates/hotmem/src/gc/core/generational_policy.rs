@@ -17,8 +17,10 @@
 //! the time an allocation finds no room).
 //!
 //! A concurrent collector also starts a full cycle before the old
-//! generation reaches the target when the old generation's garbage makes
-//! young cycles dear ([`GenerationalPolicy::weigh`]): young cycles free
+//! generation reaches the target ([`GenerationalPolicy::weigh`]): one
+//! young cycle before the room left would be too small for a full cycle
+//! to run without stalling the mutators, and sooner when the old
+//! generation's garbage makes young cycles dear. Young cycles free
 //! only young pages, so each leaves the mutators the room that the old
 //! generation's garbage has not taken, and they come faster as it grows.
 //! A full cycle gives that garbage back. It runs once what it costs (the
@@ -67,6 +69,8 @@ struct Costs {
     young_ns: Option<u64>,
     /// The last full cycle's length.
     full_ns: Option<u64>,
+    /// Bytes of old pages the last cycle left.
+    last_old: Option<usize>,
 }
 
 /// What a concurrent cycle left, for [`GenerationalPolicy::weigh`].
@@ -82,6 +86,9 @@ pub(crate) struct CycleLeft {
     pub(crate) target: usize,
     /// The cycle's length.
     pub(crate) length_ns: u64,
+    /// Bytes the mutators take while a full cycle runs (the last full
+    /// cycle's figure, or this cycle's before the first).
+    pub(crate) full_takes: usize,
 }
 
 impl GenerationalPolicy {
@@ -135,12 +142,17 @@ impl GenerationalPolicy {
 
     /// After a successful concurrent cycle of `kind` (and its
     /// [`GenerationalPolicy::collected`]): asks for a full cycle next
-    /// when one pays, by [`full_pays`], from the old generation's garbage
-    /// (`left.old` less what the last full cycle left) and the last
-    /// cycles' lengths. Nothing is asked before a full cycle and a young
-    /// one have run (no estimate of either).
+    /// - when the young cycle after this one would leave less room than a
+    ///   full cycle takes while it runs, and half again (the pacing's
+    ///   margin), the old generation having grown by what this one added:
+    ///   a full cycle that starts with less room stalls the mutators;
+    /// - or when one pays, by [`full_pays`], from the old generation's
+    ///   garbage (`left.old` less what the last full cycle left) and the
+    ///   last cycles' lengths. That needs a full cycle and a young one to
+    ///   have run (no estimate of either before).
     pub(crate) fn weigh(&self, kind: CollectionKind, left: CycleLeft) {
         let mut costs = self.costs.lock();
+        let last_old = costs.last_old.replace(left.old);
         match kind {
             CollectionKind::Full => {
                 costs.old_live = Some(left.old);
@@ -148,10 +160,21 @@ impl GenerationalPolicy {
             }
             CollectionKind::Young => {
                 costs.young_ns = Some(left.length_ns);
+                // The next young cycle will leave the old generation
+                // larger by about what this one added. If a full cycle
+                // could not run in the room left then (with the pacing's
+                // half again), it runs now.
+                let growth = last_old.map_or(0, |last| left.old.saturating_sub(last));
+                let full_needs = left.full_takes.saturating_mul(3) / 2;
+                if left.old.saturating_add(growth).saturating_add(full_needs) >= left.target {
+                    self.full_next.store(true, Ordering::Relaxed);
+                    return;
+                }
                 let Costs {
                     old_live: Some(live),
                     young_ns: Some(young_ns),
                     full_ns: Some(full_ns),
+                    ..
                 } = *costs
                 else {
                     return;
@@ -220,6 +243,7 @@ mod tests {
             room: room_mib * MIB,
             target: 256 * MIB,
             length_ns: length_ms * MS,
+            full_takes: 0,
         }
     }
 
@@ -261,17 +285,19 @@ mod tests {
         let p = GenerationalPolicy::default();
         // Young cycles alone: no estimate of the garbage.
         p.weigh(Young, left(200, 20, 2));
-        p.weigh(Young, left(230, 10, 2));
+        p.weigh(Young, left(205, 10, 2));
         assert_eq!(p.next_kind(None), Young);
         // A full cycle of 5 ms leaves 76 MiB old.
         p.weigh(Full, left(76, 160, 5));
         assert_eq!(p.next_kind(None), Young);
         // Young cycles of 2 ms: 60 MiB of garbage with 100 MiB of room
         // does not pay (256 * 2 * 60 / (100 * 160) = 1.9 ms)...
+        p.weigh(Young, left(130, 100, 2));
         p.weigh(Young, left(136, 100, 2));
         assert_eq!(p.next_kind(None), Young);
-        // ... 120 MiB with 40 MiB does (256 * 2 * 120 / (40 * 160) = 9.6).
-        p.weigh(Young, left(196, 40, 2));
+        // ... 114 MiB with 40 MiB does (256 * 2 * 114 / (40 * 154) =
+        // 9.5 ms), while the growth (190 + 54) is still under the target.
+        p.weigh(Young, left(190, 40, 2));
         assert_eq!(p.next_kind(None), Full);
         // The full cycle that runs clears the ask, and its live old
         // generation is the new baseline.
@@ -281,6 +307,27 @@ mod tests {
         // 20 MiB of garbage since, with 40 MiB of room: 4.3 ms.
         p.weigh(Young, left(170, 40, 2));
         assert_eq!(p.next_kind(None), Young);
+    }
+
+    #[test]
+    fn a_full_cycle_starts_while_the_room_still_holds_what_it_takes() {
+        let p = GenerationalPolicy::default();
+        // Full cycles take 30 MiB while they run: they need 45 MiB of
+        // room with the pacing's half again.
+        let young = |old_mib| CycleLeft {
+            full_takes: 30 * MIB,
+            ..left(old_mib, 256 - old_mib, 2)
+        };
+        // The old generation grows 10 MiB a young cycle: after the next
+        // one, 130 + 10 + 45 is still under the 256 MiB target.
+        p.weigh(Young, young(120));
+        p.weigh(Young, young(130));
+        assert_eq!(p.next_kind(None), Young);
+        // 42 MiB a young cycle: after the next one, 172 + 42 + 45 would
+        // leave the full cycle 3 MiB short. No full cycle has run, so
+        // this is not the cost rule.
+        p.weigh(Young, young(172));
+        assert_eq!(p.next_kind(None), Full);
     }
 
     #[test]
