@@ -327,15 +327,13 @@ impl<B: Binding> ConcurrentCollector<B> {
                     let needs =
                         old.saturating_add(usize::try_from(full_takes).unwrap_or(usize::MAX));
                     g.policy.collected(stats.kind, needs, next.full_at);
-                    // And sooner when the old generation's garbage makes
-                    // the young cycles dearer than a full one.
+                    // And one young cycle sooner when a full cycle would
+                    // have too little room by then.
                     g.policy.weigh(
                         stats.kind,
                         CycleLeft {
                             old,
-                            room: next.full_at.saturating_sub(used),
                             target: next.full_at,
-                            length_ns: cost.length_ns,
                             full_takes: usize::try_from(full_takes).unwrap_or(usize::MAX),
                         },
                     );
