@@ -1,4 +1,4 @@
-//! `cargo xtask lox-bench [--runs N] [--concurrent] [--build release|lto]`:
+//! `cargo xtask lox-bench [--runs N] [--concurrent] [--build release|lto|static]`:
 //! hotmem-lox against clox, the C reference VM, on every program of
 //! `examples/lox/bench`; with `--concurrent`, also `lox --collector
 //! concurrent-generational` (the concurrent collector's young and old
@@ -8,7 +8,10 @@
 //! (`cc -O3 -flto -std=c99 -w`) and `lox` in release (`--build lto`: with
 //! fat LTO and one codegen unit, as clox is linked, in `target/lto`: the
 //! interpreter's code layout, and so the concurrent copy's speed, depends
-//! on the build more than on its source), then runs each
+//! on the build more than on its source; `--build static`: linked
+//! static-pie with `-C target-feature=+crt-static`, in `target/static`,
+//! and clox linked `-static-pie` too, so that neither maps the shared
+//! libraries a dynamic build keeps resident), then runs each
 //! program `N` times on each (default 5), interleaved (clox, lox, clox,
 //! lox, ...) so that a change in the machine's load hits both alike. Every
 //! run is a fresh process under `/usr/bin/time -f %M` (peak RSS); its
@@ -45,6 +48,18 @@ enum LoxBuild {
     /// The release profile with fat LTO and one codegen unit, in
     /// `target/lto` (so the usual build stays warm).
     Lto,
+    /// The release profile linked static-pie (glibc's static libraries),
+    /// in `target/static`; clox is linked the same way.
+    Static,
+}
+
+/// How clox is linked: as `lox` is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Linkage {
+    /// Against the shared libc, as its README builds it.
+    Dynamic,
+    /// `-static-pie`.
+    StaticPie,
 }
 
 impl LoxBuild {
@@ -54,7 +69,8 @@ impl LoxBuild {
             Some(i) => match args.get(i + 1).map(String::as_str) {
                 Some("release") => Ok(LoxBuild::Release),
                 Some("lto") => Ok(LoxBuild::Lto),
-                _ => Err("--build needs release or lto".into()),
+                Some("static") => Ok(LoxBuild::Static),
+                _ => Err("--build needs release, lto or static".into()),
             },
         }
     }
@@ -63,6 +79,17 @@ impl LoxBuild {
         match self {
             LoxBuild::Release => "the release profile (--build release)",
             LoxBuild::Lto => "the release profile with fat LTO and one codegen unit (--build lto)",
+            LoxBuild::Static => {
+                "the release profile linked static-pie, and clox too (--build static)"
+            }
+        }
+    }
+
+    /// How clox is linked beside this build.
+    fn clox_linkage(self) -> Linkage {
+        match self {
+            LoxBuild::Release | LoxBuild::Lto => Linkage::Dynamic,
+            LoxBuild::Static => Linkage::StaticPie,
         }
     }
 
@@ -87,6 +114,23 @@ impl LoxBuild {
                 r.step("build lox (release, fat LTO, one codegen unit)", &mut c)?;
                 Ok(dir.join("release/lox"))
             }
+            LoxBuild::Static => {
+                // With an explicit target, the flag reaches the target's
+                // crates only: build scripts and proc-macros stay
+                // dynamic, as they must.
+                let host = host_triple()?;
+                if !host.ends_with("-linux-gnu") {
+                    return Err(format!(
+                        "--build static needs a *-linux-gnu host, not {host}"
+                    ));
+                }
+                let dir = root().join("target/static");
+                let mut c = cargo(&[&base[..], &["--target", &host][..]].concat());
+                c.env("CARGO_TARGET_DIR", &dir)
+                    .env("RUSTFLAGS", "-C target-feature=+crt-static");
+                r.step("build lox (release, static-pie)", &mut c)?;
+                Ok(dir.join(host).join("release/lox"))
+            }
         }
     }
 }
@@ -100,7 +144,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     if !time.exists() {
         return Err("lox-bench measures peak RSS with GNU time: apt-get install time".into());
     }
-    let clox = build_clox(r)?;
+    let clox = build_clox(r, build.clox_linkage())?;
     let lox = build.build(r)?;
     let programs = programs()?;
     let scratch = root().join("target/lox-bench");
@@ -145,8 +189,9 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Builds clox into `target/clox`.
-fn build_clox(r: &mut Runner) -> Result<PathBuf, String> {
+/// Builds clox into `target/clox` (`target/clox-static` linked
+/// static-pie).
+fn build_clox(r: &mut Runner, linkage: Linkage) -> Result<PathBuf, String> {
     let sources = root().join("../shared/clox");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&sources)
         .map_err(|e| format!("no clox sources at {}: {e}", sources.display()))?
@@ -154,14 +199,37 @@ fn build_clox(r: &mut Runner) -> Result<PathBuf, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .collect();
     files.sort();
-    let binary = root().join("target/clox");
+    let (binary, link, what) = match linkage {
+        Linkage::Dynamic => ("target/clox", None, "build clox (cc -O3 -flto)"),
+        Linkage::StaticPie => (
+            "target/clox-static",
+            Some("-static-pie"),
+            "build clox (cc -O3 -flto -static-pie)",
+        ),
+    };
+    let binary = root().join(binary);
     let mut cc = Command::new("cc");
     cc.args(["-O3", "-flto", "-std=c99", "-w"])
+        .args(link)
         .args(&files)
         .arg("-o")
         .arg(&binary);
-    r.step("build clox (cc -O3 -flto)", &mut cc)?;
+    r.step(what, &mut cc)?;
     Ok(binary)
+}
+
+/// The host's target triple, from `rustc -vV`.
+fn host_triple() -> Result<String, String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .arg("-vV")
+        .output()
+        .map_err(|e| format!("{rustc} -vV: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{rustc} -vV printed no host"))
 }
 
 /// The benchmark programs, sorted.

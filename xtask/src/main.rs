@@ -32,10 +32,11 @@ commands:
   miri                      the crates' lib tests under Miri (skipped, exit 0, without nightly miri)
   numa-vm [--nodes 2|4] [--cpus N] [--timeout SECS]
                             the NUMA tests in an emulated multi-node Linux guest (QEMU TCG; default 2 nodes, 4 CPUs)
-  lox-bench [--runs N] [--concurrent] [--build release|lto]
+  lox-bench [--runs N] [--concurrent] [--build release|lto|static]
                             hotmem-lox against clox on examples/lox/bench: median times, ratios, peak RSS, GC share (default 5 runs);
                             --concurrent adds lox --collector concurrent-generational against lox's default, interleaved;
-                            --build lto builds lox with fat LTO and one codegen unit (in target/lto)
+                            --build lto builds lox with fat LTO and one codegen unit (in target/lto);
+                            --build static links lox and clox static-pie (lox in target/static)
   package                   pack the library crates and build each from its package, as `cargo publish` checks
   deps                      only check/install the system packages
 ";
