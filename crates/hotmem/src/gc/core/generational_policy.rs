@@ -52,6 +52,8 @@ pub(crate) struct GenerationalPolicy {
     /// Bytes of old pages the last concurrent cycle left
     /// ([`NONE_YET`] before the first), for [`GenerationalPolicy::weigh`].
     last_old: AtomicUsize,
+    /// A concurrent full cycle has run: what one takes is measured.
+    full_ran: AtomicBool,
 }
 
 /// No concurrent cycle has ended yet.
@@ -63,6 +65,7 @@ impl Default for GenerationalPolicy {
             full_next: AtomicBool::new(false),
             slots_lost: AtomicBool::new(false),
             last_old: AtomicUsize::new(NONE_YET),
+            full_ran: AtomicBool::new(false),
         }
     }
 }
@@ -131,18 +134,34 @@ impl GenerationalPolicy {
 
     /// After a successful concurrent cycle of `kind` (and its
     /// [`GenerationalPolicy::collected`]): asks for a full cycle next when
-    /// the young cycle after this one would leave less room than a full
-    /// cycle takes while it runs, and half again (the pacing's margin),
-    /// the old generation having grown by what this one added. A full
-    /// cycle that starts with less room stalls the mutators.
+    /// the room left after the next young cycle, the old generation
+    /// having grown by what this one added, would be less than a full
+    /// cycle takes while it runs, and half again (the pacing's margin). A
+    /// full cycle that starts with less room stalls the mutators. Before
+    /// the first full cycle, only while the room left now holds it.
     pub(crate) fn weigh(&self, kind: CollectionKind, left: CycleLeft) {
         let last = self.last_old.swap(left.old, Ordering::Relaxed);
-        if kind == CollectionKind::Full || last == NONE_YET {
+        if kind == CollectionKind::Full {
+            self.full_ran.store(true, Ordering::Relaxed);
+            return;
+        }
+        if last == NONE_YET {
             return;
         }
         let growth = left.old.saturating_sub(last);
         let full_needs = left.full_takes.saturating_mul(3) / 2;
-        if left.old.saturating_add(growth).saturating_add(full_needs) >= left.target {
+        let with_full = left.old.saturating_add(full_needs);
+        // Before the first full cycle, what one takes is a young cycle's
+        // figure, a guess: the rule then asks only while a full cycle
+        // still fits. Without that, a long-lived structure built in one
+        // young cycle (a one-off growth, with a long cycle's allocation
+        // for the guess) asked for a full cycle that freed little and
+        // stalled. After one, a full cycle that no longer fits still
+        // runs now: it stalls, but a young cycle first would free little
+        // and leave it less room still.
+        let measured = self.full_ran.load(Ordering::Relaxed);
+        if (measured || with_full < left.target) && with_full.saturating_add(growth) >= left.target
+        {
             self.full_next.store(true, Ordering::Relaxed);
         }
     }
@@ -203,6 +222,30 @@ mod tests {
         p.collected(Full, 90 * MIB, 256 * MIB);
         p.weigh(Full, young(90));
         assert_eq!(p.next_kind(None), Young);
+        // Once a full cycle has run, one that no longer fits still runs
+        // at once: 220 + 45 is over the target already.
+        p.weigh(Young, young(220));
+        assert_eq!(p.next_kind(None), Full);
+    }
+
+    #[test]
+    fn before_the_first_full_cycle_one_is_asked_for_only_while_it_fits() {
+        let p = GenerationalPolicy::default();
+        let young = |old_mib: usize| CycleLeft {
+            old: old_mib * MIB,
+            target: 256 * MIB,
+            full_takes: 30 * MIB,
+        };
+        // 130 MiB in one young cycle (a long-lived structure built): 220
+        // + 45 leaves a full cycle too little room already, on a guess of
+        // what it takes. `collected` decides that case.
+        p.weigh(Young, young(90));
+        p.weigh(Young, young(220));
+        assert_eq!(p.next_kind(None), Young);
+        // While it fits, the growth asks: 180 + 45 + 40.
+        p.weigh(Young, young(140));
+        p.weigh(Young, young(180));
+        assert_eq!(p.next_kind(None), Full);
     }
 
     #[test]
