@@ -194,57 +194,56 @@ mod tests {
 
     const MIB: usize = 1 << 20;
 
-    #[test]
-    fn a_full_cycle_starts_while_the_room_still_holds_what_it_takes() {
-        let p = GenerationalPolicy::default();
-        // Full cycles take 30 MiB while they run: they need 45 MiB of
-        // room with the pacing's half again, under a 256 MiB target.
-        let young = |old_mib: usize| CycleLeft {
+    /// A cycle that left `old_mib` MiB old, under a 256 MiB target, with
+    /// full cycles that take 30 MiB while they run: they need 45 MiB of
+    /// room with the pacing's half again.
+    fn left(old_mib: usize) -> CycleLeft {
+        CycleLeft {
             old: old_mib * MIB,
             target: 256 * MIB,
             full_takes: 30 * MIB,
-        };
+        }
+    }
+
+    #[test]
+    fn a_full_cycle_starts_while_the_room_still_holds_what_it_takes() {
+        let p = GenerationalPolicy::default();
         // The first cycle: no growth to go by.
-        p.weigh(Young, young(200));
+        p.weigh(Young, left(200));
         assert_eq!(p.next_kind(None), Young);
         // A full cycle's old generation is the next one's baseline.
-        p.weigh(Full, young(100));
+        p.weigh(Full, left(100));
         // The old generation grows 10 MiB a young cycle: after the next
         // one, 130 + 10 + 45 is still under the target.
-        p.weigh(Young, young(120));
-        p.weigh(Young, young(130));
+        p.weigh(Young, left(120));
+        p.weigh(Young, left(130));
         assert_eq!(p.next_kind(None), Young);
         // 42 MiB a young cycle: after the next one, 172 + 42 + 45 would
         // leave the full cycle 3 MiB short of what it takes.
-        p.weigh(Young, young(172));
+        p.weigh(Young, left(172));
         assert_eq!(p.next_kind(None), Full);
         // The full cycle clears the ask.
         p.collected(Full, 90 * MIB, 256 * MIB);
-        p.weigh(Full, young(90));
+        p.weigh(Full, left(90));
         assert_eq!(p.next_kind(None), Young);
         // Once a full cycle has run, one that no longer fits still runs
         // at once: 220 + 45 is over the target already.
-        p.weigh(Young, young(220));
+        p.weigh(Young, left(220));
         assert_eq!(p.next_kind(None), Full);
     }
 
     #[test]
     fn before_the_first_full_cycle_one_is_asked_for_only_while_it_fits() {
         let p = GenerationalPolicy::default();
-        let young = |old_mib: usize| CycleLeft {
-            old: old_mib * MIB,
-            target: 256 * MIB,
-            full_takes: 30 * MIB,
-        };
         // 130 MiB in one young cycle (a long-lived structure built): 220
         // + 45 leaves a full cycle too little room already, on a guess of
         // what it takes. `collected` decides that case.
-        p.weigh(Young, young(90));
-        p.weigh(Young, young(220));
+        p.weigh(Young, left(90));
+        p.weigh(Young, left(220));
         assert_eq!(p.next_kind(None), Young);
         // While it fits, the growth asks: 180 + 45 + 40.
-        p.weigh(Young, young(140));
-        p.weigh(Young, young(180));
+        p.weigh(Young, left(140));
+        p.weigh(Young, left(180));
         assert_eq!(p.next_kind(None), Full);
     }
 
