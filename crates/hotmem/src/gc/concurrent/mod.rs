@@ -324,17 +324,17 @@ impl<B: Binding> ConcurrentCollector<B> {
                         .sizing
                         .taken_during(CollectionKind::Full)
                         .unwrap_or(allocated);
-                    let needs =
-                        old.saturating_add(usize::try_from(full_takes).unwrap_or(usize::MAX));
+                    let full_takes = usize::try_from(full_takes).unwrap_or(usize::MAX);
+                    let needs = old.saturating_add(full_takes);
                     g.policy.collected(stats.kind, needs, next.full_at);
                     // And one young cycle sooner when a full cycle would
                     // have too little room by then.
-                    g.policy.weigh(
+                    g.policy.look_ahead(
                         stats.kind,
                         CycleLeft {
                             old,
                             target: next.full_at,
-                            full_takes: usize::try_from(full_takes).unwrap_or(usize::MAX),
+                            full_takes,
                         },
                     );
                     g.policy.next_kind(None)

@@ -17,7 +17,7 @@
 //! the time an allocation finds no room).
 //!
 //! A concurrent collector also starts a full cycle before the old
-//! generation reaches the target ([`GenerationalPolicy::weigh`]): one
+//! generation reaches the target ([`GenerationalPolicy::look_ahead`]): one
 //! young cycle before the room left would be too small for a full cycle
 //! to run without stalling the mutators. Young cycles free only young
 //! pages, so as the old generation fills with garbage each leaves the
@@ -50,7 +50,7 @@ pub(crate) struct GenerationalPolicy {
     /// full until one succeeds.
     slots_lost: AtomicBool,
     /// Bytes of old pages the last concurrent cycle left
-    /// ([`NONE_YET`] before the first), for [`GenerationalPolicy::weigh`].
+    /// ([`NONE_YET`] before the first), for [`GenerationalPolicy::look_ahead`].
     last_old: AtomicUsize,
     /// A concurrent full cycle has run: what one takes is measured.
     full_ran: AtomicBool,
@@ -70,7 +70,7 @@ impl Default for GenerationalPolicy {
     }
 }
 
-/// What a concurrent cycle left, for [`GenerationalPolicy::weigh`].
+/// What a concurrent cycle left, for [`GenerationalPolicy::look_ahead`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CycleLeft {
     /// Bytes of old pages in use (those the mutators took while the
@@ -139,7 +139,7 @@ impl GenerationalPolicy {
     /// cycle takes while it runs, and half again (the pacing's margin). A
     /// full cycle that starts with less room stalls the mutators. Before
     /// the first full cycle, only while the room left now holds it.
-    pub(crate) fn weigh(&self, kind: CollectionKind, left: CycleLeft) {
+    pub(crate) fn look_ahead(&self, kind: CollectionKind, left: CycleLeft) {
         let last = self.last_old.swap(left.old, Ordering::Relaxed);
         if kind == CollectionKind::Full {
             self.full_ran.store(true, Ordering::Relaxed);
@@ -154,11 +154,11 @@ impl GenerationalPolicy {
         // Before the first full cycle, what one takes is a young cycle's
         // figure, a guess: the rule then asks only while a full cycle
         // still fits. Without that, a long-lived structure built in one
-        // young cycle (a one-off growth, with a long cycle's allocation
-        // for the guess) asked for a full cycle that freed little and
-        // stalled. After one, a full cycle that no longer fits still
-        // runs now: it stalls, but a young cycle first would free little
-        // and leave it less room still.
+        // young cycle (a one-off growth, with that long cycle's
+        // allocation for the guess) asked for a full cycle that began
+        // with too little room and stalled the mutators. After one, a
+        // full cycle that no longer fits still runs now: it stalls, but a
+        // young cycle first would free little and leave it less room.
         let measured = self.full_ran.load(Ordering::Relaxed);
         if (measured || with_full < left.target) && with_full.saturating_add(growth) >= left.target
         {
@@ -209,26 +209,26 @@ mod tests {
     fn a_full_cycle_starts_while_the_room_still_holds_what_it_takes() {
         let p = GenerationalPolicy::default();
         // The first cycle: no growth to go by.
-        p.weigh(Young, left(200));
+        p.look_ahead(Young, left(200));
         assert_eq!(p.next_kind(None), Young);
         // A full cycle's old generation is the next one's baseline.
-        p.weigh(Full, left(100));
+        p.look_ahead(Full, left(100));
         // The old generation grows 10 MiB a young cycle: after the next
         // one, 130 + 10 + 45 is still under the target.
-        p.weigh(Young, left(120));
-        p.weigh(Young, left(130));
+        p.look_ahead(Young, left(120));
+        p.look_ahead(Young, left(130));
         assert_eq!(p.next_kind(None), Young);
         // 42 MiB a young cycle: after the next one, 172 + 42 + 45 would
         // leave the full cycle 3 MiB short of what it takes.
-        p.weigh(Young, left(172));
+        p.look_ahead(Young, left(172));
         assert_eq!(p.next_kind(None), Full);
         // The full cycle clears the ask.
         p.collected(Full, 90 * MIB, 256 * MIB);
-        p.weigh(Full, left(90));
+        p.look_ahead(Full, left(90));
         assert_eq!(p.next_kind(None), Young);
         // Once a full cycle has run, one that no longer fits still runs
         // at once: 220 + 45 is over the target already.
-        p.weigh(Young, left(220));
+        p.look_ahead(Young, left(220));
         assert_eq!(p.next_kind(None), Full);
     }
 
@@ -238,12 +238,12 @@ mod tests {
         // 130 MiB in one young cycle (a long-lived structure built): 220
         // + 45 leaves a full cycle too little room already, on a guess of
         // what it takes. `collected` decides that case.
-        p.weigh(Young, left(90));
-        p.weigh(Young, left(220));
+        p.look_ahead(Young, left(90));
+        p.look_ahead(Young, left(220));
         assert_eq!(p.next_kind(None), Young);
         // While it fits, the growth asks: 180 + 45 + 40.
-        p.weigh(Young, left(140));
-        p.weigh(Young, left(180));
+        p.look_ahead(Young, left(140));
+        p.look_ahead(Young, left(180));
         assert_eq!(p.next_kind(None), Full);
     }
 
