@@ -287,6 +287,22 @@ pub(crate) fn ci(r: &mut Runner) -> Result<(), String> {
             "warnings",
         ]),
     )?;
+    // The Lox VM's `--report` page is behind a feature the workspace leaves
+    // off (it links libm): lint that code too.
+    r.step(
+        "clippy (lox --features report)",
+        &mut cargo(&[
+            "clippy",
+            "-p",
+            "hotmem-lox",
+            "--all-targets",
+            "--features",
+            "report",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     // As docs.rs builds them: every feature, `--cfg docsrs` (which turns on
     // `doc_cfg`, an unstable rustdoc feature: RUSTC_BOOTSTRAP lets stable
     // build it, as the sanitizer step does for its flags).

@@ -9,8 +9,10 @@
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+#[cfg(feature = "report")]
 use std::time::Duration;
 
+#[cfg(feature = "report")]
 use hotmem_examples::report::{Recorder, Sampling};
 
 use hotmem_lox::bytecode::disassemble;
@@ -161,9 +163,7 @@ impl Session {
             eprintln!("lox: {message}");
             Exit::Usage
         };
-        let (log, recorder) =
-            hotmem_examples::log_and_recorder(options.report_dir.is_some(), || title.to_owned())
-                .map_err(fail)?;
+        let (log, recorder) = Report::log(options, title).map_err(fail)?;
         let mut vm_options = VmOptions::new(options.gc).log(log);
         if let Some(mib) = options.heap_max_mib {
             let bytes = usize::try_from(mib)
@@ -188,11 +188,22 @@ impl Session {
 }
 
 /// The `--report DIR` page: the recorder and its sampling thread.
+#[cfg(feature = "report")]
 struct Report {
     recording: Option<(Recorder, Sampling, PathBuf)>,
 }
 
+#[cfg(feature = "report")]
 impl Report {
+    /// The runtime's log (`HOTMEM_LOG`), and the page's recorder when
+    /// `--report` asks for one.
+    fn log(
+        options: &Options,
+        title: &str,
+    ) -> Result<(hotmem::log::LogConfig, Option<Recorder>), String> {
+        hotmem_examples::log_and_recorder(options.report_dir.is_some(), || title.to_owned())
+    }
+
     fn start(recorder: Option<Recorder>, dir: Option<PathBuf>, vm: &Vm) -> Report {
         let recording = match (recorder, dir) {
             (Some(recorder), Some(dir)) => {
@@ -219,6 +230,33 @@ impl Report {
             }
         }
     }
+}
+
+/// Without the `report` feature: the charting library, and the libm it
+/// loads, stay out of the binary (#36's start-up memory).
+#[cfg(not(feature = "report"))]
+struct Report;
+
+#[cfg(not(feature = "report"))]
+impl Report {
+    /// The runtime's log (`HOTMEM_LOG`); `--report` is refused.
+    fn log(
+        options: &Options,
+        _title: &str,
+    ) -> Result<(hotmem::log::LogConfig, Option<()>), String> {
+        if options.report_dir.is_some() {
+            return Err("--report needs a lox built with the report feature \
+                 (cargo build --release -p hotmem-lox --features report)"
+                .to_owned());
+        }
+        Ok((hotmem_examples::log_from_env()?, None))
+    }
+
+    fn start(_recorder: Option<()>, _dir: Option<PathBuf>, _vm: &Vm) -> Report {
+        Report
+    }
+
+    fn finish(self, _vm: &Vm) {}
 }
 
 /// With `LOX_GC_STATS=1`, the collector's totals on one line of stderr
