@@ -6,6 +6,7 @@
 
 mod fuzz;
 mod lox_bench;
+mod lox_layout;
 mod miri;
 mod numa_vm;
 mod package;
@@ -37,6 +38,8 @@ commands:
                             --concurrent adds lox --collector concurrent-generational against lox's default, interleaved;
                             --build lto builds lox with fat LTO and one codegen unit (in target/lto);
                             --build static links lox and clox static-pie (lox in target/static)
+  lox-layout                rewrite examples/lox/start.ld, the layout of the code a Lox run starts with, from callgrind
+                            runs of lox on a one-line script and examples/lox/layout/train.lox (installs valgrind)
   package                   pack the library crates and build each from its package, as `cargo publish` checks
   deps                      only check/install the system packages
 ";
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         "numa-vm" => numa_vm::cmd(&mut runner, rest),
         "package" => package::package(&mut runner),
         "lox-bench" => lox_bench::cmd(&mut runner, rest),
+        "lox-layout" => lox_layout::cmd(&mut runner, rest),
         other => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     });
     runner.summary();
