@@ -20,5 +20,10 @@ fn main() {
     }
     let dir = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let script = Path::new(&dir).join("start.ld");
-    println!("cargo:rustc-link-arg-bin=lox=-Wl,-T,{}", script.display());
+    // `-Xlinker` passes its argument whole: a `-Wl,` list would split a
+    // path with a comma in it.
+    for arg in ["-Xlinker", "-T", "-Xlinker"] {
+        println!("cargo:rustc-link-arg-bin=lox={arg}");
+    }
+    println!("cargo:rustc-link-arg-bin=lox={}", script.display());
 }
