@@ -59,13 +59,12 @@ fn lox() -> Exit {
             return Exit::Usage;
         }
     };
-    let exit = match &options.mode {
+    match &options.mode {
         Mode::CompileOnly(path) => front_end(path, |_| Exit::Success),
         Mode::Disassemble(path) => front_end(path, print_listing),
         Mode::Run(path) => front_end(path, |script| run(script, &options)),
         Mode::Repl => repl(&options),
-    };
-    exit
+    }
 }
 
 /// Reads and compiles `path`, printing compile errors as clox does, then
