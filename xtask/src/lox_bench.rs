@@ -9,7 +9,8 @@
 //! fat LTO and one codegen unit, as clox is linked, in `target/lto`: the
 //! interpreter's code layout, and so the concurrent copy's speed, depends
 //! on the build more than on its source; `--build static`: linked
-//! static-pie with `-C target-feature=+crt-static`, in `target/static`,
+//! static-pie with `-C target-feature=+crt-static` added to the
+//! workspace's `build.rustflags`, in `target/static`,
 //! and clox linked `-static-pie` too, so that neither maps the shared
 //! libraries a dynamic build keeps resident), then runs each
 //! program `N` times on each (default 5), interleaved (clox, lox, clox,
@@ -126,13 +127,53 @@ impl LoxBuild {
                 }
                 let dir = root().join("target/static");
                 let mut c = cargo(&[&base[..], &["--target", &host][..]].concat());
+                // Flags from the environment replace the workspace's
+                // `build.rustflags` (the interpreter's dispatch layout):
+                // repeat them, or the static build is another interpreter.
+                let config = root().join(".cargo/config.toml");
+                let config = std::fs::read_to_string(&config)
+                    .map_err(|e| format!("{}: {e}", config.display()))?;
+                let mut flags = build_rustflags(&config);
+                flags.extend(["-C".to_owned(), "target-feature=+crt-static".to_owned()]);
                 c.env("CARGO_TARGET_DIR", &dir)
-                    .env("RUSTFLAGS", "-C target-feature=+crt-static");
+                    .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\u{1f}"));
                 r.step("build lox (release, static-pie)", &mut c)?;
                 Ok(dir.join(host).join("release/lox"))
             }
         }
     }
+}
+
+/// The strings of the `rustflags` array of a cargo config's `[build]`
+/// table (the workspace's is one flat array of quoted strings).
+fn build_rustflags(config: &str) -> Vec<String> {
+    let mut in_build = false;
+    let mut list: Option<String> = None;
+    for line in config.lines() {
+        let line = line.trim();
+        if let Some(list) = list.as_mut() {
+            list.push_str(line);
+            if line.contains(']') {
+                break;
+            }
+            continue;
+        }
+        if line.starts_with('[') {
+            in_build = line == "[build]";
+        } else if in_build && line.starts_with("rustflags") {
+            let value = line.split_once('=').map_or("", |(_, v)| v).trim();
+            list = Some(value.to_owned());
+            if value.contains(']') {
+                break;
+            }
+        }
+    }
+    let list = list.unwrap_or_default();
+    list.split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `cargo xtask lox-bench [--runs N] [--concurrent] [--build release|lto]`.
@@ -388,4 +429,34 @@ fn print_rows(programs: &[PathBuf], pairs: &[(&[Run], &[Run])], names: [&str; 2]
         );
     }
     (log_sum / programs.len().max(1) as f64).exp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build_rustflags;
+
+    #[test]
+    fn the_build_tables_rustflags_are_read() {
+        let config = "[alias]\nx = \"run\"\n\n[build]\n# a comment\nrustflags = [\n    \"-C\", \"llvm-args=-a=5\",\n    \"-C\", \"llvm-args=-b=128\",\n]\n\n[target.x]\nrustflags = [\"-C\", \"no\"]\n";
+        assert_eq!(
+            build_rustflags(config),
+            ["-C", "llvm-args=-a=5", "-C", "llvm-args=-b=128"]
+        );
+        assert_eq!(
+            build_rustflags("[build]\nrustflags = [\"-C\", \"x\"]\n"),
+            ["-C", "x"]
+        );
+        assert!(build_rustflags("[alias]\n").is_empty());
+    }
+
+    #[test]
+    fn the_workspace_config_has_the_dispatch_flags() {
+        let config = std::fs::read_to_string(crate::steps::root().join(".cargo/config.toml"))
+            .expect("the workspace's cargo config");
+        let flags = build_rustflags(&config);
+        assert!(
+            flags.iter().any(|f| f.starts_with("llvm-args=-tail-dup")),
+            "{flags:?}"
+        );
+    }
 }
