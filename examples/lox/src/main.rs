@@ -3,12 +3,33 @@
 //!
 //! Exit statuses are clox's: 64 bad usage, 65 compile error, 70 runtime
 //! error, 74 unreadable file.
+//!
+//! # Start
+//!
+//! `lox` has its own C `main` (`#![no_main]`), to start as small as clox
+//! does (#36). Rust's usual start finds the main thread's stack guard by
+//! reading `/proc/self/maps` through libc's `sscanf`, installs
+//! stack-overflow handlers and ignores `SIGPIPE`. In `lox`, whose
+//! compiler stops at [`MAX_NESTING`](hotmem_lox::compiler::MAX_NESTING)
+//! instead of overflowing, that start cost about 130 KiB of the one-line
+//! script's resident set. What differs:
+//! a stack overflow is a plain `SIGSEGV` without Rust's message, and a
+//! write to a closed pipe ends the process with `SIGPIPE`, as it ends
+//! clox. Arguments still come through [`std::env::args_os`], which glibc
+//! hands to Rust before `main`, and [`std::process::exit`] still flushes
+//! standard output.
+//!
+//! The interpreter runs on the main thread when its stack limit covers
+//! [`STACK_BYTES`] (8 MiB, Linux's default, in a release build); otherwise
+//! on a thread with that stack. A second thread costs its stack, its
+//! malloc arena and `pthread_create`'s code, about 110 KiB.
 
-#![forbid(unsafe_code)]
+#![no_main]
+// Only `main`, which the C runtime calls, is unsafe to declare.
+#![deny(unsafe_code)]
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 #[cfg(feature = "report")]
 use std::time::Duration;
 
@@ -20,36 +41,72 @@ use hotmem_lox::cli::{self, Exit, Mode, Options, USAGE};
 use hotmem_lox::vm::{Vm, VmOptions};
 use hotmem_lox::{FunctionProto, compile};
 
-/// The stack of the thread that compiles and runs: the compiler recurses
-/// once per nesting level, up to `MAX_NESTING`, which a debug build's
-/// frames would not fit in the main thread's 8 MiB. Reserved, not
-/// resident: only what a program's nesting touches is.
-const STACK_BYTES: usize = 64 << 20;
+/// The stack the compiler needs: it recurses once per nesting level, up
+/// to `MAX_NESTING`. In a release build the deepest program it accepts
+/// runs in 2 MiB (and not in 1 MiB); a debug build's frames take about
+/// 1 KiB per level. Reserved, not resident: only what a program's nesting
+/// touches is.
+const STACK_BYTES: u64 = if cfg!(debug_assertions) {
+    64 << 20
+} else {
+    8 << 20
+};
 
-fn main() -> ExitCode {
-    // The thread ends the process itself once `lox` has returned (and
-    // dropped the VM and its runtime): a thread that returns runs libc's
-    // per-thread teardown, whose code (freeing resolver and RPC state)
-    // faulted three more 64 KiB windows of libc's text in at the very end
-    // of every run (`perf record -e page-faults -d`).
-    let worker = std::thread::Builder::new()
-        .name("lox".into())
-        .stack_size(STACK_BYTES)
-        .spawn(|| std::process::exit(lox() as i32));
+/// The process's entry point, called by the C runtime.
+#[allow(unsafe_code)]
+// SAFETY: no other `main` is linked (`#![no_main]`), and the signature is
+// the C runtime's `int main(int, char **)`.
+#[unsafe(no_mangle)]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    let exit = if main_stack_fits() {
+        std::panic::catch_unwind(lox).unwrap_or(Exit::RuntimeError)
+    } else {
+        on_a_thread()
+    };
+    // `exit` flushes standard output, and no thread is joined: a thread
+    // that returns runs libc's per-thread teardown, whose code (freeing
+    // resolver and RPC state) faulted three more 64 KiB windows of libc's
+    // text in at the very end of every run (`perf record -e page-faults
+    // -d`).
+    std::process::exit(exit as i32)
+}
+
+/// Whether the main thread's stack may grow to [`STACK_BYTES`].
+fn main_stack_fits() -> bool {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Stack);
+    limit.current.is_none_or(|bytes| bytes >= STACK_BYTES)
+}
+
+/// Runs [`lox`] on a thread with a [`STACK_BYTES`] stack; the thread ends
+/// the process.
+fn on_a_thread() -> Exit {
+    let worker = usize::try_from(STACK_BYTES).ok().map(|bytes| {
+        std::thread::Builder::new()
+            .name("lox".into())
+            .stack_size(bytes)
+            .spawn(|| std::process::exit(lox() as i32))
+    });
     match worker {
-        Ok(worker) => {
+        Some(Ok(worker)) => {
             // Only a panic comes back: `exit` does not return.
             let _ = worker.join();
-            Exit::RuntimeError.into()
+            Exit::RuntimeError
         }
-        Err(error) => {
+        Some(Err(error)) => {
             eprintln!("lox: cannot start the interpreter's thread: {error}");
-            Exit::RuntimeError.into()
+            Exit::RuntimeError
+        }
+        None => {
+            eprintln!("lox: a {STACK_BYTES}-byte stack does not fit this machine's addresses");
+            Exit::RuntimeError
         }
     }
 }
 
-/// The `lox` command, on its thread.
+/// The `lox` command.
 fn lox() -> Exit {
     let options = match cli::parse_args(std::env::args_os().skip(1)) {
         Ok(options) => options,

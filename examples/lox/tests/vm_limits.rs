@@ -98,6 +98,40 @@ fn allocation_heavy_code_collected_at_every_allocation_in_the_smallest_heap() {
     assert_eq!(text(&output.stdout), "1895\n127\n");
 }
 
+/// The deepest program the compiler accepts, under a stack limit of
+/// `limit_kib` (`None`: the test's own), through `sh`'s `ulimit -s`.
+fn deepest_nesting_under(limit_kib: Option<u32>) -> std::process::Output {
+    // 4 998 `-(` pairs: 9 996 levels, and the compiler's limit is 10 000.
+    let deepest = format!("print {}1{};\n", "-(".repeat(4_998), ")".repeat(4_998));
+    let path = common::source_file("limits_nesting_deepest.lox", &deepest);
+    let ulimit = limit_kib.map_or(String::new(), |kib| format!("ulimit -s {kib} && "));
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{ulimit}exec \"$0\" \"$1\""))
+        .arg(env!("CARGO_BIN_EXE_lox"))
+        .arg(&path)
+        .output()
+        .expect("sh runs lox")
+}
+
+#[test]
+fn the_deepest_nesting_runs_under_the_inherited_stack_limit() {
+    let output = deepest_nesting_under(None);
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(text(&output.stdout), "1\n");
+}
+
+#[test]
+fn under_a_small_stack_limit_the_interpreter_runs_on_its_own_thread() {
+    // 1 MiB does not hold the deepest program's compilation (a release
+    // build needs between 1 and 2 MiB); `lox` sees the limit and compiles
+    // on a thread with a stack of its own.
+    let output = deepest_nesting_under(Some(1024));
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(text(&output.stdout), "1\n");
+    assert_eq!(output.status.code(), Some(0));
+}
+
 #[test]
 fn a_heap_max_below_the_runtime_minimum_is_a_usage_error() {
     let output = run_lox("limits_heap.lox", "print 1;\n", &["--heap-max", "1"]);
