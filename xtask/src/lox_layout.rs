@@ -10,9 +10,10 @@
 //! the linker for the `lox` binary.
 //!
 //! The command builds `lox` in release, runs it under callgrind on a
-//! one-line script and on `examples/lox/layout/train.lox`, and writes the
-//! patterns of the functions that ran, the one-line script's first, in
-//! two passes:
+//! one-line script, on `examples/lox/layout/basics.lox` (the language's
+//! core) and on `examples/lox/layout/train.lox` (allocation and
+//! collections), and writes the patterns of the functions that ran, each
+//! program's new ones after the one before, in two passes:
 //!
 //! - **exact**: the section names of this build, hashes kept (only LLVM's
 //!   `.llvm.N` suffix is a wildcard). A generic function's pattern then
@@ -35,7 +36,11 @@ use std::process::Command;
 /// The script, beside the crate's manifest.
 const SCRIPT: &str = "examples/lox/start.ld";
 
-/// The training program after the one-line script.
+/// The training program after the one-line script: the language's core,
+/// no collection.
+const BASICS: &str = "examples/lox/layout/basics.lox";
+
+/// The last training program: allocation and collections.
 const TRAIN: &str = "examples/lox/layout/train.lox";
 
 /// Code that runs natively at start but not under valgrind, which the
@@ -74,7 +79,12 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     // with their hashes as wildcards, for builds whose hashes differ.
     let mut exact = Vec::new();
     let mut patterns = Vec::new();
-    for (name, program) in [("one_line", one_line), ("train", root().join(TRAIN))] {
+    let programs = [
+        ("one_line", one_line),
+        ("basics", root().join(BASICS)),
+        ("train", root().join(TRAIN)),
+    ];
+    for (name, program) in programs {
         let out = dir.join(format!("callgrind.{name}"));
         r.step(
             &format!("callgrind: lox {}", program.display()),
