@@ -10,10 +10,11 @@
 //! the linker for the `lox` binary.
 //!
 //! The command builds `lox` in release, runs it under callgrind on a
-//! one-line script, on `examples/lox/layout/basics.lox` (the language's
-//! core) and on `examples/lox/layout/train.lox` (allocation and
-//! collections), and writes the patterns of the functions that ran, each
-//! program's new ones after the one before, in two passes:
+//! one-line script and on the programs in `examples/lox/layout/`:
+//! `basics.lox` (the language's core), `young.lox` (garbage that dies
+//! young) and `train.lox` (objects that survive, full collections). It
+//! writes the patterns of the functions that ran, each program's new ones
+//! after the one before, in two passes:
 //!
 //! - **exact**: the section names of this build, hashes kept (only LLVM's
 //!   `.llvm.N` suffix is a wildcard). A generic function's pattern then
@@ -40,7 +41,12 @@ const SCRIPT: &str = "examples/lox/start.ld";
 /// no collection.
 const BASICS: &str = "examples/lox/layout/basics.lox";
 
-/// The last training program: allocation and collections.
+/// The third: garbage that dies young, young collections that find
+/// little alive.
+const YOUNG: &str = "examples/lox/layout/young.lox";
+
+/// The last training program: objects that survive, promotion and full
+/// collections.
 const TRAIN: &str = "examples/lox/layout/train.lox";
 
 /// Code that runs natively at start but not under valgrind, which the
@@ -82,6 +88,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     let programs = [
         ("one_line", one_line),
         ("basics", root().join(BASICS)),
+        ("young", root().join(YOUNG)),
         ("train", root().join(TRAIN)),
     ];
     for (name, program) in programs {
