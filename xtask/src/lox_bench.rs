@@ -16,9 +16,13 @@
 //! program `N` times on each (default 5), interleaved (clox, lox, clox,
 //! lox, ...) so that a change in the machine's load hits both alike. Every
 //! run is a fresh process under `/usr/bin/time -f %M` (peak RSS); its
-//! output must be clox's. `lox` runs with `LOX_GC_STATS=1`, which makes it
-//! print its collector's totals on stderr: the GC's share of its time is
-//! the sum of its pauses over its wall time. The table gives each
+//! output must be clox's. Then `lox` runs each program once more with
+//! `LOX_GC_STATS=1`, which makes it print its collector's totals on
+//! stderr: the GC's share of its time is the sum of its pauses over that
+//! run's wall time. (Printing them runs code no other run does, 0.25 MiB
+//! of a one-line script's peak RSS: the timed runs leave it off.) Last,
+//! both VMs run a one-line script 30 times, interleaved, for the start's
+//! peak RSS. The table gives each
 //! program's median times, their ratio, the median peak RSS of each, the
 //! GC share and collections, then the geometric mean of the ratios and the
 //! load average.
@@ -36,9 +40,18 @@ const DEFAULT_RUNS: u32 = 5;
 struct Run {
     seconds: f64,
     rss_kib: u64,
-    /// lox only: total pause and collections.
+    /// lox only, from the program's run with `LOX_GC_STATS=1`: total
+    /// pause, collections, and that run's wall time.
     gc_pause_ns: u64,
     gc_cycles: u64,
+    gc_seconds: f64,
+}
+
+/// Whether lox prints its collector's totals (`LOX_GC_STATS=1`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum GcStats {
+    Printed,
+    Off,
 }
 
 /// How `lox` is built.
@@ -199,8 +212,8 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     let mut versus: Vec<Vec<Run>> = vec![Vec::new(); programs.len()];
     for run in 0..runs {
         for (i, program) in programs.iter().enumerate() {
-            let (expected, c) = run_once(&clox, program, &scratch, Vm::Clox)?;
-            let (got, l) = run_once(&lox, program, &scratch, Vm::Lox)?;
+            let (expected, c) = run_once(&clox, program, &scratch, Vm::Clox, GcStats::Off)?;
+            let (got, l) = run_once(&lox, program, &scratch, Vm::Lox, GcStats::Off)?;
             if got != expected {
                 return Err(format!(
                     "lox printed something else than clox for {} (run {run})",
@@ -210,7 +223,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
             results[i].0.push(c);
             results[i].1.push(l);
             if concurrent {
-                let (got, v) = run_once(&lox, program, &scratch, Vm::LoxConcurrent)?;
+                let (got, v) = run_once(&lox, program, &scratch, Vm::LoxConcurrent, GcStats::Off)?;
                 if got != expected {
                     return Err(format!(
                         "lox --collector concurrent-generational printed something else than clox for {} (run {run})",
@@ -222,12 +235,60 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
         }
     }
     r.record("lox-bench runs", started.elapsed());
+    // The collectors' figures from one more run each: printing them runs
+    // code that no other run does (0.25 MiB of the one-line script's peak
+    // RSS), so the runs above leave it off.
+    let started = Instant::now();
+    for (i, program) in programs.iter().enumerate() {
+        let (_, gc) = run_once(&lox, program, &scratch, Vm::Lox, GcStats::Printed)?;
+        results[i].1.iter_mut().for_each(|r| r.gc_from(&gc));
+        if concurrent {
+            let (_, gc) = run_once(&lox, program, &scratch, Vm::LoxConcurrent, GcStats::Printed)?;
+            versus[i].iter_mut().for_each(|r| r.gc_from(&gc));
+        }
+    }
+    r.record("lox-bench GC statistics", started.elapsed());
+    let started = Instant::now();
+    let start = one_line_rss(&clox, &lox, &scratch)?;
+    r.record("lox-bench one-line script", started.elapsed());
     println!("\nlox: {}", build.describe());
     print_table(&programs, &results, runs);
     if concurrent {
         print_versus(&programs, &results, &versus, runs);
     }
+    let [clox_kib, lox_kib] = start;
+    println!(
+        "\none-line script (print \"hi\";), {ONE_LINE_RUNS} runs each, interleaved: peak RSS median clox {clox_kib} KiB, lox {lox_kib} KiB ({:+} KiB)",
+        lox_kib as i64 - clox_kib as i64
+    );
     Ok(())
+}
+
+/// Runs of each VM on the one-line script: its peak RSS moves with where
+/// the kernel's 64 KiB fault-around windows fall, so one run says little.
+const ONE_LINE_RUNS: usize = 30;
+
+/// The median peak RSS (KiB) of clox and of lox on `print "hi";`, the
+/// start's cost (#36's goal: within 1 MiB of clox).
+fn one_line_rss(clox: &Path, lox: &Path, scratch: &Path) -> Result<[u64; 2], String> {
+    let program = scratch.join("one_line.lox");
+    std::fs::write(&program, "print \"hi\";\n")
+        .map_err(|e| format!("{}: {e}", program.display()))?;
+    let mut kib = [Vec::new(), Vec::new()];
+    for _ in 0..ONE_LINE_RUNS {
+        for (i, (vm, kind)) in [(clox, Vm::Clox), (lox, Vm::Lox)].into_iter().enumerate() {
+            let (out, run) = run_once(vm, &program, scratch, kind, GcStats::Off)?;
+            if out != b"hi\n" {
+                return Err(format!(
+                    "{} printed {out:?} for print \"hi\";",
+                    vm.display()
+                ));
+            }
+            kib[i].push(run.rss_kib as f64);
+        }
+    }
+    let [c, l] = kib.map(|v| median(v) as u64);
+    Ok([c, l])
 }
 
 /// Builds clox into `target/clox` (`target/clox-static` linked
@@ -293,8 +354,23 @@ enum Vm {
     LoxConcurrent,
 }
 
+impl Run {
+    /// Takes the collector's figures of `stats`, a run with them printed.
+    fn gc_from(&mut self, stats: &Run) {
+        self.gc_pause_ns = stats.gc_pause_ns;
+        self.gc_cycles = stats.gc_cycles;
+        self.gc_seconds = stats.seconds;
+    }
+}
+
 /// Runs `vm` on `program` once; its stdout and measurements.
-fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<u8>, Run), String> {
+fn run_once(
+    vm: &Path,
+    program: &Path,
+    scratch: &Path,
+    kind: Vm,
+    stats: GcStats,
+) -> Result<(Vec<u8>, Run), String> {
     let rss_file = scratch.join("rss");
     let mut c = Command::new("/usr/bin/time");
     c.args(["-f", "%M", "-o"]).arg(&rss_file).arg(vm);
@@ -302,7 +378,7 @@ fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<
         c.args(["--collector", "concurrent-generational"]);
     }
     c.arg(program);
-    if kind != Vm::Clox {
+    if stats == GcStats::Printed {
         c.env("LOX_GC_STATS", "1");
     }
     let start = Instant::now();
@@ -328,7 +404,7 @@ fn run_once(vm: &Path, program: &Path, scratch: &Path, kind: Vm) -> Result<(Vec<
         rss_kib,
         ..Run::default()
     };
-    if kind != Vm::Clox {
+    if stats == GcStats::Printed {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stats = stderr
             .lines()
@@ -360,7 +436,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn print_table(programs: &[PathBuf], results: &[(Vec<Run>, Vec<Run>)], runs: u32) {
     println!(
-        "\nhotmem-lox vs clox: median of {runs} runs each, interleaved; peak RSS medians; GC share = lox's pauses / lox's wall time"
+        "\nhotmem-lox vs clox: median of {runs} runs each, interleaved; peak RSS medians; GC share = lox's pauses / lox's wall time, and GCs, from one more run with LOX_GC_STATS=1"
     );
     let pairs: Vec<(&[Run], &[Run])> = results.iter().map(|(c, l)| (&c[..], &l[..])).collect();
     let geomean = print_rows(programs, &pairs, ["clox", "lox"]);
@@ -420,7 +496,7 @@ fn print_rows(programs: &[PathBuf], pairs: &[(&[Run], &[Run])], names: [&str; 2]
         let share = median(
             measured
                 .iter()
-                .map(|r| r.gc_pause_ns as f64 / 1e9 / r.seconds * 100.0)
+                .map(|r| r.gc_pause_ns as f64 / 1e9 / r.gc_seconds * 100.0)
                 .collect(),
         );
         let cycles = median(measured.iter().map(|r| r.gc_cycles as f64).collect());

@@ -39,7 +39,7 @@ commands:
                             --build lto builds lox with fat LTO and one codegen unit (in target/lto);
                             --build static links lox and clox static-pie (lox in target/static)
   lox-layout                rewrite examples/lox/start.ld, the layout of the code a Lox run starts with, from callgrind
-                            runs of lox on a one-line script and examples/lox/layout/train.lox (installs valgrind)
+                            runs of lox on a one-line script and the programs in examples/lox/layout (installs valgrind)
   package                   pack the library crates and build each from its package, as `cargo publish` checks
   deps                      only check/install the system packages
 ";
