@@ -743,6 +743,21 @@ mod tests {
         assert_eq!(s.initial_budget(), 8 * MIB);
         let t0 = Instant::now();
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
+        // A first full collection, whose length is not a sample (it would
+        // have given the headroom of a 40 ms one), after 16 MiB allocated
+        // in 16 ms.
+        let first = |s: &Sizing, generational| {
+            let cost = Cost::paused(4_000_000);
+            s.collected_at(
+                CollectionKind::Full,
+                50 * MIB,
+                generational,
+                cost,
+                16 * MIB,
+                at(20),
+            )
+        };
+        first(&s, true);
         // A full collection of 20 ms after 80 MiB allocated in 80 ms of
         // mutator time: 100 MiB survive, the headroom is
         // sqrt(256 MiB * 1 MiB/ms * 20 ms) = 71.6 MiB.
@@ -752,7 +767,7 @@ mod tests {
             true,
             Cost::paused(20_000_000),
             80 * MIB,
-            at(100),
+            at(120),
         );
         let target = s.target() as f64 / MIB as f64;
         assert!((target - 171.6).abs() < 1.0, "{target}");
@@ -762,7 +777,7 @@ mod tests {
         assert!(next.budget <= s.target() - 100 * MIB, "{}", next.budget);
         // Young collections of 1 ms at the same rate: the young
         // generation shrinks towards sqrt(256 MiB * 1 MiB/ms * 1 ms) = 16 MiB.
-        let mut now = 100;
+        let mut now = 120;
         let mut next = next;
         for _ in 0..8 {
             now += 17;
@@ -787,13 +802,14 @@ mod tests {
             1024 * MIB,
             None,
         );
+        first(&single, false);
         let next = single.collected_at(
             CollectionKind::Full,
             100 * MIB,
             false,
             Cost::paused(20_000_000),
             80 * MIB,
-            at(100),
+            at(120),
         );
         assert_eq!(next.budget, single.target() - 100 * MIB);
     }
