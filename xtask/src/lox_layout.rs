@@ -28,7 +28,10 @@
 //!   and these lay it out as before: generic functions with all their
 //!   copies, which costs a few windows, not correctness.
 //!
-//! A function renamed since only falls back to where the compiler put it.
+//! A function renamed or added since only falls back to where the
+//! compiler puts it, which may cost a window: `--check` profiles the
+//! one-line script alone and fails if the script does not name one of the
+//! functions it runs.
 
 use crate::steps::{Runner, cargo, root};
 use std::path::Path;
@@ -63,10 +66,24 @@ const NATIVE_ONLY: [&str; 2] = [
 /// The one-line script the layout serves first (#36's goal is its RSS).
 const ONE_LINE: &str = "print \"hi\";\n";
 
+/// What the command does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Train and rewrite the script.
+    Write,
+    /// Check that the script names every function the one-line script
+    /// runs in this build, as a function the start path gained since the
+    /// last training falls wherever the compiler puts it, often in a
+    /// window of its own.
+    Check,
+}
+
 pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
-    if let Some(arg) = args.first() {
-        return Err(format!("lox-layout takes no arguments, not `{arg}`"));
-    }
+    let mode = match args {
+        [] => Mode::Write,
+        [flag] if flag == "--check" => Mode::Check,
+        [arg, ..] => return Err(format!("lox-layout takes only --check, not `{arg}`")),
+    };
     if Command::new("valgrind").arg("--version").output().is_err() {
         crate::system::install_apt_packages(&["valgrind"])
             .map_err(|e| format!("lox-layout profiles with callgrind: {e}"))?;
@@ -80,6 +97,33 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let one_line = dir.join("one_line.lox");
     std::fs::write(&one_line, ONE_LINE).map_err(|e| format!("{}: {e}", one_line.display()))?;
+    if mode == Mode::Check {
+        let ran = profile(r, &lox, &dir, "one_line", &one_line)?;
+        let path = root().join(SCRIPT);
+        let script =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let missing = unnamed(&script, &ran);
+        if missing.is_empty() {
+            eprintln!(
+                "{SCRIPT} names all {} functions the one-line script runs",
+                ran.len()
+            );
+            return Ok(());
+        }
+        return Err(format!(
+            "{SCRIPT} does not name {} of the {} functions the one-line script runs in this build \
+             (each may cost a 64 KiB window of resident text): run `cargo xtask lox-layout`; \
+             the first: {}",
+            missing.len(),
+            ran.len(),
+            missing
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
 
     // Exact names first (this build's hashes), then the same functions
     // with their hashes as wildcards, for builds whose hashes differ.
@@ -92,18 +136,7 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
         ("train", root().join(TRAIN)),
     ];
     for (name, program) in programs {
-        let out = dir.join(format!("callgrind.{name}"));
-        r.step(
-            &format!("callgrind: lox {}", program.display()),
-            Command::new("valgrind")
-                .args(["--tool=callgrind", "--demangle=no"])
-                .arg(format!("--callgrind-out-file={}", out.display()))
-                .arg(&lox)
-                .arg(&program)
-                .stdout(std::process::Stdio::null()),
-        )?;
-        let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let ran = executed_functions(&text, "lox");
+        let ran = profile(r, &lox, &dir, name, &program)?;
         let before = (exact.len(), patterns.len());
         add_new(
             &mut exact,
@@ -132,6 +165,43 @@ pub(crate) fn cmd(r: &mut Runner, args: &[String]) -> Result<(), String> {
         patterns.len()
     );
     Ok(())
+}
+
+/// Runs `lox` on `program` under callgrind (the profile in `dir`, named
+/// after `name`); the functions of the binary that ran.
+fn profile(
+    r: &mut Runner,
+    lox: &Path,
+    dir: &Path,
+    name: &str,
+    program: &Path,
+) -> Result<Vec<String>, String> {
+    let out = dir.join(format!("callgrind.{name}"));
+    r.step(
+        &format!("callgrind: lox {}", program.display()),
+        Command::new("valgrind")
+            .args(["--tool=callgrind", "--demangle=no"])
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(lox)
+            .arg(program)
+            .stdout(std::process::Stdio::null()),
+    )?;
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok(executed_functions(&text, "lox"))
+}
+
+/// The functions of `ran` whose exact pattern `script` (a linker script
+/// [`linker_script`] wrote) lacks.
+fn unnamed(script: &str, ran: &[String]) -> Vec<String> {
+    let named: std::collections::HashSet<&str> = script
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("*(.text."))
+        .filter_map(|rest| rest.split_once(' ').map(|(p, _)| p))
+        .collect();
+    ran.iter()
+        .filter(|f| pattern(f, Hashes::Kept).is_some_and(|p| !named.contains(p.as_str())))
+        .cloned()
+        .collect()
 }
 
 /// The functions of the object whose file name is `object` that have a
@@ -385,6 +455,20 @@ fn=(2)
             executed_functions(profile, "lox"),
             ["_ZN3lox4main17h0123456789abcdefE", "_RNvCs1a2B_3std4exit"]
         );
+    }
+
+    #[test]
+    fn the_check_finds_the_functions_the_script_does_not_name() {
+        let named = "_ZN3lox4main17h0123456789abcdefE*".to_owned();
+        let script = linker_script(&[named, "_ZN3lox4main17h*E*".to_owned()]);
+        let ran = [
+            "_ZN3lox4main17h0123456789abcdefE".to_owned(),
+            "_ZN3lox4main17hfedcba9876543210E".to_owned(),
+            "0x0000000000012345".to_owned(),
+        ];
+        // The second instance matches only the wildcard pattern: it is
+        // not named, so it falls after all the exact names.
+        assert_eq!(unnamed(&script, &ran), ["_ZN3lox4main17hfedcba9876543210E"]);
     }
 
     #[test]

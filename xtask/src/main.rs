@@ -38,8 +38,9 @@ commands:
                             --concurrent adds lox --collector concurrent-generational against lox's default, interleaved;
                             --build lto builds lox with fat LTO and one codegen unit (in target/lto);
                             --build static links lox and clox static-pie (lox in target/static)
-  lox-layout                rewrite examples/lox/start.ld, the layout of the code a Lox run starts with, from callgrind
-                            runs of lox on a one-line script and the programs in examples/lox/layout (installs valgrind)
+  lox-layout [--check]      rewrite examples/lox/start.ld, the layout of the code a Lox run starts with, from callgrind
+                            runs of lox on a one-line script and the programs in examples/lox/layout (installs valgrind);
+                            --check: fail if it does not name every function the one-line script runs in this build
   package                   pack the library crates and build each from its package, as `cargo publish` checks
   deps                      only check/install the system packages
 ";
