@@ -164,6 +164,7 @@ fn run(script: &FunctionProto, options: &Options) -> Exit {
     vm.flush();
     recorder.finish(&vm);
     gc_stats(&vm);
+    leave(vm);
     match result {
         Ok(()) => Exit::Success,
         Err(error) => {
@@ -171,6 +172,20 @@ fn run(script: &FunctionProto, options: &Options) -> Exit {
             Exit::RuntimeError
         }
     }
+}
+
+/// Leaves `vm` to the process's exit, which follows: its output and the
+/// runtime's log are flushed, and nothing else of its teardown matters to
+/// a process that ends. Dropped, the runtime stops and joins its threads
+/// (the uncommitter, from the first collection on; the concurrent
+/// collector's), and each thread that ends runs libc's per-thread
+/// teardown, whose code faulted three 64 KiB windows of libc's text in at
+/// the end of every run that collected (methods.lox's peak RSS: 4.73 MiB
+/// against 4.56 without the uncommitter, five runs each).
+fn leave(mut vm: Vm) {
+    vm.flush();
+    vm.runtime().flush_log();
+    std::mem::forget(vm);
 }
 
 /// The read-eval-print loop: each line is compiled and run on the same VM
@@ -211,6 +226,7 @@ fn repl(options: &Options) -> Exit {
     vm.flush();
     recorder.finish(&vm);
     gc_stats(&vm);
+    leave(vm);
     Exit::Success
 }
 
