@@ -46,7 +46,7 @@ use hotmem_lox::{FunctionProto, compile};
 /// runs in 2 MiB (and not in 1 MiB); a debug build's frames take about
 /// 1 KiB per level. Reserved, not resident: only what a program's nesting
 /// touches is.
-const STACK_BYTES: u64 = if cfg!(debug_assertions) {
+const STACK_BYTES: usize = if cfg!(debug_assertions) {
     64 << 20
 } else {
     8 << 20
@@ -77,30 +77,26 @@ extern "C" fn main(
 /// Whether the main thread's stack may grow to [`STACK_BYTES`].
 fn main_stack_fits() -> bool {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Stack);
-    limit.current.is_none_or(|bytes| bytes >= STACK_BYTES)
+    limit
+        .current
+        .is_none_or(|bytes| bytes >= STACK_BYTES as u64)
 }
 
 /// Runs [`lox`] on a thread with a [`STACK_BYTES`] stack; the thread ends
 /// the process.
 fn on_a_thread() -> Exit {
-    let worker = usize::try_from(STACK_BYTES).ok().map(|bytes| {
-        std::thread::Builder::new()
-            .name("lox".into())
-            .stack_size(bytes)
-            .spawn(|| std::process::exit(lox() as i32))
-    });
+    let worker = std::thread::Builder::new()
+        .name("lox".into())
+        .stack_size(STACK_BYTES)
+        .spawn(|| std::process::exit(lox() as i32));
     match worker {
-        Some(Ok(worker)) => {
+        Ok(worker) => {
             // Only a panic comes back: `exit` does not return.
             let _ = worker.join();
             Exit::RuntimeError
         }
-        Some(Err(error)) => {
+        Err(error) => {
             eprintln!("lox: cannot start the interpreter's thread: {error}");
-            Exit::RuntimeError
-        }
-        None => {
-            eprintln!("lox: a {STACK_BYTES}-byte stack does not fit this machine's addresses");
             Exit::RuntimeError
         }
     }

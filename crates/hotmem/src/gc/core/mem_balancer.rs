@@ -179,7 +179,7 @@ impl Balancer {
         // in 0.5-0.9 ms and the rest in 0.1 ms; the headroom those two
         // asked for gave its next young collections two or three small
         // pages instead of one, which stayed resident (peak RSS 6.8-9.1
-        // MiB against 5.1).
+        // MiB, and 4.9 without those two samples).
         let t = cost.length_ns as f64;
         let (slot, seen) = match kind {
             CollectionKind::Young => (&mut self.young_ns, &mut self.observed[0]),

@@ -743,9 +743,8 @@ mod tests {
         assert_eq!(s.initial_budget(), 8 * MIB);
         let t0 = Instant::now();
         let at = |ms| t0 + std::time::Duration::from_millis(ms);
-        // A first full collection, whose length is not a sample (it would
-        // have given the headroom of a 40 ms one), after 16 MiB allocated
-        // in 16 ms.
+        // A first full collection of 4 ms, whose length is not a sample,
+        // after 16 MiB allocated in 16 ms (the same rate as below).
         let first = |s: &Sizing, generational| {
             let cost = Cost::paused(4_000_000);
             s.collected_at(
