@@ -272,7 +272,7 @@ const ONE_LINE_RUNS: usize = 30;
 /// start's cost (#36's goal: within 1 MiB of clox).
 fn one_line_rss(clox: &Path, lox: &Path, scratch: &Path) -> Result<[u64; 2], String> {
     let program = scratch.join("one_line.lox");
-    std::fs::write(&program, "print \"hi\";\n")
+    std::fs::write(&program, crate::lox_layout::ONE_LINE)
         .map_err(|e| format!("{}: {e}", program.display()))?;
     let mut kib = [Vec::new(), Vec::new()];
     for _ in 0..ONE_LINE_RUNS {
